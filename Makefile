@@ -1,0 +1,51 @@
+# Everything a fresh machine needs: `make run` for the demo, `make test` for the whole suite.
+GO       ?= go
+CC       ?= cc
+BIN      := bin
+PLUGINS  := $(BIN)/plugins
+CFLAGS   ?= -O2 -fPIC -Wall -Wextra -std=c11 -D_GNU_SOURCE
+PLUGIN_SRC := pkg/plugin/cplugins
+PLUGIN_NAMES := stdout_sink random_source null_sink fault
+PLUGIN_LIBS := $(foreach n,$(PLUGIN_NAMES),$(PLUGINS)/libiggy_connector_$(n).so)
+FUZZTIME ?= 20s
+
+.PHONY: all build plugins test bench run fuzz vet fmt clean deps
+
+all: build
+
+deps:
+	@command -v $(CC) >/dev/null 2>&1 || (apt-get update && apt-get install -y gcc libc6-dev)
+	$(GO) mod download
+
+build: deps plugins
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+plugins: $(PLUGIN_LIBS)
+
+$(PLUGINS)/libiggy_connector_%.so: $(PLUGIN_SRC)/%.c $(PLUGIN_SRC)/iggy_connector.h $(PLUGIN_SRC)/plugin_util.h
+	@mkdir -p $(PLUGINS)
+	$(CC) $(CFLAGS) -shared -pthread -o $@ $< -lpthread
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -l -w $$(git ls-files '*.go')
+
+test: build vet
+	$(GO) test -count=1 -timeout 20m ./...
+
+fuzz: build
+	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg runner supervisor 2>/dev/null | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "== $$t $$f"; $(GO) test ./$$t -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
+	  done; done
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+run: build
+	./compose/demo/run.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,2 @@
+// Package provider fetches and stores connector configurations: the local directory provider and the HTTP config API provider.
+package provider
