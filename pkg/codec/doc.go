@@ -1,2 +1,32 @@
-// Package codec decodes Iggy message payloads into the connector payload model and encodes them back, per stream schema (json, raw, text, ...).
+// Package codec converts message payloads between bytes and the connector
+// payload model, per stream schema (pipeline.md §3): decoders for the sink
+// path (Iggy bytes → Payload), encoders for the source path (Payload → Iggy
+// bytes), and the payload bytes exchanged with plugins (PayloadToFFI,
+// PayloadFromFFI). json, raw and text are implemented; proto, flat_buffer and
+// avro are recognised but report ErrUnsupportedSchema until their codecs are
+// registered in the formats table.
+//
+// # JSON value model
+//
+// A JSON payload (Payload.JSON) holds one of:
+//
+//	nil          null
+//	bool         true, false
+//	string       a string (always valid UTF-8)
+//	int64        a negative integer
+//	uint64       a non-negative integer
+//	float64      a number written with a fraction or an exponent
+//	[]any        an array
+//	*OrderedMap  an object, keeping key insertion order
+//
+// This mirrors upstream's parser, which keeps I64, U64 and F64 apart (filters
+// and the proto encoders depend on it). Objects always preserve insertion
+// order (upstream does only up to 32 keys); replacing a key keeps its
+// position. Encoding writes compact JSON byte-compatible with upstream: no
+// HTML escaping, integral floats keep ".0". See ParseJSON and AppendJSON for
+// the exact rules; JSONFromGo converts values decoded from TOML or JSON
+// config into this model.
+//
+// Byte payloads (raw, flat_buffer, avro) alias the bytes they were decoded
+// from; callers that reuse the input buffer must copy first.
 package codec
