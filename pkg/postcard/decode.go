@@ -1,10 +1,10 @@
 package postcard
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -289,20 +289,25 @@ func (r *reader) headerField(f *HeaderField) error {
 	return nil
 }
 
-// decodeBase64 accepts standard-alphabet base64 with or without padding and
-// rejects non-zero trailing bits, as serde_with's Base64 (base64 0.22) does.
-// Go's decoder skips CR and LF, which base64 0.22 rejects, so they are
-// refused first.
+// decodeBase64 decodes standard-alphabet base64 the way serde_with's Base64
+// does (base64 0.22, padding mode Indifferent): padding is optional and may
+// even be partial ("aw=" is accepted), but '=' may only end the text and only
+// after the second or third symbol of the final quad, and the unused low bits
+// of the last symbol must be zero. Go's decoder silently skips CR and LF,
+// which base64 0.22 rejects, so they are refused first.
 func decodeBase64(text []byte) ([]byte, error) {
-	if i := strings.IndexAny(string(text), "\r\n"); i >= 0 {
+	if i := bytes.IndexAny(text, "\r\n"); i >= 0 {
 		return nil, fmt.Errorf("invalid base64: line break at byte %d", i)
 	}
-	enc := base64.StdEncoding.Strict()
-	if len(text)%4 != 0 {
-		enc = base64.RawStdEncoding.Strict()
+	data := bytes.TrimRight(text, "=")
+	if pad := len(text) - len(data); pad > 0 {
+		if rem := len(data) % 4; rem < 2 || rem+pad > 4 {
+			return nil, fmt.Errorf("invalid base64: misplaced padding at byte %d", len(data))
+		}
 	}
-	out := make([]byte, enc.DecodedLen(len(text)))
-	n, err := enc.Decode(out, text)
+	enc := base64.RawStdEncoding.Strict()
+	out := make([]byte, enc.DecodedLen(len(data)))
+	n, err := enc.Decode(out, data)
 	if err != nil {
 		return nil, fmt.Errorf("invalid base64: %w", err)
 	}
@@ -431,9 +436,9 @@ func (r *reader) length() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n > uint64(r.remaining()) {
+	if left := r.remaining(); n > uint64(left) {
 		r.off = start
-		return 0, r.malformed(fmt.Sprintf("length %d exceeds the %d remaining bytes", n, r.remaining()))
+		return 0, r.malformed(fmt.Sprintf("length %d exceeds the %d remaining bytes", n, left))
 	}
 	return int(n), nil
 }
@@ -447,9 +452,9 @@ func (r *reader) count(minElemSize int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if limit := uint64(r.remaining() / minElemSize); n > limit {
+	if left := r.remaining(); n > uint64(left/minElemSize) {
 		r.off = start
-		return 0, r.malformed(fmt.Sprintf("count %d exceeds what the %d remaining bytes can hold", n, r.remaining()))
+		return 0, r.malformed(fmt.Sprintf("count %d exceeds what the %d remaining bytes can hold", n, left))
 	}
 	return int(n), nil
 }

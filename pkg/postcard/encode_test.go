@@ -1,0 +1,135 @@
+package postcard_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+)
+
+// Option and state corner cases of ProducedMessages, both directions.
+func TestProducedMessagesOptions(t *testing.T) {
+	empty := postcard.HeaderMap{}
+	tests := []struct {
+		name string
+		v    postcard.ProducedMessages
+		hex  string
+	}{
+		{"state Some(empty)", postcard.ProducedMessages{Schema: postcard.SchemaText, State: []byte{}, HasState: true}, "02 00 01 00"},
+		{"state without HasState is None", postcard.ProducedMessages{Schema: postcard.SchemaText, State: []byte{1}}, "02 00 00"},
+		{"headers Some(empty map)", postcard.ProducedMessages{
+			Messages: []postcard.ProducedMessage{{Headers: &empty, Payload: []byte{}}},
+		}, "00 01 00 00 00 00 01 00 00 00"},
+		{"every option Some", postcard.ProducedMessages{
+			Schema: postcard.SchemaProto,
+			Messages: []postcard.ProducedMessage{{
+				ID: &postcard.Uint128{Lo: 300}, Checksum: ptr(uint64(1)), Timestamp: ptr(uint64(2)), OriginTimestamp: ptr(uint64(128)),
+				Headers: &v4Map, Payload: []byte{9},
+			}},
+		}, "03 01 01 AC 02 01 01 01 02 01 80 01 01 " + hexV4 + " 01 09 00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := unhex(t, tt.hex)
+			got := postcard.AppendProducedMessages(nil, tt.v)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("encode:\n got % X\nwant % X", got, want)
+			}
+			decoded, err := postcard.DecodeProducedMessages(want)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if again := postcard.AppendProducedMessages(nil, decoded); !bytes.Equal(again, want) {
+				t.Fatalf("re-encode of decoded value:\n got % X\nwant % X", again, want)
+			}
+		})
+	}
+}
+
+func TestConnectorStateRoundTrip(t *testing.T) {
+	for _, state := range [][]byte{{}, {0x91, 0x2A}, bytes.Repeat([]byte{7}, 300)} {
+		enc := postcard.AppendConnectorState(nil, state)
+		got, err := postcard.DecodeConnectorState(enc)
+		if err != nil || !bytes.Equal(got, state) {
+			t.Fatalf("state of %d bytes: got %d bytes, %v", len(state), len(got), err)
+		}
+	}
+}
+
+// Encoders append to dst: existing bytes are kept.
+func TestEncodersAppend(t *testing.T) {
+	prefix := []byte{0xAA, 0xBB}
+	got := postcard.AppendTopicMetadata(bytes.Clone(prefix), postcard.TopicMetadata{Stream: "s", Topic: "t"})
+	if want := append(bytes.Clone(prefix), unhex(t, hexV1)...); !bytes.Equal(got, want) {
+		t.Fatalf("got % X, want % X", got, want)
+	}
+}
+
+// Decoded byte slices alias the input but are capped, so appending to a
+// payload cannot overwrite the bytes that follow it.
+func TestDecodedPayloadAppendDoesNotClobberInput(t *testing.T) {
+	in := unhex(t, hexV6)
+	v, err := postcard.DecodeRawMessages(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := bytes.Clone(in)
+	_ = append(v.Messages[0].Headers, 0xEE)
+	_ = append(v.Messages[0].Payload, 0xEE)
+	if !bytes.Equal(in, before) {
+		t.Fatal("appending to a decoded slice changed the input buffer")
+	}
+}
+
+// With enough capacity in dst the encoders do not allocate (headers given in
+// ascending order, as DecodeHeaderMap returns them).
+func TestEncodersDoNotAllocate(t *testing.T) {
+	raw := rawBatch(100, 100)
+	produced := producedBatch(100, 100)
+	dst := make([]byte, 0, 64<<10)
+	cases := map[string]func(){
+		"RawMessages":      func() { dst = postcard.AppendRawMessages(dst[:0], raw) },
+		"ProducedMessages": func() { dst = postcard.AppendProducedMessages(dst[:0], produced) },
+		"HeaderMap":        func() { dst = postcard.AppendHeaderMap(dst[:0], v7Map) },
+		"TopicMetadata":    func() { dst = postcard.AppendTopicMetadata(dst[:0], postcard.TopicMetadata{Stream: "orders", Topic: "events"}) },
+		"MessagesMetadata": func() { dst = postcard.AppendMessagesMetadata(dst[:0], postcard.MessagesMetadata{PartitionID: 7, CurrentOffset: 1 << 40}) },
+	}
+	for name, encode := range cases {
+		t.Run(name, func(t *testing.T) {
+			if allocs := testing.AllocsPerRun(20, encode); allocs != 0 {
+				t.Fatalf("%v allocations per encode, want 0", allocs)
+			}
+		})
+	}
+}
+
+// rawBatch builds n sink messages with payloadSize-byte payloads and a small
+// encoded header map each, like a runner's consume batch.
+func rawBatch(n, payloadSize int) postcard.RawMessages {
+	headers := postcard.AppendHeaderMap(nil, v4Map)
+	v := postcard.RawMessages{Schema: postcard.SchemaJSON, Messages: make([]postcard.RawMessage, n)}
+	for i := range v.Messages {
+		v.Messages[i] = postcard.RawMessage{
+			ID:     postcard.Uint128{Hi: uint64(i) * 7919, Lo: uint64(i) * 104729},
+			Offset: uint64(1_000_000 + i), Checksum: uint64(i) * 2654435761, Timestamp: 1700000000000000 + uint64(i), OriginTimestamp: 1700000000000000,
+			Headers: headers,
+			Payload: bytes.Repeat([]byte{byte('a' + i%26)}, payloadSize),
+		}
+	}
+	return v
+}
+
+// producedBatch builds n source messages as random_source sends them: id
+// and timestamp set, one header, payloadSize-byte payloads, and a state.
+func producedBatch(n, payloadSize int) postcard.ProducedMessages {
+	v := postcard.ProducedMessages{Schema: postcard.SchemaJSON, Messages: make([]postcard.ProducedMessage, n), State: []byte{0x91, 0x2A}, HasState: true}
+	for i := range v.Messages {
+		v.Messages[i] = postcard.ProducedMessage{
+			ID:        &postcard.Uint128{Hi: uint64(i) << 32, Lo: uint64(i) * 104729},
+			Timestamp: ptr(1700000000000000 + uint64(i)),
+			Headers:   &v4Map,
+			Payload:   bytes.Repeat([]byte{byte('a' + i%26)}, payloadSize),
+		}
+	}
+	return v
+}
