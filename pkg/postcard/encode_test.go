@@ -91,8 +91,12 @@ func TestEncodersDoNotAllocate(t *testing.T) {
 		"RawMessages":      func() { dst = postcard.AppendRawMessages(dst[:0], raw) },
 		"ProducedMessages": func() { dst = postcard.AppendProducedMessages(dst[:0], produced) },
 		"HeaderMap":        func() { dst = postcard.AppendHeaderMap(dst[:0], v7Map) },
-		"TopicMetadata":    func() { dst = postcard.AppendTopicMetadata(dst[:0], postcard.TopicMetadata{Stream: "orders", Topic: "events"}) },
-		"MessagesMetadata": func() { dst = postcard.AppendMessagesMetadata(dst[:0], postcard.MessagesMetadata{PartitionID: 7, CurrentOffset: 1 << 40}) },
+		"TopicMetadata": func() {
+			dst = postcard.AppendTopicMetadata(dst[:0], postcard.TopicMetadata{Stream: "orders", Topic: "events"})
+		},
+		"MessagesMetadata": func() {
+			dst = postcard.AppendMessagesMetadata(dst[:0], postcard.MessagesMetadata{PartitionID: 7, CurrentOffset: 1 << 40})
+		},
 	}
 	for name, encode := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -53,7 +53,9 @@ func header(keyKind byte, keyText string, valueKind byte, valueText string) stri
 	return field(keyKind, keyText) + " " + field(valueKind, valueText)
 }
 
-func hexByte(b byte) string { return string("0123456789ABCDEF"[b>>4]) + string("0123456789ABCDEF"[b&15]) }
+func hexByte(b byte) string {
+	return string("0123456789ABCDEF"[b>>4]) + string("0123456789ABCDEF"[b&15])
+}
 
 func hexString(s string) string {
 	parts := make([]string, len(s))
