@@ -1,2 +1,21 @@
-// Package iggyclient is the one small interface the pumps use to talk to an Iggy server, with its implementation over the official Go SDK v0.8.0 (reconnect, login, poll, store offset, send).
+// Package iggyclient is the one small interface the connector pumps use to
+// talk to an Iggy server, and its implementation over the official Go SDK
+// v0.8.0.
+//
+// The interface (Client) covers exactly what a sink or source needs: poll a
+// consumer group, store a group offset, send messages, look a topic up and
+// make sure a consumer group exists and is joined. Keeping the SDK behind it
+// means a newer SDK (Iggy 0.9+ speaks a different wire protocol) can replace
+// v0.8.0 without touching the pumps.
+//
+// The SDK never reconnects by itself (iggy-protocol.md §7). This package
+// does: a call that meets a lost connection redials with capped exponential
+// backoff (Options.ReconnectMin/Max), logs in again, rejoins every consumer
+// group it was asked to ensure, and then retries the call. Poll, StoreOffset
+// and Send are all retried, so Send delivers at least once (a resend after a
+// lost reply can duplicate). Missing streams or topics (ErrNotFound) and bad
+// credentials (ErrUnauthorized) are returned at once and never retried.
+//
+// Stream and topic strings that parse as a u32 are numeric ids, anything else
+// is a name (pipeline.md §1.1). Consumer group strings are always names.
 package iggyclient
