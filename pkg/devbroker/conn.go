@@ -1,0 +1,168 @@
+package devbroker
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"slices"
+)
+
+// Frame limits (spec §1.4).
+const (
+	maxControlPayload = 10 << 20 // any command but SendMessages
+	maxSendPayload    = 1 << 30  // SendMessages; far above what the SDK can send
+	bufferSize        = 64 << 10
+	keepBufferCap     = 16 << 20 // a larger request buffer is dropped after use
+)
+
+// session is one connection's identity and login state.
+type session struct {
+	clientID      uint32
+	userID        uint32
+	authenticated bool
+	address       string
+}
+
+// connection serves one client: a sequential request/response loop.
+type connection struct {
+	srv  *Server
+	data *store
+	sess *session
+	r    *bufio.Reader
+	w    *bufio.Writer
+
+	request []byte   // reused request buffer
+	reply   encoder  // reused response payload buffer
+	ends    []uint32 // reused message boundaries of a SendMessages request
+	chunks  [][]byte // reused slices of stored messages for a poll reply
+}
+
+func (s *Server) serveConn(conn net.Conn, data *store) {
+	defer conn.Close()
+	sess := &session{clientID: s.nextClientID.Add(1), address: conn.RemoteAddr().String()}
+	s.mu.Lock()
+	s.clients[sess.clientID] = sess
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.clients, sess.clientID)
+		s.mu.Unlock()
+		data.dropClient(sess.clientID)
+	}()
+	c := &connection{srv: s, data: data, sess: sess, r: bufio.NewReaderSize(conn, bufferSize), w: bufio.NewWriterSize(conn, bufferSize)}
+	s.log.Debug("client connected", "client_id", sess.clientID, "address", sess.address)
+	err := c.serve()
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded) && s.isStopping():
+		// Stop woke us between requests: say goodbye like the real server.
+		c.writeStatus(StatusDisconnected)
+		_ = c.w.Flush()
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
+		s.log.Debug("client connection closed", "client_id", sess.clientID, "error", err)
+	}
+}
+
+// serve reads frames until the peer goes away or a frame cannot be trusted;
+// it returns the reason the connection ends.
+func (c *connection) serve() error {
+	var header [8]byte
+	for {
+		if _, err := io.ReadFull(c.r, header[:]); err != nil {
+			return err
+		}
+		length := binary.LittleEndian.Uint32(header[0:4])
+		code := binary.LittleEndian.Uint32(header[4:8])
+		if length < 4 {
+			// The frame has no extent; like the real server, answer and read on.
+			if err := c.finish(StatusInvalidCommand); err != nil {
+				return err
+			}
+			continue
+		}
+		size := uint64(length - 4)
+		limit := uint64(maxControlPayload)
+		if code == codeSendMessages {
+			limit = maxSendPayload
+		}
+		if size > limit {
+			// The real server would answer without draining and then read the
+			// payload as frames; closing is the only way to stay in sync.
+			c.writeStatus(StatusInvalidCommand)
+			_ = c.w.Flush()
+			return errFrameTooLarge
+		}
+		payload, err := c.readPayload(int(size))
+		if err != nil {
+			return err
+		}
+		if err := c.finish(c.dispatch(code, payload)); err != nil {
+			return err
+		}
+		if cap(c.request) > keepBufferCap {
+			c.request = nil
+		}
+	}
+}
+
+var errFrameTooLarge = errors.New("request frame above the size limit")
+
+// readPayload reads n bytes into the reused buffer. It grows the buffer only
+// as bytes actually arrive, so a frame that lies about its length cannot make
+// the server allocate memory the client never sent.
+func (c *connection) readPayload(n int) ([]byte, error) {
+	if n <= cap(c.request) {
+		c.request = c.request[:n]
+		_, err := io.ReadFull(c.r, c.request)
+		return c.request, err
+	}
+	buf := c.request[:0]
+	for len(buf) < n {
+		step := min(n-len(buf), max(len(buf), bufferSize))
+		buf = slices.Grow(buf, step)
+		got, err := io.ReadFull(c.r, buf[len(buf):len(buf)+step])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			c.request = buf[:0]
+			return nil, err
+		}
+	}
+	c.request = buf
+	return buf, nil
+}
+
+// finish writes the error status of a failed command (handlers write their
+// own OK replies) and flushes.
+func (c *connection) finish(err error) error {
+	if err != nil {
+		var status Status
+		if !errors.As(err, &status) || status == StatusOK {
+			status = StatusError
+		}
+		c.writeStatus(status)
+	}
+	return c.w.Flush()
+}
+
+func (c *connection) writeStatus(status Status) {
+	var frame [8]byte
+	binary.LittleEndian.PutUint32(frame[0:4], uint32(status))
+	_, _ = c.w.Write(frame[:])
+}
+
+// ok writes an OK reply with the given payload. A 1-byte payload would make
+// the SDK skip it and desync, and no reply here has one.
+func (c *connection) ok(payload []byte) {
+	var frame [8]byte
+	binary.LittleEndian.PutUint32(frame[4:8], uint32(len(payload)))
+	_, _ = c.w.Write(frame[:])
+	_, _ = c.w.Write(payload)
+}
+
+// newReply returns the reused reply encoder, emptied.
+func (c *connection) newReply() *encoder {
+	c.reply.buf = c.reply.buf[:0]
+	return &c.reply
+}

@@ -1,0 +1,103 @@
+package devbroker
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// StoredMessage is one message as the broker holds it, with the fields the
+// server filled in (offset, timestamp, id, checksum).
+type StoredMessage struct {
+	Partition       uint32
+	Offset          uint64
+	ID              [16]byte
+	Checksum        uint64
+	Timestamp       uint64 // server append time, µs since the Unix epoch
+	OriginTimestamp uint64 // as the client sent it
+	Payload         []byte
+	UserHeaders     []byte // the raw user-header bytes (spec §5.2), nil when none
+}
+
+// CreateStream creates a stream for test setup and returns its id.
+func (s *Server) CreateStream(name string) (uint32, error) {
+	if err := validName(name); err != nil {
+		return 0, fmt.Errorf("create stream %q: %w", name, err)
+	}
+	data := s.currentData()
+	data.mu.Lock()
+	defer data.mu.Unlock()
+	st, err := data.createStream(name)
+	if err != nil {
+		return 0, fmt.Errorf("create stream %q: %w", name, err)
+	}
+	return st.id, nil
+}
+
+// CreateTopic creates a topic with the given number of partitions in the named
+// stream, for test setup, and returns its id.
+func (s *Server) CreateTopic(streamName, name string, partitions uint32) (uint32, error) {
+	if err := validName(name); err != nil {
+		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, err)
+	}
+	data := s.currentData()
+	data.mu.Lock()
+	defer data.mu.Unlock()
+	st := data.streamsByName[streamName]
+	if st == nil {
+		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, ErrStreamNotFound)
+	}
+	t, err := data.createTopic(st, name, topicSettings{partitions: partitions, compression: 1})
+	if err != nil {
+		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, err)
+	}
+	return t.id, nil
+}
+
+// Messages returns copies of every message a topic holds, partition by
+// partition in offset order.
+func (s *Server) Messages(streamName, topicName string) ([]StoredMessage, error) {
+	data := s.currentData()
+	data.mu.RLock()
+	defer data.mu.RUnlock()
+	st := data.streamsByName[streamName]
+	if st == nil {
+		return nil, fmt.Errorf("messages of %s/%s: %w", streamName, topicName, ErrStreamNotFound)
+	}
+	t := st.topicsByName[topicName]
+	if t == nil {
+		return nil, fmt.Errorf("messages of %s/%s: %w", streamName, topicName, ErrTopicNotFound)
+	}
+	var out []StoredMessage
+	for _, p := range t.partitions {
+		p.mu.RLock()
+		for _, b := range p.batches {
+			start := uint32(0)
+			for _, end := range b.ends {
+				out = append(out, parseStored(p.id, b.data[start:end]))
+				start = end
+			}
+		}
+		p.mu.RUnlock()
+	}
+	return out, nil
+}
+
+// parseStored copies one stored message out of the wire layout (spec §5.1).
+func parseStored(partitionID uint32, msg []byte) StoredMessage {
+	le := binary.LittleEndian
+	headersLen := le.Uint32(msg[48:])
+	payloadLen := le.Uint32(msg[52:])
+	m := StoredMessage{
+		Partition:       partitionID,
+		Checksum:        le.Uint64(msg[0:]),
+		Offset:          le.Uint64(msg[24:]),
+		Timestamp:       le.Uint64(msg[32:]),
+		OriginTimestamp: le.Uint64(msg[40:]),
+		Payload:         append([]byte(nil), msg[messageHdrSize:messageHdrSize+payloadLen]...),
+	}
+	copy(m.ID[:], msg[8:24])
+	if headersLen > 0 {
+		m.UserHeaders = append([]byte(nil), msg[messageHdrSize+payloadLen:]...)
+	}
+	return m
+}

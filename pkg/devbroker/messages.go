@@ -1,0 +1,163 @@
+package devbroker
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Message limits the real server enforces.
+const (
+	maxMessagePayload = 64_000_000
+	maxUserHeaders    = 100_000
+	indexSize         = 16
+)
+
+// Partitioning kinds of SendMessages.
+const (
+	partitionBalanced    = 1
+	partitionByID        = 2
+	partitionByMessageID = 3 // "MessagesKey": the partition comes from hashing the key
+)
+
+// sendRequest is a decoded SendMessages payload. messages aliases the request
+// buffer: the wire bytes of every message, back to back.
+type sendRequest struct {
+	stream, topic    ident
+	partitioningKind uint8
+	partitioningKey  []byte
+	count            uint32
+	messages         []byte
+	ends             []uint32 // ends[i] = end of message i inside messages
+}
+
+// decodeSend parses a SendMessages payload (spec §5.4) and checks every
+// message's lengths; ends is reused to avoid an allocation per request.
+func decodeSend(payload []byte, ends []uint32) (sendRequest, error) {
+	d := decoder{buf: payload}
+	metadataLen := d.u32()
+	var req sendRequest
+	req.stream = d.ident()
+	req.topic = d.ident()
+	req.partitioningKind = d.u8()
+	keyLen := int(d.u8())
+	req.partitioningKey = d.take(keyLen)
+	req.count = d.u32()
+	if d.err != nil {
+		return req, d.err
+	}
+	if int(metadataLen) != d.pos-4 {
+		return req, StatusInvalidCommand
+	}
+	switch req.partitioningKind {
+	case partitionBalanced:
+		if keyLen != 0 {
+			return req, StatusInvalidCommand
+		}
+	case partitionByID:
+		if keyLen != 4 {
+			return req, StatusInvalidCommand
+		}
+	case partitionByMessageID:
+		if keyLen == 0 {
+			return req, StatusInvalidCommand
+		}
+	default:
+		return req, StatusInvalidCommand
+	}
+	if req.count == 0 {
+		return req, StatusInvalidMessagesCount
+	}
+	indexBytes := uint64(req.count) * indexSize
+	if indexBytes > uint64(len(payload)-d.pos) {
+		return req, StatusInvalidIndexesByteSize
+	}
+	indexes := d.take(int(indexBytes))
+	req.messages = payload[d.pos:]
+
+	ends = ends[:0]
+	pos := 0
+	for i := range int(req.count) {
+		index := indexes[i*indexSize:]
+		if binary.LittleEndian.Uint32(index) != 0 {
+			return req, StatusNonZeroOffset
+		}
+		if binary.LittleEndian.Uint64(index[8:]) != 0 {
+			return req, StatusNonZeroTimestamp
+		}
+		if len(req.messages)-pos < messageHdrSize {
+			return req, StatusInvalidMessagesSize
+		}
+		header := req.messages[pos:]
+		headersLen := binary.LittleEndian.Uint32(header[48:])
+		payloadLen := binary.LittleEndian.Uint32(header[52:])
+		switch {
+		case payloadLen == 0:
+			return req, StatusEmptyMessagePayload
+		case payloadLen > maxMessagePayload:
+			return req, StatusTooBigMessagePayload
+		case headersLen > maxUserHeaders:
+			return req, StatusTooBigUserHeaders
+		}
+		size := messageHdrSize + int(payloadLen) + int(headersLen)
+		if len(req.messages)-pos < size {
+			return req, StatusInvalidMessagesSize
+		}
+		pos += size
+		if binary.LittleEndian.Uint32(index[4:]) != uint32(pos) {
+			return req, StatusInvalidMessagesSize
+		}
+		ends = append(ends, uint32(pos))
+	}
+	if pos != len(req.messages) {
+		return req, StatusInvalidMessagesSize
+	}
+	req.ends = ends
+	return req, nil
+}
+
+// append stores one request's messages: it copies them, then fills in the
+// offset, the server timestamp (one per request), a UUID v4 for a zero id and
+// the XXH3 checksum, as the real server does.
+func (p *partition) append(messages []byte, ends []uint32) {
+	data := make([]byte, len(messages))
+	copy(data, messages)
+	stored := make([]uint32, len(ends))
+	copy(stored, ends)
+
+	start := uint32(0)
+	for _, end := range stored {
+		fillMissingID(data[start+8 : start+24])
+		start = end
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	timestamp := max(nowMicros(), p.lastTimestamp) // never backwards, so timestamp polls can binary search
+	p.lastTimestamp = timestamp
+	first := p.nextOffset
+	start = 0
+	for i, end := range stored {
+		msg := data[start:end]
+		binary.LittleEndian.PutUint64(msg[24:], first+uint64(i))
+		binary.LittleEndian.PutUint64(msg[32:], timestamp)
+		binary.LittleEndian.PutUint64(msg[0:], xxh3.Hash(msg[8:]))
+		start = end
+	}
+	p.batches = append(p.batches, batch{firstOffset: first, timestamp: timestamp, data: data, ends: stored})
+	p.nextOffset += uint64(len(stored))
+	p.sizeBytes += uint64(len(data))
+}
+
+// fillMissingID replaces an all-zero 16-byte id with a random UUID v4 in RFC
+// 4122 byte order. math/rand/v2 suffices: ids must be unique, not secret.
+func fillMissingID(id []byte) {
+	if binary.LittleEndian.Uint64(id) != 0 || binary.LittleEndian.Uint64(id[8:]) != 0 {
+		return
+	}
+	binary.LittleEndian.PutUint64(id, rand.Uint64())
+	binary.LittleEndian.PutUint64(id[8:], rand.Uint64())
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+}

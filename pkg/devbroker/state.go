@@ -1,0 +1,330 @@
+package devbroker
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// The in-memory data model: streams hold topics, topics hold partitions and
+// consumer groups, partitions hold message batches and consumer offsets.
+//
+// Locking, always taken in this order:
+//   - store.mu guards the entity tree (streams, topics, partition lists, ids).
+//   - store.groupMu guards consumer groups: their members, assignments and cursors.
+//   - partition.mu guards one partition's messages and stored offsets.
+
+// Defaults the real server resolves when CreateTopic sends 0.
+const (
+	neverExpire    = ^uint64(0)
+	unlimitedSize  = ^uint64(0)
+	minTopicSize   = 1 << 30 // the default segment size: a smaller max_topic_size is rejected
+	maxPartitions  = 1000
+	messageHdrSize = 64
+)
+
+type store struct {
+	mu            sync.RWMutex
+	streams       []*stream // index = stream id; nil = free slot
+	freeStreamIDs []uint32  // freed ids, reused most recently freed first
+	streamsByName map[string]*stream
+
+	groupMu sync.Mutex
+}
+
+type stream struct {
+	id           uint32
+	name         string
+	createdAt    uint64
+	topics       []*topic
+	freeTopicIDs []uint32
+	topicsByName map[string]*topic
+}
+
+type topic struct {
+	id                uint32
+	name              string
+	createdAt         uint64
+	compression       uint8
+	messageExpiry     uint64
+	maxTopicSize      uint64
+	replicationFactor uint8
+	partitions        []*partition // index = partition id
+
+	balancedCounter uint64 // guarded by balancedMu; next partition for Balanced sends
+	balancedMu      sync.Mutex
+
+	groups       []*group // guarded by store.groupMu; index = group id
+	freeGroupIDs []uint32
+}
+
+type group struct {
+	id         uint32
+	name       string
+	partitions []uint32 // the partitions the group covers
+	members    []*member
+}
+
+type member struct {
+	id         uint32
+	clientID   uint32
+	partitions []uint32
+	cursor     int // round-robin position for polls without a partition id
+}
+
+// offsetKey names whose offset is stored: a single consumer (kind 1) or a
+// consumer group (kind 2). The two kinds do not share a namespace.
+type offsetKey struct {
+	kind uint8
+	id   uint32
+}
+
+type partition struct {
+	id        uint32
+	createdAt uint64
+
+	mu            sync.RWMutex
+	batches       []batch // in offset order; each holds one SendMessages request
+	nextOffset    uint64
+	sizeBytes     uint64
+	lastTimestamp uint64
+	offsets       map[offsetKey]uint64
+}
+
+// batch is the messages of one SendMessages request as stored: the wire bytes
+// with id, offset, timestamp and checksum filled in, and where each message ends.
+type batch struct {
+	firstOffset uint64
+	timestamp   uint64
+	data        []byte
+	ends        []uint32 // ends[i] = end of message i inside data
+}
+
+func newStore() *store {
+	return &store{streamsByName: map[string]*stream{}}
+}
+
+func nowMicros() uint64 { return uint64(time.Now().UnixMicro()) }
+
+// allocID hands out the lowest never-used id unless a freed one is waiting; freed
+// ids are reused last-freed-first, as the real server's slab does.
+func allocID[T any](slots *[]*T, free *[]uint32) uint32 {
+	if n := len(*free); n > 0 {
+		id := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return id
+	}
+	*slots = append(*slots, nil)
+	return uint32(len(*slots) - 1)
+}
+
+func lookupSlot[T any](slots []*T, id uint32) *T {
+	if uint64(id) < uint64(len(slots)) {
+		return slots[id]
+	}
+	return nil
+}
+
+// findStream resolves an identifier; callers hold store.mu.
+func (s *store) findStream(id ident) *stream {
+	if id.numeric {
+		return lookupSlot(s.streams, id.id)
+	}
+	return s.streamsByName[string(id.name)]
+}
+
+func (st *stream) findTopic(id ident) *topic {
+	if id.numeric {
+		return lookupSlot(st.topics, id.id)
+	}
+	return st.topicsByName[string(id.name)]
+}
+
+// findGroup resolves a group; callers hold store.groupMu.
+func (t *topic) findGroup(id ident) *group {
+	if id.numeric {
+		return lookupSlot(t.groups, id.id)
+	}
+	for _, g := range t.groups {
+		if g != nil && g.name == string(id.name) {
+			return g
+		}
+	}
+	return nil
+}
+
+// resolveTopic finds stream and topic, answering 1009 or 2010; callers hold store.mu.
+func (s *store) resolveTopic(streamID, topicID ident) (*stream, *topic, error) {
+	st := s.findStream(streamID)
+	if st == nil {
+		return nil, nil, StatusStreamIDNotFound
+	}
+	t := st.findTopic(topicID)
+	if t == nil {
+		return st, nil, StatusTopicIDNotFound
+	}
+	return st, t, nil
+}
+
+func (s *store) createStream(name string) (*stream, error) {
+	if _, taken := s.streamsByName[name]; taken {
+		return nil, StatusStreamNameAlreadyExists
+	}
+	id := allocID(&s.streams, &s.freeStreamIDs)
+	st := &stream{id: id, name: name, createdAt: nowMicros(), topicsByName: map[string]*topic{}}
+	s.streams[id] = st
+	s.streamsByName[name] = st
+	return st, nil
+}
+
+func (s *store) deleteStream(st *stream) {
+	s.streams[st.id] = nil
+	s.freeStreamIDs = append(s.freeStreamIDs, st.id)
+	delete(s.streamsByName, st.name)
+}
+
+type topicSettings struct {
+	partitions        uint32
+	compression       uint8
+	messageExpiry     uint64
+	maxTopicSize      uint64
+	replicationFactor uint8
+}
+
+func (s *store) createTopic(st *stream, name string, cfg topicSettings) (*topic, error) {
+	if cfg.partitions > maxPartitions {
+		return nil, StatusTooManyPartitions
+	}
+	if cfg.maxTopicSize != 0 && cfg.maxTopicSize != unlimitedSize && cfg.maxTopicSize < minTopicSize {
+		return nil, StatusInvalidTopicSize
+	}
+	if _, taken := st.topicsByName[name]; taken {
+		return nil, StatusTopicNameAlreadyExists
+	}
+	if cfg.messageExpiry == 0 {
+		cfg.messageExpiry = neverExpire
+	}
+	if cfg.maxTopicSize == 0 {
+		cfg.maxTopicSize = unlimitedSize
+	}
+	if cfg.replicationFactor == 0 {
+		cfg.replicationFactor = 1
+	}
+	id := allocID(&st.topics, &st.freeTopicIDs)
+	t := &topic{
+		id:                id,
+		name:              name,
+		createdAt:         nowMicros(),
+		compression:       cfg.compression,
+		messageExpiry:     cfg.messageExpiry,
+		maxTopicSize:      cfg.maxTopicSize,
+		replicationFactor: cfg.replicationFactor,
+	}
+	t.addPartitions(cfg.partitions)
+	st.topics[id] = t
+	st.topicsByName[name] = t
+	return t, nil
+}
+
+func (st *stream) deleteTopic(t *topic) {
+	st.topics[t.id] = nil
+	st.freeTopicIDs = append(st.freeTopicIDs, t.id)
+	delete(st.topicsByName, t.name)
+}
+
+// addPartitions appends count partitions with the next ids; callers hold store.mu.
+func (t *topic) addPartitions(count uint32) {
+	now := nowMicros()
+	for range count {
+		id := uint32(len(t.partitions))
+		t.partitions = append(t.partitions, &partition{id: id, createdAt: now, offsets: map[offsetKey]uint64{}})
+	}
+}
+
+// nextBalancedPartition picks the partition for a Balanced send: one step of a
+// per-topic counter per request.
+func (t *topic) nextBalancedPartition() uint32 {
+	t.balancedMu.Lock()
+	defer t.balancedMu.Unlock()
+	id := uint32(t.balancedCounter % uint64(len(t.partitions)))
+	t.balancedCounter++
+	return id
+}
+
+// stats sums size and message count over a topic's partitions.
+func (t *topic) stats() (sizeBytes, messages uint64) {
+	for _, p := range t.partitions {
+		size, count, _ := p.snapshot()
+		sizeBytes += size
+		messages += count
+	}
+	return sizeBytes, messages
+}
+
+func (st *stream) stats() (topics uint32, sizeBytes, messages uint64) {
+	for _, t := range st.topics {
+		if t == nil {
+			continue
+		}
+		topics++
+		size, count := t.stats()
+		sizeBytes += size
+		messages += count
+	}
+	return topics, sizeBytes, messages
+}
+
+// snapshot returns size, message count and current offset (the last message's
+// offset, 0 when empty) under the partition's read lock.
+func (p *partition) snapshot() (sizeBytes, messages, currentOffset uint64) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.sizeBytes, p.nextOffset, p.currentOffsetLocked()
+}
+
+func (p *partition) currentOffsetLocked() uint64 {
+	if p.nextOffset == 0 {
+		return 0
+	}
+	return p.nextOffset - 1
+}
+
+// batchIndexLocked returns the index of the batch holding offset.
+func (p *partition) batchIndexLocked(offset uint64) int {
+	return sort.Search(len(p.batches), func(i int) bool {
+		b := &p.batches[i]
+		return b.firstOffset+uint64(len(b.ends)) > offset
+	})
+}
+
+// firstOffsetAtLocked returns the offset of the first message stored at or after
+// timestamp, and false when there is none.
+func (p *partition) firstOffsetAtLocked(timestamp uint64) (uint64, bool) {
+	i := sort.Search(len(p.batches), func(i int) bool { return p.batches[i].timestamp >= timestamp })
+	if i == len(p.batches) {
+		return 0, false
+	}
+	return p.batches[i].firstOffset, true
+}
+
+// readLocked appends to chunks the stored bytes of the messages [from, to), at
+// most one contiguous slice per batch, and returns their total size. Stored
+// bytes are never modified after the append, so the slices stay valid
+// outside the lock.
+func (p *partition) readLocked(from, to uint64, chunks [][]byte) ([][]byte, int) {
+	total := 0
+	for i := p.batchIndexLocked(from); i < len(p.batches) && from < to; i++ {
+		b := &p.batches[i]
+		first := from - b.firstOffset
+		last := min(to-b.firstOffset, uint64(len(b.ends))) // exclusive, relative to the batch
+		start := uint32(0)
+		if first > 0 {
+			start = b.ends[first-1]
+		}
+		end := b.ends[last-1]
+		chunks = append(chunks, b.data[start:end])
+		total += int(end - start)
+		from = b.firstOffset + last
+	}
+	return chunks, total
+}

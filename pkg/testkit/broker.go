@@ -1,0 +1,87 @@
+// Package testkit holds helpers shared by the tests of several packages: a
+// running dev broker and logged-in official-SDK clients for it.
+package testkit
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/iggy/foreign/go/client"
+	"github.com/apache/iggy/foreign/go/client/tcp"
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+)
+
+// BrokerOption adjusts the dev broker's configuration before it starts.
+type BrokerOption func(*devbroker.Config)
+
+// WithStream creates a stream with topics of the given partition counts at start,
+// e.g. WithStream("demo", map[string]uint32{"orders": 3}).
+func WithStream(name string, topics map[string]uint32) BrokerOption {
+	return func(cfg *devbroker.Config) {
+		sc := devbroker.StreamConfig{Name: name}
+		for topic, partitions := range topics {
+			sc.Topics = append(sc.Topics, devbroker.TopicConfig{Name: topic, Partitions: partitions})
+		}
+		cfg.Streams = append(cfg.Streams, sc)
+	}
+}
+
+// WithToken makes the broker accept a personal access token at login.
+func WithToken(token string) BrokerOption {
+	return func(cfg *devbroker.Config) {
+		cfg.PersonalAccessTokens = append(cfg.PersonalAccessTokens, devbroker.PersonalAccessToken{Token: token})
+	}
+}
+
+// WithCredentials replaces the root user's iggy/iggy.
+func WithCredentials(username, password string) BrokerOption {
+	return func(cfg *devbroker.Config) {
+		cfg.RootUsername, cfg.RootPassword = username, password
+	}
+}
+
+// StartBroker starts an in-memory Iggy server on a free loopback port and
+// stops it when the test ends. Its Addr() is what clients dial.
+func StartBroker(tb testing.TB, opts ...BrokerOption) *devbroker.Server {
+	tb.Helper()
+	cfg := devbroker.Config{Address: "127.0.0.1:0"}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	srv := devbroker.New(cfg)
+	if err := srv.Start(context.Background()); err != nil {
+		tb.Fatalf("start dev broker: %v", err)
+	}
+	tb.Cleanup(srv.Stop)
+	return srv
+}
+
+// NewClient returns an official-SDK client connected to addr, not logged in,
+// closed when the test ends. The SDK dials until it succeeds, so the server
+// must already be listening.
+func NewClient(tb testing.TB, addr string) iggcon.Client {
+	tb.Helper()
+	cli, err := client.NewIggyClient(client.WithTcp(tcp.WithServerAddress(addr)))
+	if err != nil {
+		tb.Fatalf("connect SDK client to %s: %v", addr, err)
+	}
+	tb.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+// LoggedInClient returns an official-SDK client connected to srv and logged in
+// as the root user iggy/iggy (or the credentials given), closed when the test ends.
+func LoggedInClient(tb testing.TB, srv *devbroker.Server, credentials ...string) iggcon.Client {
+	tb.Helper()
+	username, password := "iggy", "iggy"
+	if len(credentials) == 2 {
+		username, password = credentials[0], credentials[1]
+	}
+	cli := NewClient(tb, srv.Addr())
+	if _, err := cli.LoginUser(username, password); err != nil {
+		tb.Fatalf("log in to dev broker at %s as %q: %v", srv.Addr(), username, err)
+	}
+	return cli
+}
