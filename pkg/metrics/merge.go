@@ -1,0 +1,214 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// MaxExpositionBytes bounds a runner's /metrics body, so a runaway or
+// hostile runner cannot exhaust the supervisor's memory.
+const MaxExpositionBytes = 32 << 20
+
+// ErrBadExposition wraps every failure to read a metrics exposition.
+var ErrBadExposition = errors.New("bad metrics exposition")
+
+// scrapeAccept asks for delimited protobuf (lossless and cheap to parse),
+// then OpenMetrics, then the classic text format.
+const scrapeAccept = `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.9,` +
+	`application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3`
+
+// Parse reads a metrics exposition. contentType picks the format: delimited
+// protobuf, OpenMetrics, or text/plain, whose body may be OpenMetrics (as
+// upstream serves it, ending in "# EOF") or the classic text format. The
+// body is bounded by MaxExpositionBytes. Errors wrap ErrBadExposition.
+func Parse(r io.Reader, contentType string) ([]*dto.MetricFamily, error) {
+	body, err := io.ReadAll(io.LimitReader(r, MaxExpositionBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read body: %w", ErrBadExposition, err)
+	}
+	if len(body) > MaxExpositionBytes {
+		return nil, fmt.Errorf("%w: body larger than %d bytes", ErrBadExposition, MaxExpositionBytes)
+	}
+	format := expfmt.ResponseFormat(http.Header{"Content-Type": []string{contentType}})
+	switch {
+	case format.FormatType() == expfmt.TypeProtoDelim, format.FormatType() == expfmt.TypeOpenMetrics:
+	case looksLikeOpenMetrics(body):
+		format = expfmt.NewFormat(expfmt.TypeOpenMetrics)
+	default:
+		format = expfmt.NewFormat(expfmt.TypeTextPlain)
+	}
+	dec := expfmt.NewDecoder(bytes.NewReader(body), format)
+	var families []*dto.MetricFamily
+	for {
+		mf := &dto.MetricFamily{}
+		err := dec.Decode(mf)
+		if errors.Is(err, io.EOF) {
+			return families, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w (%s): %w", ErrBadExposition, format, err)
+		}
+		families = append(families, mf)
+	}
+}
+
+// looksLikeOpenMetrics reports whether a text body ends with the
+// OpenMetrics "# EOF" line.
+func looksLikeOpenMetrics(body []byte) bool {
+	trimmed := bytes.TrimRight(body, "\n")
+	return bytes.HasSuffix(trimmed, []byte("\n# EOF")) || bytes.Equal(trimmed, []byte("# EOF"))
+}
+
+// Scrape fetches url (a runner's /metrics) with client and parses it.
+// Non-200 answers are errors naming the status.
+func Scrape(ctx context.Context, client *http.Client, url string) ([]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	req.Header.Set("Accept", scrapeAccept)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("scrape %s: status %s", url, resp.Status)
+	}
+	families, err := Parse(resp.Body, resp.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	}
+	return families, nil
+}
+
+// Merged is a prometheus.Gatherer combining a local gatherer with the last
+// families stored for each named source (a runner). A family whose type or
+// help differs from the one already taken, and a series already present,
+// are skipped and reported in the returned prometheus.MultiError; the rest
+// is still returned, so a handler with ContinueOnError serves it. Safe for
+// concurrent use.
+type Merged struct {
+	local prometheus.Gatherer
+
+	mu      sync.RWMutex
+	sources map[string][]*dto.MetricFamily
+}
+
+// NewMerged returns a merged gatherer over local (nil: none).
+func NewMerged(local prometheus.Gatherer) *Merged {
+	return &Merged{local: local, sources: map[string][]*dto.MetricFamily{}}
+}
+
+// Set replaces the families of source. The families must not be changed
+// afterwards; Gather shares them.
+func (m *Merged) Set(source string, families []*dto.MetricFamily) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sources[source] = families
+}
+
+// Remove drops source and its families.
+func (m *Merged) Remove(source string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sources, source)
+}
+
+// Gather implements prometheus.Gatherer: the local families first, then
+// each source's in source-name order, families sorted by name.
+func (m *Merged) Gather() ([]*dto.MetricFamily, error) {
+	mg := merger{families: map[string]*mergedFamily{}}
+	if m.local != nil {
+		local, err := m.local.Gather()
+		if err != nil {
+			mg.errs = append(mg.errs, fmt.Errorf("local metrics: %w", err))
+		}
+		mg.add("local", local)
+	}
+	m.mu.RLock()
+	names := make([]string, 0, len(m.sources))
+	for name := range m.sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		mg.add(name, m.sources[name])
+	}
+	m.mu.RUnlock()
+	return mg.result(), mg.errs.MaybeUnwrap()
+}
+
+type mergedFamily struct {
+	family *dto.MetricFamily
+	source string
+	series map[string]struct{}
+}
+
+type merger struct {
+	families map[string]*mergedFamily
+	errs     prometheus.MultiError
+	sigBuf   []string
+}
+
+func (mg *merger) add(source string, families []*dto.MetricFamily) {
+	for _, f := range families {
+		name := f.GetName()
+		have, ok := mg.families[name]
+		if !ok {
+			have = &mergedFamily{
+				family: &dto.MetricFamily{Name: f.Name, Help: f.Help, Type: f.Type, Unit: f.Unit,
+					Metric: make([]*dto.Metric, 0, len(f.Metric))},
+				source: source,
+				series: make(map[string]struct{}, len(f.Metric)),
+			}
+			mg.families[name] = have
+		} else if have.family.GetType() != f.GetType() || have.family.GetHelp() != f.GetHelp() {
+			mg.errs = append(mg.errs, fmt.Errorf("metrics from %q: family %q (%s, help %q) conflicts with the one from %q (%s, help %q); skipped",
+				source, name, f.GetType(), f.GetHelp(), have.source, have.family.GetType(), have.family.GetHelp()))
+			continue
+		}
+		for _, metric := range f.Metric {
+			sig := mg.signature(metric)
+			if _, dup := have.series[sig]; dup {
+				mg.errs = append(mg.errs, fmt.Errorf("metrics from %q: series %s{%s} already present; skipped", source, name, sig))
+				continue
+			}
+			have.series[sig] = struct{}{}
+			have.family.Metric = append(have.family.Metric, metric)
+		}
+	}
+}
+
+// signature renders a series' labels sorted by name, which identifies the
+// series inside its family.
+func (mg *merger) signature(metric *dto.Metric) string {
+	mg.sigBuf = mg.sigBuf[:0]
+	for _, lp := range metric.Label {
+		mg.sigBuf = append(mg.sigBuf, lp.GetName()+"="+fmt.Sprintf("%q", lp.GetValue()))
+	}
+	slices.Sort(mg.sigBuf)
+	return strings.Join(mg.sigBuf, ",")
+}
+
+func (mg *merger) result() []*dto.MetricFamily {
+	out := make([]*dto.MetricFamily, 0, len(mg.families))
+	for _, f := range mg.families {
+		out = append(out, f.family)
+	}
+	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return out
+}

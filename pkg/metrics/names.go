@@ -1,0 +1,78 @@
+package metrics
+
+// Family names, help texts and buckets exactly as upstream registers them
+// (core/connectors/runtime/src/metrics.rs). Upstream's OpenMetrics encoder
+// appends a period to every help text and "_total" to counter samples; the
+// Go names below carry both already, so every exposition format shows the
+// same names and help as upstream.
+const (
+	FamilySourcesTotal   = "iggy_connectors_sources_total"
+	FamilySourcesRunning = "iggy_connectors_sources_running"
+	FamilySinksTotal     = "iggy_connectors_sinks_total"
+	FamilySinksRunning   = "iggy_connectors_sinks_running"
+
+	FamilyMessagesProduced  = "iggy_connector_messages_produced_total"
+	FamilyMessagesSent      = "iggy_connector_messages_sent_total"
+	FamilyMessagesConsumed  = "iggy_connector_messages_consumed_total"
+	FamilyMessagesProcessed = "iggy_connector_messages_processed_total"
+	FamilyMessagesFiltered  = "iggy_connector_messages_filtered_total"
+	FamilyErrors            = "iggy_connector_errors_total"
+	FamilyStageDuration     = "iggy_connector_stage_duration_seconds"
+
+	// Supervisor additions (DESIGN.md decision 10); not in upstream.
+	FamilyConnectorUp       = "iggy_connector_up"
+	FamilyConnectorRestarts = "iggy_connector_restarts_total"
+)
+
+// Label names.
+const (
+	LabelConnectorKey  = "connector_key"
+	LabelConnectorType = "connector_type"
+	LabelStage         = "stage"
+)
+
+// Connector kinds, the values of the connector_type label.
+const (
+	KindSource = "source"
+	KindSink   = "sink"
+)
+
+// Stage label values of the stage histogram (pipeline.md §6).
+const (
+	StageDecode    = "decode"
+	StagePrepare   = "prepare"
+	StageFFI       = "ffi"        // sinks only
+	StageIggySend  = "iggy_send"  // sources only
+	StageStateSave = "state_save" // sources only
+	StageTotal     = "total"
+)
+
+// StageBuckets are the histogram upper bounds in seconds (+Inf is implicit).
+var StageBuckets = []float64{
+	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5,
+}
+
+const (
+	helpSourcesTotal      = "Total configured source connectors."
+	helpSourcesRunning    = "Sources in Running status."
+	helpSinksTotal        = "Total configured sink connectors."
+	helpSinksRunning      = "Sinks in Running status."
+	helpMessagesProduced  = "Messages received from source plugin poll."
+	helpMessagesSent      = "Messages sent to Iggy (source)."
+	helpMessagesConsumed  = "Messages consumed from Iggy (sink)."
+	helpMessagesProcessed = "Messages processed and sent to sink plugin."
+	helpMessagesFiltered  = "Messages intentionally dropped by transforms returning Ok(None)."
+	helpErrors            = "Errors encountered."
+	helpStageDuration     = "Per-batch processing stage duration in seconds."
+	helpConnectorUp       = "Whether the connector's runner process answers its endpoint (1) or not (0)."
+	helpConnectorRestarts = "Times the supervisor restarted the connector's runner process."
+)
+
+// familyOrder is upstream's registration order, which is also the order of
+// the families in its /metrics body; the supervisor's additions follow.
+var familyOrder = []string{
+	FamilySourcesTotal, FamilySourcesRunning, FamilySinksTotal, FamilySinksRunning,
+	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
+	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
+	FamilyConnectorUp, FamilyConnectorRestarts,
+}

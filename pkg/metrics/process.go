@@ -1,0 +1,288 @@
+package metrics
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shirou/gopsutil/v4/cpu"
+	"github.com/shirou/gopsutil/v4/mem"
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// ProcessStats are one process's figures as /stats needs them.
+type ProcessStats struct {
+	PID        int32
+	RSS        uint64  // resident set size, bytes
+	VMS        uint64  // virtual memory size, bytes
+	CPUSeconds float64 // user + system CPU time consumed so far
+	// CPUUsage is a percentage where 100 is one full core. From a Sampler:
+	// the share since the previous read of the same pid (0 on the first).
+	// From ReadProcess: the average over the process's life.
+	CPUUsage   float64
+	Threads    int32
+	CreateTime int64 // ms since epoch
+}
+
+// ReadProcess reads the current figures of process pid.
+func ReadProcess(pid int32) (ProcessStats, error) {
+	p, err := process.NewProcess(pid)
+	if err != nil {
+		return ProcessStats{}, fmt.Errorf("read process %d: %w", pid, err)
+	}
+	s, err := readProcess(p)
+	if err != nil {
+		return ProcessStats{}, err
+	}
+	if lifetime, err := p.CPUPercent(); err == nil {
+		s.CPUUsage = lifetime
+	}
+	return s, nil
+}
+
+func readProcess(p *process.Process) (ProcessStats, error) {
+	s := ProcessStats{PID: p.Pid}
+	m, err := p.MemoryInfo()
+	if err != nil {
+		return s, fmt.Errorf("read memory of process %d: %w", p.Pid, err)
+	}
+	s.RSS, s.VMS = m.RSS, m.VMS
+	t, err := p.Times()
+	if err != nil {
+		return s, fmt.Errorf("read CPU times of process %d: %w", p.Pid, err)
+	}
+	s.CPUSeconds = t.User + t.System
+	if n, err := p.NumThreads(); err == nil {
+		s.Threads = n
+	}
+	if ct, err := p.CreateTime(); err == nil {
+		s.CreateTime = ct
+	}
+	return s, nil
+}
+
+// HostStats are the host-wide figures of /stats.
+type HostStats struct {
+	// TotalCPUUsage is the busy share of all cores (0-100) since the
+	// previous Host call; the first call measures since boot.
+	TotalCPUUsage   float64
+	TotalMemory     uint64 // host RAM, or the cgroup limit when lower
+	AvailableMemory uint64 // MemAvailable, or what a capping cgroup leaves
+	NumCPU          int
+}
+
+// Sampler keeps the previous CPU sample of each process and of the host, so
+// CPU figures are deltas between consecutive reads, as upstream's
+// process-wide sampler gives them. Safe for concurrent use.
+type Sampler struct {
+	mu       sync.Mutex
+	procs    map[int32]cpuSample
+	hostPrev hostCPU
+}
+
+type cpuSample struct {
+	processSeconds float64 // the process's user+system
+	hostSeconds    float64 // the host's total CPU time at that moment
+}
+
+type hostCPU struct{ total, busy float64 }
+
+// NewSampler returns a sampler with no previous samples.
+func NewSampler() *Sampler { return &Sampler{procs: map[int32]cpuSample{}} }
+
+// Process reads process pid; CPUUsage is Δ(process CPU) ÷ (Δ host CPU ÷
+// cores) × 100 since the previous read of pid, capped at cores × 100.
+func (s *Sampler) Process(pid int32) (ProcessStats, error) {
+	p, err := process.NewProcess(pid)
+	if err != nil {
+		return ProcessStats{}, fmt.Errorf("read process %d: %w", pid, err)
+	}
+	st, err := readProcess(p)
+	if err != nil {
+		return ProcessStats{}, err
+	}
+	host, err := readHostCPU()
+	if err != nil {
+		return st, err
+	}
+	cores := float64(runtime.NumCPU())
+	s.mu.Lock()
+	prev, seen := s.procs[pid]
+	s.procs[pid] = cpuSample{processSeconds: st.CPUSeconds, hostSeconds: host.total}
+	s.mu.Unlock()
+	if seen {
+		st.CPUUsage = cpuShare(st.CPUSeconds-prev.processSeconds, host.total-prev.hostSeconds, cores)
+	}
+	return st, nil
+}
+
+// cpuShare converts used process seconds over a host-CPU-time window into
+// a percentage of one core.
+func cpuShare(processDelta, hostDelta, cores float64) float64 {
+	if hostDelta <= 0 || processDelta <= 0 {
+		return 0
+	}
+	pct := processDelta / (hostDelta / cores) * 100
+	return math.Min(pct, cores*100)
+}
+
+// Forget drops the previous sample of pid (a runner that exited).
+func (s *Sampler) Forget(pid int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.procs, pid)
+}
+
+// Host reads the host-wide CPU and memory figures.
+func (s *Sampler) Host() (HostStats, error) {
+	h := HostStats{NumCPU: runtime.NumCPU()}
+	cur, err := readHostCPU()
+	if err != nil {
+		return h, err
+	}
+	s.mu.Lock()
+	prev := s.hostPrev
+	s.hostPrev = cur
+	s.mu.Unlock()
+	if d := cur.total - prev.total; d > 0 {
+		h.TotalCPUUsage = math.Max(0, math.Min(100, (cur.busy-prev.busy)/d*100))
+	}
+	vm, err := mem.VirtualMemory()
+	if err != nil {
+		return h, fmt.Errorf("read host memory: %w", err)
+	}
+	h.TotalMemory, h.AvailableMemory = vm.Total, vm.Available
+	if limit, available, ok := cgroupMemory(); ok && limit < h.TotalMemory {
+		h.TotalMemory = limit
+		h.AvailableMemory = available
+	}
+	return h, nil
+}
+
+func readHostCPU() (hostCPU, error) {
+	times, err := cpu.Times(false)
+	if err != nil || len(times) == 0 {
+		return hostCPU{}, fmt.Errorf("read host CPU times: %w", err)
+	}
+	t := times[0]
+	// Guest time is already part of user time on Linux, so it is left out.
+	total := t.User + t.Nice + t.System + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
+	return hostCPU{total: total, busy: total - t.Idle - t.Iowait}, nil
+}
+
+// cgroupRoot is where the cgroup file systems are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// cgroupMemory returns the lowest memory limit among this process's cgroup
+// and its ancestors, and the minimum over those capped groups of
+// limit − (usage − inactive_file − active_file), clamped to [0, limit].
+// ok is false when no group caps memory.
+func cgroupMemory() (limit, available uint64, ok bool) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0, 0, false
+	}
+	v2Path, v1Path, hasV1 := parseProcCgroup(data)
+	// Hybrid hosts list both; the v1 memory controller is the one in force then.
+	g := cgroupFiles{limit: "memory.max", usage: "memory.current", inactive: "inactive_file", active: "active_file"}
+	top, path := cgroupRoot, v2Path
+	if hasV1 {
+		g = cgroupFiles{limit: "memory.limit_in_bytes", usage: "memory.usage_in_bytes", inactive: "total_inactive_file", active: "total_active_file"}
+		top, path = filepath.Join(cgroupRoot, "memory"), v1Path
+	}
+	leaf := mountedDir(top, path)
+	for dir := leaf; ; dir = filepath.Dir(dir) {
+		if l, a, capped := g.read(dir); capped {
+			if !ok || l < limit {
+				limit = l
+			}
+			if !ok || a < available {
+				available = a
+			}
+			ok = true
+		}
+		if dir == top || len(dir) <= len(top) {
+			break
+		}
+	}
+	return limit, available, ok
+}
+
+// parseProcCgroup extracts the v2 path ("0::/x") and the v1 memory
+// controller path ("N:...memory...:/x") from /proc/self/cgroup.
+func parseProcCgroup(data []byte) (v2Path, v1Path string, hasV1 bool) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		fields := strings.SplitN(sc.Text(), ":", 3)
+		if len(fields) != 3 {
+			continue
+		}
+		if fields[0] == "0" && fields[1] == "" {
+			v2Path = fields[2]
+			continue
+		}
+		for _, c := range strings.Split(fields[1], ",") {
+			if c == "memory" {
+				v1Path, hasV1 = fields[2], true
+			}
+		}
+	}
+	return v2Path, v1Path, hasV1
+}
+
+// mountedDir maps a cgroup path to its directory; inside a container the
+// path of /proc/self/cgroup may not exist under the mount, which then is
+// the group itself.
+func mountedDir(mount, path string) string {
+	dir := filepath.Join(mount, filepath.Clean("/"+path))
+	if _, err := os.Stat(dir); err != nil {
+		return mount
+	}
+	return dir
+}
+
+type cgroupFiles struct{ limit, usage, inactive, active string }
+
+func (g cgroupFiles) read(dir string) (limit, available uint64, capped bool) {
+	limit, err := readUintFile(filepath.Join(dir, g.limit))
+	if err != nil || limit == 0 || limit >= math.MaxInt64/2 { // "max" or v1's huge "no limit"
+		return 0, 0, false
+	}
+	usage, err := readUintFile(filepath.Join(dir, g.usage))
+	if err != nil {
+		return 0, 0, false
+	}
+	stat, _ := os.ReadFile(filepath.Join(dir, "memory.stat"))
+	reclaimable := statValue(stat, g.inactive) + statValue(stat, g.active)
+	used := usage - min(usage, reclaimable)
+	if used >= limit {
+		return limit, 0, true
+	}
+	return limit, limit - used, true
+}
+
+func readUintFile(path string) (uint64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+}
+
+func statValue(stat []byte, key string) uint64 {
+	for _, line := range strings.Split(string(stat), "\n") {
+		name, value, found := strings.Cut(line, " ")
+		if found && name == key {
+			n, _ := strconv.ParseUint(strings.TrimSpace(value), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

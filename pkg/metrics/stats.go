@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ConnectorStats is one element of /stats "connectors" (http-api.md §4.2),
+// fields in upstream's order, followed by the additive fields of
+// DESIGN.md decision 10 (pid .. run_time).
+type ConnectorStats struct {
+	Key               string  `json:"key"`
+	Name              string  `json:"name"`
+	ConnectorType     string  `json:"connector_type"`
+	Version           string  `json:"version"`
+	VersionSemver     *uint32 `json:"version_semver,omitempty"`
+	Status            string  `json:"status"`
+	Enabled           bool    `json:"enabled"`
+	MessagesProduced  *uint64 `json:"messages_produced,omitempty"`  // sources only
+	MessagesSent      *uint64 `json:"messages_sent,omitempty"`      // sources only
+	MessagesConsumed  *uint64 `json:"messages_consumed,omitempty"`  // sinks only
+	MessagesProcessed *uint64 `json:"messages_processed,omitempty"` // sinks only
+	MessagesFiltered  *uint64 `json:"messages_filtered,omitempty"`
+	Errors            uint64  `json:"errors"`
+
+	// Additive fields: the runner process hosting the connector.
+	PID         int32      `json:"pid"`
+	LastError   *LastError `json:"last_error,omitempty"`
+	Restarts    uint64     `json:"restarts"`     // filled by the supervisor
+	MemoryUsage uint64     `json:"memory_usage"` // resident set size, bytes
+	CPUUsage    Float32    `json:"cpu_usage"`    // % of one core since the previous read
+	StartTime   uint64     `json:"start_time"`   // µs since epoch
+	RunTime     uint64     `json:"run_time"`     // µs
+}
+
+// LastError is the last_error object: the message and when it happened.
+type LastError struct {
+	Message   string `json:"message"`
+	Timestamp uint64 `json:"timestamp"` // µs since epoch
+}
+
+// RuntimeStats is the whole /stats object (http-api.md §4.2), fields in
+// upstream's order.
+type RuntimeStats struct {
+	ConnectorsRuntimeVersion       string           `json:"connectors_runtime_version"`
+	ConnectorsRuntimeVersionSemver *uint32          `json:"connectors_runtime_version_semver,omitempty"`
+	ProcessID                      uint32           `json:"process_id"`
+	CPUUsage                       Float32          `json:"cpu_usage"`
+	TotalCPUUsage                  Float32          `json:"total_cpu_usage"`
+	MemoryUsage                    uint64           `json:"memory_usage"`
+	TotalMemory                    uint64           `json:"total_memory"`
+	AvailableMemory                uint64           `json:"available_memory"`
+	RunTime                        uint64           `json:"run_time"`
+	StartTime                      uint64           `json:"start_time"`
+	SourcesTotal                   uint32           `json:"sources_total"`
+	SourcesRunning                 uint32           `json:"sources_running"`
+	SinksTotal                     uint32           `json:"sinks_total"`
+	SinksRunning                   uint32           `json:"sinks_running"`
+	Connectors                     []ConnectorStats `json:"connectors"`
+}
+
+// Float32 is an f32 that marshals the way upstream's serde_json does:
+// shortest round-trip digits, always with a fraction or exponent ("0.0",
+// "2.5"), and null when not finite.
+type Float32 float32
+
+// MarshalJSON implements json.Marshaler.
+func (f Float32) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	b := strconv.AppendFloat(nil, v, 'g', -1, 32)
+	if !strings.ContainsAny(string(b), ".eE") {
+		b = append(b, '.', '0')
+	}
+	return b, nil
+}
+
+// NumericVersion is the numeric form of a version string (http-api.md
+// §4.2.1): drop a "+build" suffix and anything from the first "-", take
+// major.minor.patch (at least three parts, the first three u32) and read major followed by
+// minor and patch zero-padded to three digits as a u32. ok is false when
+// the version does not parse or the number overflows.
+func NumericVersion(version string) (value uint32, ok bool) {
+	if i := strings.IndexByte(version, '+'); i >= 0 {
+		version = version[:i]
+	}
+	if i := strings.IndexByte(version, '-'); i >= 0 {
+		version = version[:i]
+	}
+	parts := strings.Split(version, ".")
+	if len(parts) < 3 {
+		return 0, false
+	}
+	var nums [3]uint64
+	for i := range nums { // parts after the patch number are ignored, even non-numeric ones
+		n, err := strconv.ParseUint(parts[i], 10, 32)
+		if err != nil {
+			return 0, false
+		}
+		nums[i] = n
+	}
+	text := strconv.FormatUint(nums[0], 10) + pad3(nums[1]) + pad3(nums[2])
+	n, err := strconv.ParseUint(text, 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return uint32(n), true
+}
+
+func pad3(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for len(s) < 3 {
+		s = "0" + s
+	}
+	return s
+}
