@@ -1,0 +1,191 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ConnectorEnvPrefix is the prefix of a connector's override variables:
+// IGGY_CONNECTORS_<SINK|SOURCE>_<KEY upper-cased>_ (config.md §4.5).
+func ConnectorEnvPrefix(kind ConnectorKind, key string) string {
+	return EnvPrefix + kind.envSegment() + "_" + strings.ToUpper(key) + "_"
+}
+
+// maxStreamIndex is the highest STREAMS_<i> index upstream generates names for.
+const maxStreamIndex = 255
+
+type envTarget int
+
+const (
+	envString envTarget = iota
+	envBool
+	envU64
+	envU32
+	envStrings
+)
+
+var topLevelEnvFields = []struct {
+	suffix, key string
+	target      envTarget
+}{
+	{"KEY", "key", envString},
+	{"ENABLED", "enabled", envBool},
+	{"VERSION", "version", envU64},
+	{"NAME", "name", envString},
+	{"PATH", "path", envString},
+	{"PLUGIN_CONFIG_FORMAT", "plugin_config_format", envString},
+	{"VERBOSE", "verbose", envBool},
+	{"BENCHMARK", "benchmark", envBool},
+}
+
+type streamEnvField struct {
+	suffix, key string
+	target      envTarget
+}
+
+func streamEnvFields(kind ConnectorKind) []streamEnvField {
+	common := []streamEnvField{
+		{"STREAM", "stream", envString},
+		{"SCHEMA", "schema", envString},
+		{"AVRO_SCHEMA_JSON", "avro_schema_json", envString},
+		{"AVRO_SCHEMA_PATH", "avro_schema_path", envString},
+		{"BATCH_LENGTH", "batch_length", envU32},
+	}
+	if kind == KindSink {
+		return append(common,
+			streamEnvField{"TOPICS", "topics", envStrings},
+			streamEnvField{"POLL_INTERVAL", "poll_interval", envString},
+			streamEnvField{"CONSUMER_GROUP", "consumer_group", envString},
+			streamEnvField{"OFFSET_COMMIT", "offset_commit", envString})
+	}
+	return append(common,
+		streamEnvField{"TOPIC", "topic", envString},
+		streamEnvField{"LINGER_TIME", "linger_time", envString})
+}
+
+func coerceEnv(target envTarget, value string) (any, error) {
+	switch target {
+	case envBool:
+		return parseEnvBool(value)
+	case envU64:
+		n, err := parseEnvUint(value, 64)
+		return n, err
+	case envU32:
+		n, err := parseEnvUint(value, 32)
+		return int64(n), err
+	case envStrings:
+		items, ok := splitEnvArray(value)
+		if !ok {
+			return nil, fmt.Errorf("expected a bracket list such as [a, b], got %q", value)
+		}
+		out := make([]any, len(items))
+		for i, it := range items {
+			out[i] = it
+		}
+		return out, nil
+	}
+	return value, nil
+}
+
+// applyTypedEnv sets the typed override variables on a raw document, before
+// it is decoded. Any STREAMS_<i>_* variable replaces the whole streams array
+// (indices not mentioned become empty tables), as upstream's merge does.
+func applyTypedEnv(doc map[string]any, kind ConnectorKind, key string, env []string) error {
+	prefix := ConnectorEnvPrefix(kind, key)
+	vars := envMap(env)
+	for _, f := range topLevelEnvFields {
+		value, ok := vars[prefix+f.suffix]
+		if !ok || value == "" {
+			continue
+		}
+		v, err := coerceEnv(f.target, value)
+		if err != nil {
+			return fmt.Errorf("environment variable %s: %w", prefix+f.suffix, err)
+		}
+		doc[f.key] = v
+	}
+	var streams []any
+	for i := 0; i <= maxStreamIndex; i++ {
+		for _, f := range streamEnvFields(kind) {
+			name := prefix + "STREAMS_" + strconv.Itoa(i) + "_" + f.suffix
+			value, ok := vars[name]
+			if !ok || value == "" {
+				continue
+			}
+			v, err := coerceEnv(f.target, value)
+			if err != nil {
+				return fmt.Errorf("environment variable %s: %w", name, err)
+			}
+			for len(streams) <= i {
+				streams = append(streams, map[string]any{})
+			}
+			streams[i].(map[string]any)[f.key] = v
+		}
+	}
+	if streams != nil {
+		doc["streams"] = streams
+	}
+	return nil
+}
+
+// applyPluginConfigEnv sets top-level plugin_config keys from variables whose
+// upper-cased name starts with <prefix>PLUGIN_CONFIG_. Empty values set "".
+func applyPluginConfigEnv(c *Connector, kind ConnectorKind, key string, env []string) {
+	marker := ConnectorEnvPrefix(kind, key) + "PLUGIN_CONFIG_"
+	for _, kv := range env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(strings.ToUpper(name), marker) {
+			continue
+		}
+		field := strings.ToLower(name[len(marker):])
+		if field == "" {
+			continue
+		}
+		if c.PluginConfig == nil {
+			c.PluginConfig = map[string]any{}
+		}
+		if value == "" {
+			c.PluginConfig[field] = ""
+		} else {
+			c.PluginConfig[field] = guessEnvJSON(value)
+		}
+	}
+}
+
+// ApplyConnectorEnv applies the connector's IGGY_CONNECTORS_<TYPE>_<KEY>_*
+// overrides from env to c, with the same rules as loading a file with them.
+// On error c is left unchanged.
+func ApplyConnectorEnv(c *Connector, env []string) error {
+	name := fmt.Sprintf("%s %q", c.Kind, c.Key)
+	updated, err := finishDecode(name, c.document(), c.TransformOrder, c.Kind, c.Key, ParseOptions{Env: env})
+	if err != nil {
+		return err
+	}
+	*c = updated
+	return nil
+}
+
+// ConnectorEnvWarnings lists variables under the connector's prefix that are
+// neither a typed override nor a plugin_config key, so they do nothing.
+func ConnectorEnvWarnings(kind ConnectorKind, key string, env []string) []string {
+	prefix := ConnectorEnvPrefix(kind, key)
+	known := map[string]bool{}
+	for _, f := range topLevelEnvFields {
+		known[prefix+f.suffix] = true
+	}
+	for i := 0; i <= maxStreamIndex; i++ {
+		for _, f := range streamEnvFields(kind) {
+			known[prefix+"STREAMS_"+strconv.Itoa(i)+"_"+f.suffix] = true
+		}
+	}
+	var warnings []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, prefix) || known[name] || strings.HasPrefix(strings.ToUpper(name), prefix+"PLUGIN_CONFIG_") {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("unknown environment variable %s for %s %q is ignored", name, kind, key))
+	}
+	return warnings
+}

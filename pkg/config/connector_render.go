@@ -1,0 +1,376 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// document is the connector as a raw document (the file's keys), the form
+// env overrides apply to and the encoders write. Optional keys follow
+// Declared; unknown stream keys kept in Options are carried along.
+func (c Connector) document() map[string]any {
+	doc := map[string]any{
+		"type":      string(c.Kind),
+		"key":       c.Key,
+		"enabled":   c.Enabled,
+		"version":   c.Version,
+		"name":      c.Name,
+		"path":      c.Path,
+		"verbose":   c.Verbose,
+		"benchmark": c.Benchmark,
+	}
+	if c.PluginConfigFormat != "" {
+		doc["plugin_config_format"] = c.PluginConfigFormat
+	}
+	if c.PluginConfig != nil {
+		doc["plugin_config"] = cloneValue(c.PluginConfig)
+	}
+	if c.Transforms != nil {
+		doc["transforms"] = cloneValue(c.Transforms)
+	}
+	streams := make([]any, len(c.Streams))
+	for i, s := range c.Streams {
+		streams[i] = s.document(c.Kind)
+	}
+	doc["streams"] = streams
+	return doc
+}
+
+func (s StreamEntry) document(kind ConnectorKind) map[string]any {
+	m := map[string]any{}
+	if s.Options != nil {
+		m = cloneValue(s.Options).(map[string]any)
+	}
+	for _, k := range []string{"topics", "topic", "avro_schema_json", "avro_schema_path", "batch_length",
+		"poll_interval", "consumer_group", "offset_commit", "linger_time"} {
+		delete(m, k)
+	}
+	m["stream"] = s.Stream
+	m["schema"] = s.Schema
+	if kind == KindSink {
+		topics := make([]any, len(s.Topics))
+		for i, t := range s.Topics {
+			topics[i] = t
+		}
+		m["topics"] = topics
+	} else {
+		m["topic"] = s.Topic
+	}
+	d := s.Declared
+	setOpt := func(key string, p *string) {
+		if p != nil {
+			m[key] = *p
+		}
+	}
+	setOpt("avro_schema_json", d.AvroSchemaJSON)
+	setOpt("avro_schema_path", d.AvroSchemaPath)
+	if d.BatchLength != nil {
+		m["batch_length"] = int64(*d.BatchLength)
+	}
+	if kind == KindSink {
+		setOpt("poll_interval", d.PollInterval)
+		setOpt("consumer_group", d.ConsumerGroup)
+		setOpt("offset_commit", d.OffsetCommit)
+	} else {
+		setOpt("linger_time", d.LingerTime)
+	}
+	return m
+}
+
+// MarshalTOML writes the connector as a connector file: type, key, version
+// and the body, optional keys that are absent left out, transforms in
+// TransformOrder. ParseConnector reads it back to an equal Connector. A
+// null (possible from JSON) inside plugin_config or transforms cannot be
+// written in TOML and is an ErrInvalidConnector error.
+func (c Connector) MarshalTOML() ([]byte, error) {
+	doc := c.document()
+	for _, section := range []string{"plugin_config", "transforms", "streams"} {
+		if err := checkNoNull(doc[section], section); err != nil {
+			return nil, fmt.Errorf("%w: %s %q: cannot be written as TOML: %w", ErrInvalidConnector, c.Kind, c.Key, err)
+		}
+	}
+	var buf bytes.Buffer
+	head := map[string]any{}
+	for _, k := range []string{"type", "key", "enabled", "version", "name", "path", "plugin_config_format", "verbose", "benchmark"} {
+		if v, ok := doc[k]; ok {
+			head[k] = v
+		}
+	}
+	// The TOML encoder sorts keys; write the identity first for readers.
+	fmt.Fprintf(&buf, "type = %s\nkey = %s\nversion = %d\n", tomlString(string(c.Kind)), tomlString(c.Key), c.Version)
+	delete(head, "type")
+	delete(head, "key")
+	delete(head, "version")
+	if err := encodeTOML(&buf, head); err != nil {
+		return nil, fmt.Errorf("encode %s %q: %w", c.Kind, c.Key, err)
+	}
+	buf.WriteString("\n")
+	if err := encodeTOML(&buf, map[string]any{"streams": doc["streams"]}); err != nil {
+		return nil, fmt.Errorf("encode %s %q streams: %w", c.Kind, c.Key, err)
+	}
+	for _, name := range c.TransformOrder {
+		body, ok := c.Transforms[name]
+		if !ok {
+			continue
+		}
+		var part bytes.Buffer
+		if err := encodeTOML(&part, map[string]any{"transforms": map[string]any{name: body}}); err != nil {
+			return nil, fmt.Errorf("encode %s %q transform %s: %w", c.Kind, c.Key, name, err)
+		}
+		// Each part repeats the parent header; TOML allows it only once.
+		text := strings.Replace(part.String(), "[transforms]\n", "", 1)
+		buf.WriteString("\n")
+		buf.WriteString(text)
+	}
+	if c.PluginConfig != nil {
+		buf.WriteString("\n")
+		if err := encodeTOML(&buf, map[string]any{"plugin_config": doc["plugin_config"]}); err != nil {
+			return nil, fmt.Errorf("encode %s %q plugin_config: %w", c.Kind, c.Key, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+func encodeTOML(buf *bytes.Buffer, v map[string]any) error {
+	enc := toml.NewEncoder(buf)
+	enc.Indent = ""
+	return enc.Encode(v)
+}
+
+func tomlString(s string) string {
+	b, _ := json.Marshal(s) // a JSON string literal is a valid TOML basic string
+	return string(b)
+}
+
+func checkNoNull(v any, path string) error {
+	switch t := v.(type) {
+	case nil:
+		return fmt.Errorf("null at %s", path)
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			if err := checkNoNull(t[k], path+"."+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if err := checkNoNull(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalDocument writes the connector file in format "toml" or "json"
+// (JSON: the same keys as the TOML file, `type` included), the forms
+// ParseConnector reads and IGGY_CONNECTOR_CONFIG accepts.
+func (c Connector) MarshalDocument(format string) ([]byte, error) {
+	switch format {
+	case "toml":
+		return c.MarshalTOML()
+	case "json":
+		obj := orderedObject{{"type", string(c.Kind)}}
+		obj = append(obj, c.bodyObject(true)...)
+		return appendJSON(nil, obj), nil
+	}
+	return nil, fmt.Errorf("%w: unknown connector config format %q, expected toml or json", ErrInvalidConnector, format)
+}
+
+// MarshalJSON writes the connector as upstream's SinkConfig/SourceConfig
+// JSON (config.md §5.2, §6.2): the body keys without `type`, every optional
+// key present, null when unset.
+func (c Connector) MarshalJSON() ([]byte, error) {
+	return appendJSON(nil, c.bodyObject(true)), nil
+}
+
+// VersionJSON is the version object of the config REST routes (§6.2): the
+// MarshalJSON object plus "active".
+func (c Connector) VersionJSON(active bool) []byte {
+	obj := append(c.bodyObject(true), kv{"active", active})
+	return appendJSON(nil, obj)
+}
+
+// CreateBodyJSON is the body of a create request to an HTTP config provider
+// (§5.2): the body keys without key and version, all present, null when unset.
+func (c Connector) CreateBodyJSON() []byte {
+	return appendJSON(nil, c.bodyObject(false))
+}
+
+func (c Connector) bodyObject(withIdentity bool) orderedObject {
+	var obj orderedObject
+	if withIdentity {
+		obj = append(obj, kv{"key", c.Key})
+	}
+	obj = append(obj, kv{"enabled", c.Enabled})
+	if withIdentity {
+		obj = append(obj, kv{"version", c.Version})
+	}
+	obj = append(obj, kv{"name", c.Name}, kv{"path", c.Path})
+	if c.Transforms == nil {
+		obj = append(obj, kv{"transforms", nil})
+	} else {
+		var ts orderedObject
+		for _, name := range c.TransformOrder {
+			if body, ok := c.Transforms[name]; ok {
+				ts = append(ts, kv{name, body})
+			}
+		}
+		obj = append(obj, kv{"transforms", ts})
+	}
+	streams := make([]any, len(c.Streams))
+	for i, s := range c.Streams {
+		streams[i] = s.jsonObject(c.Kind)
+	}
+	obj = append(obj, kv{"streams", streams})
+	if c.PluginConfigFormat == "" {
+		obj = append(obj, kv{"plugin_config_format", nil})
+	} else {
+		obj = append(obj, kv{"plugin_config_format", c.PluginConfigFormat})
+	}
+	if c.PluginConfig == nil {
+		obj = append(obj, kv{"plugin_config", nil})
+	} else {
+		obj = append(obj, kv{"plugin_config", c.PluginConfig})
+	}
+	return append(obj, kv{"verbose", c.Verbose}, kv{"benchmark", c.Benchmark})
+}
+
+func (s StreamEntry) jsonObject(kind ConnectorKind) orderedObject {
+	opt := func(p *string) any {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	obj := orderedObject{{"stream", s.Stream}}
+	if kind == KindSink {
+		topics := s.Topics
+		if topics == nil {
+			topics = []string{}
+		}
+		obj = append(obj, kv{"topics", topics})
+	} else {
+		obj = append(obj, kv{"topic", s.Topic})
+	}
+	d := s.Declared
+	obj = append(obj, kv{"schema", s.Schema}, kv{"avro_schema_json", opt(d.AvroSchemaJSON)},
+		kv{"avro_schema_path", opt(d.AvroSchemaPath)})
+	if d.BatchLength == nil {
+		obj = append(obj, kv{"batch_length", nil})
+	} else {
+		obj = append(obj, kv{"batch_length", *d.BatchLength})
+	}
+	if kind == KindSink {
+		obj = append(obj, kv{"poll_interval", opt(d.PollInterval)}, kv{"consumer_group", opt(d.ConsumerGroup)})
+		// offset_commit is ours; shown only when written, so upstream's
+		// shape is unchanged for upstream configs.
+		if d.OffsetCommit != nil {
+			obj = append(obj, kv{"offset_commit", *d.OffsetCommit})
+		}
+	} else {
+		obj = append(obj, kv{"linger_time", opt(d.LingerTime)})
+	}
+	return obj
+}
+
+type kv struct {
+	key   string
+	value any
+}
+
+// orderedObject is a JSON object that keeps its member order.
+type orderedObject []kv
+
+// appendJSON writes compact JSON without HTML escaping (as serde_json
+// does). Maps are written with sorted keys; values are this package's
+// JSON-like types.
+func appendJSON(dst []byte, v any) []byte {
+	switch t := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case orderedObject:
+		dst = append(dst, '{')
+		for i, m := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, m.key)
+			dst = append(dst, ':')
+			dst = appendJSON(dst, m.value)
+		}
+		return append(dst, '}')
+	case map[string]any:
+		dst = append(dst, '{')
+		for i, k := range sortedKeys(t) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			dst = appendJSON(dst, t[k])
+		}
+		return append(dst, '}')
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSON(dst, e)
+		}
+		return append(dst, ']')
+	case []string:
+		dst = append(dst, '[')
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, e)
+		}
+		return append(dst, ']')
+	case string:
+		return appendJSONString(dst, t)
+	case bool:
+		return strconv.AppendBool(dst, t)
+	case int64:
+		return strconv.AppendInt(dst, t, 10)
+	case uint64:
+		return strconv.AppendUint(dst, t, 10)
+	case uint32:
+		return strconv.AppendUint(dst, uint64(t), 10)
+	case int:
+		return strconv.AppendInt(dst, int64(t), 10)
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return append(dst, "null"...)
+		}
+		if t == math.Trunc(t) && math.Abs(t) < 1e15 {
+			// serde_json keeps the fraction marker on whole floats.
+			return strconv.AppendFloat(dst, t, 'f', 1, 64)
+		}
+		return strconv.AppendFloat(dst, t, 'g', -1, 64)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return appendJSONString(dst, fmt.Sprint(v))
+	}
+	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
+}
+
+func appendJSONString(dst []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // strings always encode
+	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
+}
+

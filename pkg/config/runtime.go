@@ -1,0 +1,423 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Runtime is the runtime configuration file (config.md §1): the REST API,
+// the Iggy connection, the state directory, the connector config provider,
+// telemetry and logging. The zero value is not useful; start from
+// DefaultRuntime or LoadRuntime.
+type Runtime struct {
+	HTTP       HTTP
+	Iggy       Iggy
+	State      State
+	Connectors Connectors
+	Telemetry  Telemetry
+	Logging    Logging
+}
+
+// HTTP is the [http] section: the REST API of the supervisor (and the
+// per-connector endpoint of a runner).
+type HTTP struct {
+	Enabled bool
+	Address string
+	APIKey  string
+	CORS    CORS
+	Metrics HTTPMetrics
+	TLS     HTTPTLS
+}
+
+// CORS is [http.cors].
+type CORS struct {
+	Enabled             bool
+	AllowedMethods      []string
+	AllowedOrigins      []string
+	AllowedHeaders      []string
+	ExposedHeaders      []string
+	AllowCredentials    bool
+	AllowPrivateNetwork bool
+}
+
+// HTTPMetrics is [http.metrics].
+type HTTPMetrics struct {
+	Enabled  bool
+	Endpoint string
+}
+
+// HTTPTLS is [http.tls].
+type HTTPTLS struct {
+	Enabled  bool
+	CertFile string
+	KeyFile  string
+}
+
+// Iggy is the [iggy] section: where the Iggy server is and how to log in.
+type Iggy struct {
+	Address  string
+	Username string
+	Password string
+	// Token is a personal access token; "file:<path>" names a file holding
+	// it (see ResolveToken). When set it replaces username and password.
+	Token string
+	TLS   IggyTLS
+}
+
+// IggyTLS is [iggy.tls].
+type IggyTLS struct {
+	Enabled bool
+	CAFile  string
+	Domain  string // "" means unset
+}
+
+// State is [state]: the directory holding source state files.
+type State struct {
+	Path string
+}
+
+// Connector config provider types (connectors.config_type).
+const (
+	ProviderLocal = "local"
+	ProviderHTTP  = "http"
+)
+
+// Connectors is the [connectors] section. Upstream it is a tagged union; the
+// fields of the inactive provider are simply unused.
+type Connectors struct {
+	ConfigType string // ProviderLocal or ProviderHTTP
+	// Local provider.
+	ConfigDir string
+	// HTTP provider (config.md §5.1).
+	BaseURL        string
+	Timeout        time.Duration
+	RequestHeaders map[string]string // nil when none
+	URLTemplates   map[string]string // nil when none
+	Response       ResponsePaths
+	Retry          Retry
+}
+
+// ResponsePaths is [connectors.response]; "" means unset.
+type ResponsePaths struct {
+	DataPath  string
+	ErrorPath string
+}
+
+// Retry is [connectors.retry]. MaxAttempts counts retries, not requests.
+type Retry struct {
+	Enabled           bool
+	MaxAttempts       uint32
+	InitialBackoff    time.Duration
+	MaxBackoff        time.Duration
+	BackoffMultiplier uint32
+}
+
+// Telemetry is [telemetry] (OpenTelemetry export).
+type Telemetry struct {
+	Enabled     bool
+	ServiceName string
+	Logs        OTLPExporter
+	Traces      OTLPExporter
+}
+
+// OTLPExporter is [telemetry.logs] or [telemetry.traces].
+type OTLPExporter struct {
+	Transport string // "grpc" or "http"
+	Endpoint  string
+}
+
+// Logging is [logging].
+type Logging struct {
+	Format string // "text" or "json"
+}
+
+// DefaultRuntime is the built-in defaults document of upstream
+// (core/connectors/runtime/config.toml) plus the struct defaults that apply
+// to keys it omits (logging format, HTTP provider settings).
+func DefaultRuntime() Runtime {
+	return Runtime{
+		HTTP: HTTP{
+			Enabled: true,
+			Address: "127.0.0.1:8081",
+			CORS: CORS{
+				AllowedMethods: []string{"GET", "POST", "PUT", "DELETE"},
+				AllowedOrigins: []string{"*"},
+				AllowedHeaders: []string{"content-type"},
+				ExposedHeaders: []string{""},
+			},
+			Metrics: HTTPMetrics{Endpoint: "/metrics"},
+			TLS:     HTTPTLS{CertFile: "core/certs/iggy_cert.pem", KeyFile: "core/certs/iggy_key.pem"},
+		},
+		Iggy: Iggy{
+			Address:  "localhost:8090",
+			Username: "iggy",
+			Password: "iggy",
+			TLS:      IggyTLS{CAFile: "core/certs/iggy_ca_cert.pem"},
+		},
+		State: State{Path: "local_state"},
+		Connectors: Connectors{
+			ConfigType: ProviderLocal,
+			Timeout:    10 * time.Second,
+			Retry: Retry{
+				Enabled:           true,
+				MaxAttempts:       3,
+				InitialBackoff:    time.Second,
+				MaxBackoff:        30 * time.Second,
+				BackoffMultiplier: 2,
+			},
+		},
+		Telemetry: Telemetry{
+			ServiceName: "iggy-connectors",
+			Logs:        OTLPExporter{Transport: "grpc", Endpoint: "http://localhost:4317"},
+			Traces:      OTLPExporter{Transport: "grpc", Endpoint: "http://localhost:4317"},
+		},
+		Logging: Logging{Format: "text"},
+	}
+}
+
+// Sentinel errors of runtime loading, for callers that branch.
+var (
+	// ErrInvalidRuntime wraps every rejected runtime file or variable.
+	ErrInvalidRuntime = errors.New("invalid runtime configuration")
+)
+
+// LoadRuntime builds the runtime configuration from three layers: the
+// defaults, the TOML file at path (skipped when path is ""), then the
+// IGGY_CONNECTORS_* variables in env ("NAME=value" entries, later entries
+// win). Unknown file keys and unknown variables are ignored (see
+// UnknownRuntimeVars for the warnings). Every error names the file or
+// variable and the key.
+func LoadRuntime(path string, env []string) (Runtime, error) {
+	if path == "" {
+		return buildRuntime("", nil, env)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Runtime{}, fmt.Errorf("read runtime config: %w", err)
+	}
+	return buildRuntime("file "+path, data, env)
+}
+
+// ParseRuntime is LoadRuntime for a document already in memory; name is used
+// in error messages only.
+func ParseRuntime(name string, data []byte, env []string) (Runtime, error) {
+	return buildRuntime(name, data, env)
+}
+
+func buildRuntime(name string, data []byte, env []string) (Runtime, error) {
+	r := DefaultRuntime()
+	if data != nil {
+		if err := applyRuntimeTOML(&r, data); err != nil {
+			return Runtime{}, fmt.Errorf("%w: %s: %w", ErrInvalidRuntime, name, err)
+		}
+	}
+	vars := envMap(env)
+	for _, f := range runtimeFields {
+		value, ok := vars[f.envName()]
+		if !ok || value == "" {
+			continue
+		}
+		if err := f.setFromEnv(&r, value); err != nil {
+			return Runtime{}, fmt.Errorf("%w: environment variable %s (key %s): %w", ErrInvalidRuntime, f.envName(), f.path, err)
+		}
+	}
+	if err := r.Validate(); err != nil {
+		return Runtime{}, err
+	}
+	return r, nil
+}
+
+func applyRuntimeTOML(r *Runtime, data []byte) error {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		return fmt.Errorf("TOML syntax: %w", err)
+	}
+	for _, f := range runtimeFields {
+		value, found, err := lookupPath(doc, f.path)
+		if err != nil {
+			return err
+		}
+		if !found {
+			continue
+		}
+		if err := f.setFromTOML(r, value); err != nil {
+			return fmt.Errorf("key %s: %w", f.path, err)
+		}
+	}
+	return nil
+}
+
+// lookupPath finds a dotted key in a decoded TOML document. A scalar where a
+// table is expected is an error naming the key.
+func lookupPath(doc map[string]any, path string) (any, bool, error) {
+	parts := strings.Split(path, ".")
+	var current any = doc
+	for i, part := range parts {
+		table, ok := current.(map[string]any)
+		if !ok {
+			return nil, false, fmt.Errorf("key %s: expected a table, got %s", strings.Join(parts[:i], "."), describeValue(current))
+		}
+		current, ok = table[part]
+		if !ok {
+			return nil, false, nil
+		}
+	}
+	return current, true, nil
+}
+
+// Validate checks the rules that span several keys, and those upstream
+// enforces at startup, before anything is started.
+func (r Runtime) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%w: key %s: %s", ErrInvalidRuntime, key, fmt.Sprintf(format, args...))
+	}
+	for _, m := range r.HTTP.CORS.AllowedMethods {
+		if m == "" {
+			continue
+		}
+		if !isHTTPMethod(strings.ToUpper(m)) {
+			return bad("http.cors.allowed_methods", "unknown HTTP method %q", m)
+		}
+	}
+	if r.Iggy.Token == "" && (r.Iggy.Username == "" || r.Iggy.Password == "") {
+		return bad("iggy.username", "Missing Iggy credentials: set iggy.token, or both iggy.username and iggy.password")
+	}
+	if r.Iggy.TLS.Enabled && r.Iggy.TLS.CAFile == "" {
+		return bad("iggy.tls.ca_file", "required when iggy.tls.enabled is true")
+	}
+	if r.Connectors.ConfigType == ProviderHTTP {
+		if r.Connectors.BaseURL == "" {
+			return bad("connectors.base_url", "required when connectors.config_type is %q", ProviderHTTP)
+		}
+		if r.Connectors.Retry.InitialBackoff > r.Connectors.Retry.MaxBackoff {
+			return bad("connectors.retry.initial_backoff", "%s is larger than connectors.retry.max_backoff %s",
+				FormatDuration(r.Connectors.Retry.InitialBackoff), FormatDuration(r.Connectors.Retry.MaxBackoff))
+		}
+		for name, value := range r.Connectors.RequestHeaders {
+			if !isHeaderName(name) {
+				return bad("connectors.request_headers", "Invalid header name '%s'", name)
+			}
+			if strings.ContainsAny(value, "\r\n\x00") {
+				return bad("connectors.request_headers", "Invalid header value for '%s'", name)
+			}
+		}
+	}
+	return nil
+}
+
+func isHTTPMethod(m string) bool {
+	switch m {
+	case "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "CONNECT", "PATCH", "TRACE":
+		return true
+	}
+	return false
+}
+
+// isHeaderName reports whether name is an RFC 9110 token.
+func isHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ResolveToken returns the personal access token to log in with: the token
+// itself, or for "file:<path>" the trimmed content of that file ("~/" expands
+// to the home directory). A missing or blank token file is an error.
+func (i Iggy) ResolveToken() (string, error) {
+	path, isFile := strings.CutPrefix(i.Token, "file:")
+	if !isFile {
+		return i.Token, nil
+	}
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("iggy.token: expand ~: %w", err)
+		}
+		path = filepath.Join(home, rest)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("iggy.token: read token file: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("iggy.token: token file %s is empty", path)
+	}
+	return token, nil
+}
+
+const masked = "******"
+
+// Redacted returns a copy safe to log: secrets (api_key, password, token)
+// are replaced by ****** when set.
+func (r Runtime) Redacted() Runtime {
+	c := r
+	for _, f := range runtimeFields {
+		if !f.secret {
+			continue
+		}
+		if p := f.ref(&c).(*string); *p != "" {
+			*p = masked
+		}
+	}
+	return c
+}
+
+// DisplayConfig reports whether the effective configuration may be logged,
+// per IGGY_DISPLAY_CONFIG: unset, "1" or "true" (any case) mean yes.
+func DisplayConfig(env []string) bool {
+	value, ok := envMap(env)["IGGY_DISPLAY_CONFIG"]
+	if !ok {
+		return true
+	}
+	return value == "1" || strings.EqualFold(value, "true")
+}
+
+// envMap indexes "NAME=value" entries; a later entry wins, as in os/exec.
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		m[name] = value
+	}
+	return m
+}
+
+func describeValue(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return "a string"
+	case bool:
+		return "a bool"
+	case int64, int, uint64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
+}
