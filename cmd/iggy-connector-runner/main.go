@@ -1,0 +1,37 @@
+// Command iggy-connector-runner runs exactly one Iggy connector (one sink or source plugin) with its
+// Iggy pump, configured by environment variables only. See `iggy-connector-runner --help`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/iggy-connectors-go/runtime/runner"
+)
+
+func main() {
+	for _, a := range os.Args[1:] {
+		switch a {
+		case "-h", "--help", "help":
+			runner.Usage(os.Stdout)
+			return
+		default:
+			fmt.Fprintf(os.Stderr, "iggy-connector-runner: unexpected argument %q (configuration is by environment variables; see --help)\n", a)
+			os.Exit(2)
+		}
+	}
+	os.Exit(runner.Main(os.Environ(), os.Stderr, signalContext))
+}
+
+// signalContext ends on the first SIGTERM or SIGINT; a second one kills the process the default way.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-ctx.Done()
+		cancel() // restores default handling: a second signal terminates at once
+	}()
+	return ctx, cancel
+}

@@ -1,0 +1,312 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+)
+
+const runnerPackage = "github.com/iggy-connectors-go/runtime/cmd/iggy-connector-runner"
+
+var (
+	runnerBuildOnce sync.Once
+	runnerBinPath   string
+	runnerBuildErr  error
+)
+
+// RunnerBinary builds cmd/iggy-connector-runner once per test process and returns its path.
+func RunnerBinary(tb testing.TB) string {
+	tb.Helper()
+	runnerBuildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "iggy-runner-bin-")
+		if err != nil {
+			runnerBuildErr = err
+			return
+		}
+		out := filepath.Join(dir, "iggy-connector-runner")
+		cmd := exec.Command(goTool(), "build", "-o", out, runnerPackage)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			runnerBuildErr = fmt.Errorf("go build %s: %w\n%s", runnerPackage, err, stderr.String())
+			return
+		}
+		runnerBinPath = out
+	})
+	if runnerBuildErr != nil {
+		tb.Fatalf("build runner: %v", runnerBuildErr)
+	}
+	return runnerBinPath
+}
+
+// goTool finds the go command: on PATH, else next to GOROOT.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "/usr/local/go/bin/go"
+}
+
+// RunnerProc is one runner process started by a test, with its HTTP endpoint on a Unix socket.
+type RunnerProc struct {
+	Cmd        *exec.Cmd
+	SocketPath string // the endpoint's Unix socket
+	Env        []string
+
+	http *http.Client
+	logs *syncBuffer
+
+	done     chan struct{}
+	exitCode int
+	waitErr  error
+}
+
+// StartRunner starts the runner binary with env (NAME=value entries) added to a clean environment
+// (no inherited IGGY_* variables). Unless env sets IGGY_CONNECTORS_HTTP_ADDRESS, the endpoint is
+// a Unix socket in a fresh temp dir. The process is killed at test cleanup if still running.
+func StartRunner(tb testing.TB, env []string) *RunnerProc {
+	tb.Helper()
+	bin := RunnerBinary(tb)
+	// Unix socket paths are limited to ~108 bytes, so the dir is short rather than tb.TempDir().
+	sockDir, err := os.MkdirTemp("", "rn")
+	if err != nil {
+		tb.Fatalf("socket dir: %v", err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(sockDir) })
+	p := &RunnerProc{SocketPath: filepath.Join(sockDir, "runner.sock"), logs: &syncBuffer{}, done: make(chan struct{})}
+
+	full := cleanEnviron()
+	if !hasVar(env, "IGGY_CONNECTORS_HTTP_ADDRESS") {
+		full = append(full, "IGGY_CONNECTORS_HTTP_ADDRESS=unix:"+p.SocketPath)
+	}
+	full = append(full, env...)
+	p.Env = full
+	p.http = &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", p.SocketPath)
+		}},
+	}
+
+	p.Cmd = exec.Command(bin)
+	p.Cmd.Env = full
+	p.Cmd.Stdout = p.logs
+	p.Cmd.Stderr = p.logs
+	if err := p.Cmd.Start(); err != nil {
+		tb.Fatalf("start runner: %v", err)
+	}
+	go func() {
+		err := p.Cmd.Wait()
+		p.waitErr = err
+		p.exitCode = p.Cmd.ProcessState.ExitCode()
+		close(p.done)
+	}()
+	tb.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.Cmd.Process.Kill()
+			<-p.done
+		}
+		if tb.Failed() {
+			tb.Logf("runner pid %d logs:\n%s", p.Cmd.Process.Pid, p.Logs())
+		}
+	})
+	return p
+}
+
+func cleanEnviron() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "IGGY_") || strings.HasPrefix(kv, "RUST_LOG=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func hasVar(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// Pid is the runner's process id.
+func (p *RunnerProc) Pid() int { return p.Cmd.Process.Pid }
+
+// Logs returns everything the runner wrote to stdout and stderr so far.
+func (p *RunnerProc) Logs() string { return p.logs.String() }
+
+// Exited reports whether the process has ended.
+func (p *RunnerProc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Get fetches path from the runner's endpoint and returns the status code and body.
+func (p *RunnerProc) Get(path string, header http.Header) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://runner"+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// RunnerHealth is the runner's /health body.
+type RunnerHealth struct {
+	Status          string `json:"status"`
+	Key             string `json:"key"`
+	ConnectorType   string `json:"connector_type"`
+	ConnectorStatus string `json:"connector_status"`
+}
+
+// Health reads /health.
+func (p *RunnerProc) Health() (RunnerHealth, error) {
+	var h RunnerHealth
+	code, body, err := p.Get("/health", nil)
+	if err != nil {
+		return h, err
+	}
+	if code != http.StatusOK {
+		return h, fmt.Errorf("/health: status %d: %s", code, body)
+	}
+	return h, json.Unmarshal(body, &h)
+}
+
+// Stats reads /stats, failing the test on error.
+func (p *RunnerProc) Stats(tb testing.TB) metrics.ConnectorStats {
+	tb.Helper()
+	var s metrics.ConnectorStats
+	code, body, err := p.Get("/stats", nil)
+	if err != nil || code != http.StatusOK {
+		tb.Fatalf("runner /stats: code %d err %v body %s", code, err, body)
+	}
+	if err := json.Unmarshal(body, &s); err != nil {
+		tb.Fatalf("runner /stats: %v: %s", err, body)
+	}
+	return s
+}
+
+// Metrics reads the metrics endpoint (text exposition), failing the test on error.
+func (p *RunnerProc) Metrics(tb testing.TB) string {
+	tb.Helper()
+	code, body, err := p.Get("/metrics", nil)
+	if err != nil || code != http.StatusOK {
+		tb.Fatalf("runner /metrics: code %d err %v body %s", code, err, body)
+	}
+	return string(body)
+}
+
+// WaitStatus polls /health until the connector reports status (e.g. "running"). It fails the
+// test when the process exits first or timeout passes.
+func (p *RunnerProc) WaitStatus(tb testing.TB, status string, timeout time.Duration) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if p.Exited() {
+			tb.Fatalf("runner exited (code %d) while waiting for status %q; logs:\n%s", p.exitCode, status, p.Logs())
+		}
+		if h, err := p.Health(); err == nil {
+			last = h.ConnectorStatus
+			if last == status {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tb.Fatalf("runner status %q, want %q after %s; logs:\n%s", last, status, timeout, p.Logs())
+}
+
+// WaitUntil polls cond (typically over Stats) every 20 ms until it is true, failing after timeout.
+func (p *RunnerProc) WaitUntil(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		if p.Exited() {
+			tb.Fatalf("runner exited (code %d) while waiting for %s; logs:\n%s", p.exitCode, what, p.Logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tb.Fatalf("timed out after %s waiting for %s; logs:\n%s", timeout, what, p.Logs())
+}
+
+// Kill9 kills the runner with SIGKILL and waits for it to be gone.
+func (p *RunnerProc) Kill9() {
+	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Signal sends sig to the runner.
+func (p *RunnerProc) Signal(sig os.Signal) error { return p.Cmd.Process.Signal(sig) }
+
+// ErrRunnerStillRunning is returned by Wait when the process outlived the timeout.
+var ErrRunnerStillRunning = errors.New("runner still running")
+
+// Wait waits up to timeout for the process to exit and returns its exit code (-1 when killed by
+// a signal).
+func (p *RunnerProc) Wait(timeout time.Duration) (int, error) {
+	select {
+	case <-p.done:
+		return p.exitCode, nil
+	case <-time.After(timeout):
+		return 0, ErrRunnerStillRunning
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's output goroutines and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,162 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Env holds the runner's own variables: where the connector config comes from, and the
+// runner-specific timeouts and retry limits. The runtime sections (IGGY_CONNECTORS_IGGY_*,
+// IGGY_CONNECTORS_HTTP_*, ...) are read by pkg/config with the supervisor's names.
+type Env struct {
+	// RuntimeConfigPath is an optional runtime config file (upstream's config.toml); env overrides it.
+	RuntimeConfigPath string `env:"IGGY_CONNECTORS_CONFIG_PATH" help:"optional runtime config file (TOML), read before the IGGY_CONNECTORS_* overrides"`
+
+	// The connector: exactly one of ConfigPath, ConfigInline or Type+Key.
+	ConfigPath   string `env:"IGGY_CONNECTOR_CONFIG_PATH" help:"one connector file (TOML, or JSON when it ends in .json)"`
+	ConfigInline string `env:"IGGY_CONNECTOR_CONFIG" help:"one connector config inline, TOML or JSON (JSON when it starts with '{')"`
+	Type         string `env:"IGGY_CONNECTOR_TYPE" help:"sink or source; with IGGY_CONNECTOR_KEY fetches the active config from the configured provider"`
+	Key          string `env:"IGGY_CONNECTOR_KEY" help:"connector key to fetch from the provider (with IGGY_CONNECTOR_TYPE)"`
+
+	LogLevel string `env:"IGGY_CONNECTOR_LOG_LEVEL" envDefault:"info" help:"log level: debug, info, warn or error"`
+
+	PluginCallTimeout time.Duration `env:"IGGY_CONNECTOR_PLUGIN_TIMEOUT" envDefault:"60s" help:"longest a single plugin call (open, consume, batch result, close) may take before the connector is declared hung; 0 = no limit"`
+	ShutdownTimeout   time.Duration `env:"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT" envDefault:"10s" help:"time to settle the in-flight batch and close the plugin after SIGTERM/SIGINT"`
+	ConsumeRetries    int           `env:"IGGY_CONNECTOR_CONSUME_RETRIES" envDefault:"5" help:"sink: retries of a failed consume call before the connector goes to error and the runner exits"`
+	SendRetries       int           `env:"IGGY_CONNECTOR_SEND_RETRIES" envDefault:"3" help:"source: retries of a failed send to Iggy before the batch is NACKed"`
+	RetryBackoffMin   time.Duration `env:"IGGY_CONNECTOR_RETRY_BACKOFF_MIN" envDefault:"100ms" help:"first pause between retries (doubles per attempt)"`
+	RetryBackoffMax   time.Duration `env:"IGGY_CONNECTOR_RETRY_BACKOFF_MAX" envDefault:"5s" help:"cap of the retry pause"`
+	ReconnectMin      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MIN" envDefault:"100ms" help:"first pause before reconnecting to Iggy after the connection dropped"`
+	ReconnectMax      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MAX" envDefault:"5s" help:"cap of the reconnect pause"`
+	StallNacks        int           `env:"IGGY_CONNECTOR_STALL_NACKS" envDefault:"5" help:"source: consecutive NACKs after which the plugin's poll loop has stopped (SDK limit 5) and the runner exits"`
+	SourceQueue       int           `env:"IGGY_CONNECTOR_SOURCE_QUEUE" envDefault:"2" help:"source: batches buffered between the plugin thread and the sender; a full queue rejects the batch"`
+}
+
+// connector-config sources, named for error messages.
+const (
+	varConfigPath   = "IGGY_CONNECTOR_CONFIG_PATH"
+	varConfigInline = "IGGY_CONNECTOR_CONFIG"
+	varType         = "IGGY_CONNECTOR_TYPE"
+	varKey          = "IGGY_CONNECTOR_KEY"
+)
+
+// ParseEnv reads the runner's own variables from env ("NAME=value" entries, as os.Environ gives).
+// It checks that exactly one connector source is chosen and every value is in range.
+func ParseEnv(environ []string) (Env, error) {
+	var e Env
+	if err := env.ParseWithOptions(&e, env.Options{Environment: envMap(environ)}); err != nil {
+		return Env{}, fmt.Errorf("runner environment: %w", flattenEnvError(err))
+	}
+	return e, e.validate()
+}
+
+func (e Env) validate() error {
+	chosen := 0
+	for _, set := range []bool{e.ConfigPath != "", e.ConfigInline != "", e.Type != "" || e.Key != ""} {
+		if set {
+			chosen++
+		}
+	}
+	switch {
+	case chosen == 0:
+		return fmt.Errorf("no connector configured: set %s, %s, or %s with %s", varConfigPath, varConfigInline, varType, varKey)
+	case chosen > 1:
+		return fmt.Errorf("more than one connector source set: use only one of %s, %s, or %s with %s", varConfigPath, varConfigInline, varType, varKey)
+	}
+	if e.Type != "" || e.Key != "" {
+		if e.Type != "sink" && e.Type != "source" {
+			return fmt.Errorf("%s=%q: must be sink or source", varType, e.Type)
+		}
+		if e.Key == "" {
+			return fmt.Errorf("%s is required with %s", varKey, varType)
+		}
+	}
+	if _, err := parseLevel(e.LogLevel); err != nil {
+		return fmt.Errorf("IGGY_CONNECTOR_LOG_LEVEL=%q: %w", e.LogLevel, err)
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"IGGY_CONNECTOR_PLUGIN_TIMEOUT", e.PluginCallTimeout < 0},
+		{"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT", e.ShutdownTimeout <= 0},
+		{"IGGY_CONNECTOR_CONSUME_RETRIES", e.ConsumeRetries < 0},
+		{"IGGY_CONNECTOR_SEND_RETRIES", e.SendRetries < 0},
+		{"IGGY_CONNECTOR_RETRY_BACKOFF_MIN", e.RetryBackoffMin <= 0},
+		{"IGGY_CONNECTOR_RETRY_BACKOFF_MAX", e.RetryBackoffMax < e.RetryBackoffMin},
+		{"IGGY_CONNECTOR_RECONNECT_MIN", e.ReconnectMin <= 0},
+		{"IGGY_CONNECTOR_RECONNECT_MAX", e.ReconnectMax < e.ReconnectMin},
+		{"IGGY_CONNECTOR_STALL_NACKS", e.StallNacks < 1},
+		{"IGGY_CONNECTOR_SOURCE_QUEUE", e.SourceQueue < 1},
+	} {
+		if c.bad {
+			return fmt.Errorf("%s: value out of range", c.name)
+		}
+	}
+	return nil
+}
+
+// EnvVar documents one variable for --help.
+type EnvVar struct {
+	Name, Default, Help string
+}
+
+// RunnerEnvVars lists the runner's own variables with their defaults, in declaration order.
+func RunnerEnvVars() []EnvVar {
+	params, err := env.GetFieldParams(&Env{})
+	if err != nil {
+		panic(err) // the struct tags are constants; a failure is a programming error caught by tests
+	}
+	helps := fieldHelps()
+	out := make([]EnvVar, 0, len(params))
+	for _, p := range params {
+		out = append(out, EnvVar{Name: p.Key, Default: p.DefaultValue, Help: helps[p.Key]})
+	}
+	return out
+}
+
+// envMap turns "NAME=value" entries into a map; later duplicates win, as in a shell.
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// flattenEnvError turns caarlos0/env's aggregate error into its first cause, naming the variable
+// rather than the Go field (a ParseError only knows the field).
+func flattenEnvError(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) || len(agg.Errors) == 0 {
+		return err
+	}
+	first := agg.Errors[0]
+	var pe env.ParseError
+	if errors.As(first, &pe) {
+		if f, ok := reflect.TypeOf(Env{}).FieldByName(pe.Name); ok {
+			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			return fmt.Errorf("%s: invalid %s: %w", name, pe.Type, pe.Err)
+		}
+	}
+	return first
+}
+
+// fieldHelps maps each variable name to its help tag.
+func fieldHelps() map[string]string {
+	t := reflect.TypeOf(Env{})
+	out := make(map[string]string, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		out[name] = f.Tag.Get("help")
+	}
+	return out
+}

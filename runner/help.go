@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+)
+
+// Usage writes the --help text: what the runner is and every variable it reads, with its default.
+func Usage(w io.Writer) {
+	fmt.Fprint(w, `iggy-connector-runner runs exactly one Iggy connector (sink or source plugin) with its Iggy pump.
+It is configured by environment variables only, so it can run as one container per connector.
+
+Usage: iggy-connector-runner [--help]
+
+The connector comes from exactly one of IGGY_CONNECTOR_CONFIG_PATH, IGGY_CONNECTOR_CONFIG, or
+IGGY_CONNECTOR_TYPE + IGGY_CONNECTOR_KEY (fetched from the provider of [connectors]).
+Connector overrides: IGGY_CONNECTORS_SINK_<KEY>_<FIELD>, IGGY_CONNECTORS_SOURCE_<KEY>_<FIELD>
+(e.g. ..._PLUGIN_CONFIG_<NAME>, ..._STREAMS_<i>_TOPIC), as upstream's local provider applies them.
+The HTTP endpoint (IGGY_CONNECTORS_HTTP_ADDRESS) takes host:port or unix:/path/to.sock and serves
+/health, /stats and the metrics endpoint.
+
+Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a fatal connector error, 2 on bad configuration.
+
+Runner variables:
+`)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range RunnerEnvVars() {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.Name, defaultText(v.Default), v.Help)
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nRuntime variables (the runtime file's keys; same names as the supervisor):\n")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range config.RuntimeEnvVars() {
+		if v.Key == "" {
+			continue // loader variables: IGGY_CONNECTORS_CONFIG_PATH is listed above; no dotenv in the runner
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.Name, defaultText(v.Default), v.Help)
+	}
+	tw.Flush()
+}
+
+func defaultText(d string) string {
+	if d == "" {
+		return `(default "")`
+	}
+	return fmt.Sprintf("(default %s)", d)
+}

@@ -1,0 +1,162 @@
+package runner
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// httpSettings is the runner's endpoint configuration (the runtime file's [http] section).
+type httpSettings struct {
+	Enabled         bool
+	Address         string // host:port, or unix:/path/to.sock
+	APIKey          string
+	TLSEnabled      bool
+	TLSCertFile     string
+	TLSKeyFile      string
+	MetricsEndpoint string // always served: the supervisor scrapes it
+}
+
+// endpoint serves /, /health, /stats and the metrics path for this one connector.
+type endpoint struct {
+	srv      *http.Server
+	ln       net.Listener
+	addr     string
+	unixPath string
+}
+
+// listen binds the endpoint (before the connector starts, so a bad address fails fast).
+func listen(cfg httpSettings) (net.Listener, string, error) {
+	if path, ok := strings.CutPrefix(cfg.Address, "unix:"); ok {
+		if path == "" {
+			return nil, "", fmt.Errorf("http address %q: empty unix socket path", cfg.Address)
+		}
+		// A socket left by a killed runner would make bind fail; only a socket file is removed.
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			_ = os.Remove(path)
+		}
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, "", fmt.Errorf("http address %q: %w", cfg.Address, err)
+		}
+		return ln, path, nil
+	}
+	ln, err := net.Listen("tcp", cfg.Address)
+	if err != nil {
+		return nil, "", fmt.Errorf("http address %q: %w", cfg.Address, err)
+	}
+	return ln, "", nil
+}
+
+func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, log *slog.Logger) (*endpoint, error) {
+	ln, unixPath, err := listen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TLSEnabled {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("http tls (cert %q, key %q): %w", cfg.TLSCertFile, cfg.TLSKeyFile, err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	if cfg.APIKey == "" && unixPath == "" && !isLoopback(ln.Addr()) {
+		log.Warn("the runner's HTTP endpoint listens beyond loopback without an API key", "address", ln.Addr().String())
+	}
+	metricsPath := cfg.MetricsEndpoint
+	if metricsPath == "" {
+		metricsPath = "/metrics"
+	}
+	if !strings.HasPrefix(metricsPath, "/") {
+		ln.Close()
+		return nil, fmt.Errorf("http metrics endpoint %q: must start with /", metricsPath)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("Connector Runtime API"))
+	})
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, r.Health())
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, r.Stats())
+	})
+	mux.Handle("GET "+metricsPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+
+	e := &endpoint{
+		srv: &http.Server{
+			Handler:           requireAPIKey(cfg.APIKey, mux),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		},
+		ln:       ln,
+		addr:     ln.Addr().String(),
+		unixPath: unixPath,
+	}
+	go func() {
+		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http endpoint stopped", "error", err)
+		}
+	}()
+	log.Info("http endpoint listening", "address", cfg.Address, "bound", e.addr)
+	return e, nil
+}
+
+func (e *endpoint) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = e.srv.Shutdown(ctx)
+	if e.unixPath != "" {
+		_ = os.Remove(e.unixPath)
+	}
+}
+
+// requireAPIKey checks the api-key header as upstream does: exact value, every path but / and
+// /health, 401 with an empty body. The comparison is constant-time (decision 11).
+func requireAPIKey(key string, next http.Handler) http.Handler {
+	if key == "" {
+		return next
+	}
+	want := []byte(key)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" || r.URL.Path == "/health" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got := []byte(r.Header.Get("api-key"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}

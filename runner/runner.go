@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+)
+
+// Sentinel errors callers (and tests) branch on.
+var (
+	// ErrPluginHung: a plugin call did not return within IGGY_CONNECTOR_PLUGIN_TIMEOUT.
+	ErrPluginHung = errors.New("plugin call timed out")
+	// ErrSourceStalled: the source plugin's poll loop has stopped (decision 5).
+	ErrSourceStalled = errors.New("source stalled")
+	// ErrStreamNotFound: a configured stream or topic does not exist on the server.
+	ErrStreamNotFound = errors.New("stream or topic not found")
+)
+
+// Runner runs one connector: its plugin, its Iggy pump and its HTTP endpoint.
+type Runner struct {
+	settings Settings
+	spec     *connectorSpec
+	log      *slog.Logger
+
+	status   *statusBoard
+	registry *prometheus.Registry
+	metrics  *connMetrics
+	started  time.Time
+
+	pluginVersion atomic.Value // string; "unknown" until the library is loaded
+	instanceID    atomic.Uint32
+
+	endpoint *endpoint
+	procMu   sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
+}
+
+// New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
+// loaded or dialled yet; Run does that.
+func New(s Settings, log *slog.Logger) (*Runner, error) {
+	spec, err := buildSpec(s.Connector)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	r := &Runner{
+		settings: s,
+		spec:     spec,
+		log:      log.With("connector_key", spec.Key, "connector_type", spec.Kind),
+		status:   newStatusBoard(),
+		registry: reg,
+		metrics:  newConnMetrics(reg, spec.Key, spec.Kind),
+		started:  time.Now(),
+	}
+	r.pluginVersion.Store("unknown")
+	return r, nil
+}
+
+// Status returns the connector's status and last error.
+func (r *Runner) Status() (Status, *LastError) { return r.status.get() }
+
+// EndpointAddr is the bound address of the HTTP endpoint ("" when disabled or not started).
+func (r *Runner) EndpointAddr() string {
+	if r.endpoint == nil {
+		return ""
+	}
+	return r.endpoint.addr
+}
+
+// Run starts the endpoint, dials Iggy, loads and opens the plugin and pumps until ctx is cancelled
+// (graceful stop, nil error) or a fatal error (status error, the error returned). Either way the
+// in-flight batch is settled and the plugin closed before Run returns.
+func (r *Runner) Run(ctx context.Context) error {
+	h := r.settings.HTTP
+	if h.Enabled {
+		ep, err := startEndpoint(h, r, r.registry, r.log)
+		if err != nil {
+			return r.fail(fmt.Errorf("start http endpoint: %w", err))
+		}
+		r.endpoint = ep
+		defer ep.close()
+	}
+	plugin.SetLogger(r.log)
+
+	client, err := r.dial(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.status.set(StatusStopped)
+			return nil
+		}
+		return r.fail(err)
+	}
+	defer client.Close()
+
+	switch r.spec.Kind {
+	case kindSink:
+		err = r.runSink(ctx, client)
+	default:
+		err = r.runSource(ctx, client)
+	}
+	if err != nil {
+		return r.fail(err)
+	}
+	r.status.set(StatusStopped)
+	r.log.Info("connector stopped")
+	return nil
+}
+
+// fail records a fatal error as the connector's status and returns it.
+func (r *Runner) fail(err error) error {
+	r.status.setError(err.Error())
+	r.log.Error("connector failed", "error", err)
+	return err
+}
+
+// dial connects and logs in, retrying with capped backoff while the server is unreachable; bad
+// credentials are final.
+func (r *Runner) dial(ctx context.Context) (iggyclient.Client, error) {
+	e := r.settings.Env
+	bo := newBackoff(e.ReconnectMin, e.ReconnectMax)
+	for {
+		c, err := iggyclient.Dial(ctx, r.settings.Iggy.options(e, r.log))
+		if err == nil {
+			return c, nil
+		}
+		if errors.Is(err, iggyclient.ErrUnauthorized) {
+			return nil, fmt.Errorf("log in to iggy at %s: %w", r.settings.Iggy.Address, err)
+		}
+		r.log.Warn("cannot reach iggy; retrying", "address", r.settings.Iggy.Address, "error", err)
+		if !bo.sleep(ctx) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// pluginCall runs one call into the plugin, bounded by IGGY_CONNECTOR_PLUGIN_TIMEOUT. On timeout the
+// foreign call keeps running on its thread; the caller treats the plugin as hung and the process exits.
+func (r *Runner) pluginCall(op string, fn func() error) error {
+	limit := r.settings.Env.PluginCallTimeout
+	if limit <= 0 {
+		return fn()
+	}
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("%s: %w after %s", op, ErrPluginHung, limit)
+	}
+}
+
+func (r *Runner) pid() int { return os.Getpid() }
+
+// backoff is a capped doubling pause.
+type backoff struct {
+	min, max, next time.Duration
+}
+
+func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max, next: min} }
+
+func (b *backoff) reset() { b.next = b.min }
+
+// sleep waits the next pause; false when ctx ended first.
+func (b *backoff) sleep(ctx context.Context) bool {
+	d := b.next
+	b.next = min(b.next*2, b.max)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+var _ = metrics.NewConnector

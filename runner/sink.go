@@ -1,0 +1,377 @@
+package runner
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/transform"
+)
+
+// runSink loads and opens the sink plugin, checks every stream/topic, joins the consumer groups and
+// runs one consumer goroutine per topic until ctx ends or one of them fails.
+func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
+	spec := r.spec
+	path, err := plugin.ResolvePath(spec.Path)
+	if err != nil {
+		return fmt.Errorf("sink %q: %w", spec.Key, err)
+	}
+	lib, err := plugin.LoadSink(path)
+	if err != nil {
+		return fmt.Errorf("sink %q: %w", spec.Key, err)
+	}
+	r.pluginVersion.Store(lib.Version())
+	id := plugin.NextInstanceID()
+	r.instanceID.Store(id)
+	if err := r.pluginCall("iggy_sink_open", func() error { return lib.Open(id, spec.ConfigJSON) }); err != nil {
+		return fmt.Errorf("sink %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
+	}
+	r.log.Info("sink plugin opened", "path", path, "version", lib.Version(), "plugin_id", id)
+
+	closePlugin := func() error {
+		if err := r.pluginCall("iggy_sink_close", func() error { return lib.Close(id) }); err != nil {
+			r.log.Warn("closing the sink plugin failed", "error", err)
+			return err
+		}
+		return nil
+	}
+
+	// Setup: every topic must exist; the sink never creates them (pipeline.md §1.1).
+	for _, t := range spec.SinkTopics {
+		if err := r.setupSinkTopic(ctx, client, t); err != nil {
+			_ = closePlugin()
+			return err
+		}
+	}
+
+	r.status.set(StatusRunning)
+	r.log.Info("sink running", "topics", len(spec.SinkTopics))
+
+	// pollCtx stops polling at shutdown; the in-flight batch finishes under workCtx, which only
+	// ends when the shutdown timeout expires.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	runCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, len(spec.SinkTopics))
+	for _, t := range spec.SinkTopics {
+		c := newSinkConsumer(r, client, lib, id, t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.run(runCtx, workCtx); err != nil {
+				errs <- err
+				stopAll() // one failed topic fails the connector; the supervisor restarts it whole
+			}
+		}()
+	}
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	var fatal error
+	select {
+	case <-done:
+	case <-runCtx.Done():
+		if ctx.Err() != nil {
+			r.status.set(StatusStopping)
+			r.log.Info("stopping sink: settling in-flight batches")
+		}
+		select {
+		case <-done:
+		case <-time.After(r.settings.Env.ShutdownTimeout):
+			cancelWork()
+			fatal = fmt.Errorf("sink %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout)
+		}
+	}
+	select {
+	case err := <-errs:
+		fatal = errors.Join(err, fatal)
+	default:
+	}
+	if err := closePlugin(); err != nil && fatal == nil && errors.Is(err, ErrPluginHung) {
+		fatal = err
+	}
+	return fatal
+}
+
+func (r *Runner) setupSinkTopic(ctx context.Context, client iggyclient.Client, t sinkTopic) error {
+	if _, err := client.TopicInfo(ctx, t.Stream, t.Topic); err != nil {
+		if errors.Is(err, iggyclient.ErrNotFound) {
+			return fmt.Errorf("sink %q: stream %q topic %q: %w (the sink never creates them)", r.spec.Key, t.Stream, t.Topic, ErrStreamNotFound)
+		}
+		return fmt.Errorf("sink %q: stream %q topic %q: %w", r.spec.Key, t.Stream, t.Topic, err)
+	}
+	if err := client.EnsureConsumerGroup(ctx, t.Stream, t.Topic, t.Group); err != nil {
+		return fmt.Errorf("sink %q: consumer group %q on stream %q topic %q: %w", r.spec.Key, t.Group, t.Stream, t.Topic, err)
+	}
+	return nil
+}
+
+// sinkConsumer polls one topic and hands its batches to the plugin. Buffers are reused across batches.
+type sinkConsumer struct {
+	r      *Runner
+	client iggyclient.Client
+	lib    *plugin.Sink
+	id     uint32
+	t      sinkTopic
+
+	topicMeta []byte
+	metaBuf   []byte
+	msgsBuf   []byte
+	hdrBuf    []byte
+	records   []postcard.RawMessage
+}
+
+func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
+	return &sinkConsumer{
+		r: r, client: client, lib: lib, id: id, t: t,
+		topicMeta: postcard.AppendTopicMetadata(nil, postcard.TopicMetadata{Stream: t.Stream, Topic: t.Topic}),
+		records:   make([]postcard.RawMessage, 0, t.BatchLength),
+	}
+}
+
+// run polls until pollCtx ends. A batch already polled is settled under workCtx.
+func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
+	r, t := c.r, c.t
+	e := r.settings.Env
+	pollBackoff := newBackoff(e.ReconnectMin, e.ReconnectMax)
+	var lastPoll time.Time
+	for {
+		if !sleepCtx(pollCtx, t.PollInterval-time.Since(lastPoll)) {
+			return nil
+		}
+		lastPoll = time.Now()
+		batch, err := c.client.Poll(pollCtx, iggyclient.PollRequest{
+			Stream: t.Stream, Topic: t.Topic, Group: t.Group,
+			Count: t.BatchLength, AutoCommit: t.Commit == commitAfterPolling,
+		})
+		if err != nil {
+			if pollCtx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, iggyclient.ErrNotFound) {
+				return fmt.Errorf("sink %q: poll stream %q topic %q: %w", r.spec.Key, t.Stream, t.Topic, ErrStreamNotFound)
+			}
+			if errors.Is(err, iggyclient.ErrUnauthorized) {
+				return fmt.Errorf("sink %q: poll stream %q topic %q: %w", r.spec.Key, t.Stream, t.Topic, err)
+			}
+			r.metrics.errors(1)
+			r.log.Warn("poll failed; retrying", "stream", t.Stream, "topic", t.Topic, "error", err)
+			if !pollBackoff.sleep(pollCtx) {
+				return nil
+			}
+			continue
+		}
+		pollBackoff.reset()
+		if len(batch.Messages) == 0 {
+			continue
+		}
+		if err := c.handle(pollCtx, workCtx, batch); err != nil {
+			return err
+		}
+	}
+}
+
+// handle runs one polled batch through decode, transforms, encode, the plugin and the offset commit.
+func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient.Batch) error {
+	r, t := c.r, c.t
+	m := r.metrics
+	start := time.Now()
+	m.consumed(len(batch.Messages))
+
+	var decodeDur time.Duration
+	errCount, filtered := 0, 0
+	c.records = c.records[:0]
+	c.hdrBuf = c.hdrBuf[:0]
+	type hdrSpan struct{ from, to int }
+	spans := make([]hdrSpan, 0, len(batch.Messages))
+	for i := range batch.Messages {
+		in := &batch.Messages[i]
+		t0 := time.Now()
+		payload, err := t.Decoder.Decode(in.Payload)
+		decodeDur += time.Since(t0)
+		if err != nil {
+			errCount++
+			r.log.Debug("decode failed; message dropped", "offset", in.Offset, "error", err)
+			continue
+		}
+		msg := inMessageToCodec(in, payload)
+		keep, err := transform.Run(r.spec.Transforms, &msg)
+		if err != nil {
+			errCount++ // decision 3: a transform failure counts once, as an error
+			r.log.Debug("transform failed; message dropped", "offset", in.Offset, "error", err)
+			continue
+		}
+		if !keep {
+			filtered++
+			continue
+		}
+		if msg.ID == nil || msg.Offset == nil || msg.Checksum == nil || msg.Timestamp == nil || msg.OriginTimestamp == nil {
+			errCount++
+			continue
+		}
+		ffiPayload, err := codec.PayloadToFFI(msg.Payload)
+		if err != nil {
+			errCount++
+			r.log.Debug("encode for the plugin failed; message dropped", "offset", in.Offset, "error", err)
+			continue
+		}
+		from := len(c.hdrBuf)
+		if msg.HasHeaders && len(msg.Headers) > 0 {
+			c.hdrBuf = postcard.AppendHeaderMap(c.hdrBuf, msg.Headers)
+		}
+		spans = append(spans, hdrSpan{from, len(c.hdrBuf)})
+		c.records = append(c.records, postcard.RawMessage{
+			ID: *msg.ID, Offset: *msg.Offset, Checksum: *msg.Checksum,
+			Timestamp: *msg.Timestamp, OriginTimestamp: *msg.OriginTimestamp,
+			Payload: ffiPayload,
+		})
+	}
+	// Header bytes were appended into one growing buffer; slice them only now that it stopped moving.
+	for i := range c.records {
+		if s := spans[i]; s.to > s.from {
+			c.records[i].Headers = c.hdrBuf[s.from:s.to]
+		}
+	}
+	if errCount > 0 {
+		m.errors(errCount)
+	}
+	if filtered > 0 {
+		m.filtered(filtered)
+	}
+
+	c.metaBuf = postcard.AppendMessagesMetadata(c.metaBuf[:0], postcard.MessagesMetadata{
+		PartitionID: batch.PartitionID, CurrentOffset: batch.CurrentOffset, Schema: t.Schema,
+	})
+	c.msgsBuf = postcard.AppendRawMessages(c.msgsBuf[:0], postcard.RawMessages{Schema: t.Schema, Messages: c.records})
+
+	ffiStart := time.Now()
+	if err := c.consume(pollCtx); err != nil {
+		m.stage("total", time.Since(start))
+		return err
+	}
+	ffiDur := time.Since(ffiStart)
+	m.processed(len(c.records))
+
+	if t.Commit == commitAfterConsuming {
+		last := batch.Messages[len(batch.Messages)-1].Offset
+		if err := c.storeOffset(workCtx, batch.PartitionID, last); err != nil {
+			// Not fatal: the messages will be delivered again (at least once).
+			m.errors(1)
+			r.log.Warn("storing the consumer offset failed; the batch may be delivered again",
+				"stream", t.Stream, "topic", t.Topic, "partition_id", batch.PartitionID, "offset", last, "error", err)
+		}
+	}
+	total := time.Since(start)
+	m.stage("decode", decodeDur)
+	m.stage("ffi", ffiDur)
+	m.stage("prepare", max(0, total-ffiDur-decodeDur))
+	m.stage("total", total)
+	r.logBatch("sink batch processed", "stream", t.Stream, "topic", t.Topic, "partition_id", batch.PartitionID,
+		"current_offset", batch.CurrentOffset, "batch_size", len(batch.Messages), "processed_count", len(c.records),
+		"decode_us", decodeDur.Microseconds(), "ffi_us", ffiDur.Microseconds(), "total_us", total.Microseconds())
+	return nil
+}
+
+// consume hands the encoded batch to the plugin, retrying a non-zero return with capped backoff
+// (decision 1). Retries stop at shutdown: the batch is then left unstored and is delivered again.
+func (c *sinkConsumer) consume(pollCtx context.Context) error {
+	r := c.r
+	e := r.settings.Env
+	bo := newBackoff(e.RetryBackoffMin, e.RetryBackoffMax)
+	for attempt := 0; ; attempt++ {
+		err := r.pluginCall("iggy_sink_consume", func() error {
+			return c.lib.Consume(c.id, c.topicMeta, c.metaBuf, c.msgsBuf)
+		})
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrPluginHung) {
+			return fmt.Errorf("sink %q: %w", r.spec.Key, err)
+		}
+		r.metrics.errors(1)
+		if attempt >= e.ConsumeRetries {
+			return fmt.Errorf("sink %q: consume failed after %d attempts: %w", r.spec.Key, attempt+1, err)
+		}
+		r.log.Warn("consume failed; retrying", "attempt", attempt+1, "error", err)
+		if !bo.sleep(pollCtx) {
+			return fmt.Errorf("sink %q: stopped while retrying a failed consume (offset not stored): %w", r.spec.Key, err)
+		}
+	}
+}
+
+func (c *sinkConsumer) storeOffset(ctx context.Context, partition uint32, offset uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, c.r.settings.Env.ShutdownTimeout)
+	defer cancel()
+	return c.client.StoreOffset(ctx, c.t.Stream, c.t.Topic, c.t.Group, partition, offset)
+}
+
+// inMessageToCodec builds the message transforms see, every optional field set (pipeline.md §1.4).
+func inMessageToCodec(in *iggyclient.InMessage, p codec.Payload) codec.Message {
+	id := idFromBytes(in.ID)
+	off, sum, ts, ots := in.Offset, in.Checksum, in.Timestamp, in.OriginTimestamp
+	m := codec.Message{ID: &id, Offset: &off, Checksum: &sum, Timestamp: &ts, OriginTimestamp: &ots, Payload: p}
+	if len(in.Headers) > 0 {
+		m.Headers = headersToPostcard(in.Headers)
+		m.HasHeaders = true
+	}
+	return m
+}
+
+// idFromBytes reads Iggy's 16-byte message id (a little-endian u128 on the wire).
+func idFromBytes(b [16]byte) postcard.Uint128 {
+	return postcard.Uint128{Lo: binary.LittleEndian.Uint64(b[0:8]), Hi: binary.LittleEndian.Uint64(b[8:16])}
+}
+
+func idToBytes(id postcard.Uint128) [16]byte {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[0:8], id.Lo)
+	binary.LittleEndian.PutUint64(b[8:16], id.Hi)
+	return b
+}
+
+// Iggy's wire header kinds are 1..15 (raw=1 ... float64=15); postcard's indexes are the same order from 0.
+func headersToPostcard(hs []iggyclient.HeaderEntry) postcard.HeaderMap {
+	out := make(postcard.HeaderMap, 0, len(hs))
+	for _, h := range hs {
+		keyKind := h.KeyKind
+		if keyKind == 0 {
+			keyKind = 2 // string: keys without a kind are text
+		}
+		out = append(out, postcard.HeaderEntry{
+			Key:   postcard.HeaderField{Kind: postcard.HeaderKind(keyKind - 1), Value: h.Key},
+			Value: postcard.HeaderField{Kind: postcard.HeaderKind(h.Kind - 1), Value: h.Value},
+		})
+	}
+	return out
+}
+
+func headersToIggy(m postcard.HeaderMap) []iggyclient.HeaderEntry {
+	out := make([]iggyclient.HeaderEntry, 0, len(m))
+	for _, h := range m {
+		out = append(out, iggyclient.HeaderEntry{
+			KeyKind: uint8(h.Key.Kind) + 1, Key: h.Key.Value,
+			Kind: uint8(h.Value.Kind) + 1, Value: h.Value.Value,
+		})
+	}
+	return out
+}
+
+// logBatch logs per-batch progress: info when the connector is verbose or in benchmark mode, else debug.
+func (r *Runner) logBatch(msg string, args ...any) {
+	if r.spec.Verbose || r.spec.Benchmark {
+		r.log.Info(msg, args...)
+		return
+	}
+	r.log.Debug(msg, args...)
+}

@@ -1,0 +1,468 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/state"
+	"github.com/iggy-connectors-go/runtime/pkg/transform"
+)
+
+// Limits Iggy puts on one message (pipeline.md §2.4).
+const (
+	maxPayloadBytes     = 64_000_000
+	maxUserHeaderBytes  = 100_000
+	defaultSendChunkLen = 1_000_000 // batch_length = 0
+)
+
+// producedBatch is one batch the plugin handed over, already copied out of its buffer.
+type producedBatch struct {
+	id  uint64
+	msg postcard.ProducedMessages
+}
+
+// sourcePump moves batches from the plugin thread (deliver) to the sending goroutine (forward).
+type sourcePump struct {
+	r      *Runner
+	client iggyclient.Client
+	lib    *plugin.Source
+	id     uint32
+
+	mu     sync.Mutex // guards closed and sends on queue, so closing never races a deliver
+	closed bool
+	queue  chan producedBatch
+
+	nacks      atomic.Int32 // consecutive NACKs, including batches rejected in deliver
+	stalled    chan error   // the first stall or fatal error of the forwarder
+	stallOnce  sync.Once
+	decoders   map[postcard.Schema]codec.Decoder
+	lastSend   []time.Time // per stream entry, for linger_time spacing
+	outScratch [][]iggyclient.OutMessage
+}
+
+// runSource loads the state and the plugin, opens it with that state, checks the target streams,
+// starts the plugin's poll loop and forwards its batches until ctx ends or the source stalls.
+func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error {
+	spec := r.spec
+	if len(spec.SourceStreams) == 0 {
+		return fmt.Errorf("source %q: no streams configured", spec.Key)
+	}
+	// Upstream creates the state directory (with parents) at startup.
+	if err := os.MkdirAll(r.settings.StatePath, 0o755); err != nil {
+		return fmt.Errorf("source %q: create state directory: %w", spec.Key, err)
+	}
+	saved, err := state.Load(r.settings.StatePath, spec.Key)
+	if err != nil {
+		return fmt.Errorf("source %q: load state: %w", spec.Key, err)
+	}
+	path, err := plugin.ResolvePath(spec.Path)
+	if err != nil {
+		return fmt.Errorf("source %q: %w", spec.Key, err)
+	}
+	lib, err := plugin.LoadSource(path)
+	if err != nil {
+		return fmt.Errorf("source %q: %w", spec.Key, err)
+	}
+	r.pluginVersion.Store(lib.Version())
+	id := plugin.NextInstanceID()
+	r.instanceID.Store(id)
+	if err := r.pluginCall("iggy_source_open", func() error { return lib.Open(id, spec.ConfigJSON, saved) }); err != nil {
+		return fmt.Errorf("source %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
+	}
+	r.log.Info("source plugin opened", "path", path, "version", lib.Version(), "plugin_id", id,
+		"state_bytes", len(saved), "acks", lib.SupportsAck())
+
+	p := &sourcePump{
+		r: r, client: client, lib: lib, id: id,
+		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
+		stalled:    make(chan error, 1),
+		decoders:   map[postcard.Schema]codec.Decoder{},
+		lastSend:   make([]time.Time, len(spec.SourceStreams)),
+		outScratch: make([][]iggyclient.OutMessage, len(spec.SourceStreams)),
+	}
+	closePlugin := func() error {
+		return r.pluginCall("iggy_source_close", func() error { return lib.Close(id) })
+	}
+	for _, s := range spec.SourceStreams {
+		if err := r.ensureSourceTopic(ctx, client, s); err != nil {
+			_ = closePlugin()
+			return err
+		}
+	}
+
+	// workCtx bounds in-flight sends; it outlives ctx by at most the shutdown timeout.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		p.forwardLoop(workCtx)
+	}()
+
+	if err := r.pluginCall("iggy_source_handle", func() error { return lib.Start(id, p.deliver) }); err != nil {
+		p.closeQueue()
+		<-forwarded
+		_ = closePlugin()
+		return fmt.Errorf("source %q: %w: starting the plugin's poll loop failed: %w", spec.Key, ErrSourceStalled, err)
+	}
+	r.status.set(StatusRunning)
+	r.log.Info("source running", "streams", len(spec.SourceStreams))
+
+	var fatal error
+	select {
+	case <-ctx.Done():
+		r.status.set(StatusStopping)
+		r.log.Info("stopping source: settling queued batches")
+	case fatal = <-p.stalled:
+	}
+
+	// Stop taking batches, let the forwarder settle what it already accepted (sent, state saved,
+	// acked), then close the plugin, which NACKs anything still pending on its side.
+	p.closeQueue()
+	select {
+	case <-forwarded:
+	case <-time.After(r.settings.Env.ShutdownTimeout):
+		cancelWork()
+		<-forwarded
+		fatal = errors.Join(fatal, fmt.Errorf("source %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout))
+	}
+	if err := closePlugin(); err != nil {
+		r.log.Warn("closing the source plugin failed", "error", err)
+		if errors.Is(err, ErrPluginHung) {
+			fatal = errors.Join(fatal, err)
+		}
+	}
+	return fatal
+}
+
+// ensureSourceTopic checks that the target exists, creating it (1 partition) when the client can,
+// as upstream's producer does.
+func (r *Runner) ensureSourceTopic(ctx context.Context, client iggyclient.Client, s sourceStream) error {
+	_, err := client.TopicInfo(ctx, s.Stream, s.Topic)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, iggyclient.ErrNotFound) {
+		return fmt.Errorf("source %q: stream %q topic %q: %w", r.spec.Key, s.Stream, s.Topic, err)
+	}
+	creator, ok := client.(topicCreator)
+	if !ok {
+		return fmt.Errorf("source %q: stream %q topic %q: %w (create it first)", r.spec.Key, s.Stream, s.Topic, ErrStreamNotFound)
+	}
+	if err := creator.EnsureTopic(ctx, s.Stream, s.Topic, 1); err != nil {
+		return fmt.Errorf("source %q: create stream %q topic %q: %w", r.spec.Key, s.Stream, s.Topic, err)
+	}
+	return nil
+}
+
+// topicCreator is implemented by clients that can create a missing stream and topic.
+type topicCreator interface {
+	EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error
+}
+
+// deliver runs on a plugin thread. It never blocks: the batch is decoded (a copy) and queued, or
+// rejected when the queue is full or the pump is stopping; the plugin counts a rejection as a NACK.
+func (p *sourcePump) deliver(batchID uint64, buf []byte) bool {
+	pm, err := postcard.DecodeProducedMessages(buf)
+	if err != nil {
+		p.r.metrics.errors(1)
+		p.r.log.Warn("source batch is not valid postcard; rejected", "batch_id", batchID, "error", err)
+		p.noteNack()
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	select {
+	case p.queue <- producedBatch{id: batchID, msg: pm}:
+		return true
+	default:
+		p.r.log.Debug("source queue full; batch rejected", "batch_id", batchID)
+		p.noteNack()
+		return false
+	}
+}
+
+func (p *sourcePump) closeQueue() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
+		close(p.queue)
+	}
+}
+
+// noteNack counts one NACK towards the stall limit (decision 5): the plugin SDK stops its poll loop
+// for good after that many consecutive NACKs.
+func (p *sourcePump) noteNack() {
+	if !p.lib.SupportsAck() {
+		return
+	}
+	if n := p.nacks.Add(1); int(n) >= p.r.settings.Env.StallNacks {
+		p.stall(fmt.Errorf("source %q: %w: %d consecutive NACKs stop the plugin's poll loop", p.r.spec.Key, ErrSourceStalled, n))
+	}
+}
+
+func (p *sourcePump) stall(err error) {
+	p.stallOnce.Do(func() { p.stalled <- err })
+}
+
+func (p *sourcePump) forwardLoop(workCtx context.Context) {
+	for b := range p.queue {
+		p.forward(workCtx, b)
+	}
+}
+
+// forward runs one batch: decode, transforms, encode per stream, send to every stream, save state,
+// then deliver the ACK/NACK (pipeline.md §2.4 with decision 4).
+func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
+	r := p.r
+	m := r.metrics
+	start := time.Now()
+	msgs := b.msg.Messages
+	m.produced(len(msgs))
+
+	// Decode with the schema the plugin declared.
+	t0 := time.Now()
+	decoded := make([]codec.Message, 0, len(msgs))
+	decodeErrs := 0
+	dec, err := p.decoder(b.msg.Schema)
+	if err != nil {
+		decodeErrs = len(msgs)
+		r.log.Warn("source batch schema cannot be decoded", "schema", b.msg.Schema.String(), "error", err)
+	} else {
+		for i := range msgs {
+			pl, err := dec.Decode(msgs[i].Payload)
+			if err != nil {
+				decodeErrs++
+				continue
+			}
+			decoded = append(decoded, producedToCodec(&msgs[i], pl))
+		}
+	}
+	decodeDur := time.Since(t0)
+	if decodeErrs > 0 {
+		m.errors(decodeErrs)
+	}
+
+	// Transforms once, then encode for each stream entry's schema.
+	t1 := time.Now()
+	errCount, filtered := 0, 0
+	kept := decoded[:0]
+	for i := range decoded {
+		keep, err := transform.Run(r.spec.Transforms, &decoded[i])
+		if err != nil {
+			errCount++
+			continue
+		}
+		if !keep {
+			filtered++
+			continue
+		}
+		kept = append(kept, decoded[i])
+	}
+	for si, s := range r.spec.SourceStreams {
+		outs := p.outScratch[si][:0]
+		for i := range kept {
+			out, err := buildOutMessage(s.Encoder, &kept[i])
+			if err != nil {
+				errCount++
+				r.log.Debug("message build failed", "stream", s.Stream, "topic", s.Topic, "error", err)
+				continue
+			}
+			outs = append(outs, out)
+		}
+		p.outScratch[si] = outs
+	}
+	prepareDur := time.Since(t1)
+	if errCount > 0 {
+		m.errors(errCount)
+	}
+	if filtered > 0 {
+		m.filtered(filtered)
+	}
+
+	ack := true
+	sentCount := 0
+	t2 := time.Now()
+	if bad := decodeErrs + errCount; bad > 0 {
+		ack = false
+		m.errors(1)
+		msg := fmt.Sprintf("Rejected source batch %d after %d decode or processing errors; nothing was sent", b.id, bad)
+		r.status.setError(msg)
+		r.log.Warn(msg)
+	} else {
+		for si, s := range r.spec.SourceStreams {
+			outs := p.outScratch[si]
+			if err := p.send(ctx, si, s, outs); err != nil {
+				ack = false
+				m.errors(1)
+				msg := fmt.Sprintf("Failed to send %d messages to stream %q topic %q: %v", len(outs), s.Stream, s.Topic, err)
+				r.status.setError(msg)
+				r.log.Warn(msg)
+				break
+			}
+			sentCount += len(outs)
+		}
+		if ack {
+			m.sent(sentCount)
+		}
+	}
+	sendDur := time.Since(t2)
+	m.stage("iggy_send", sendDur)
+
+	stateSaved := false
+	var stateDur time.Duration
+	if ack && b.msg.HasState {
+		t3 := time.Now()
+		if err := state.Save(r.settings.StatePath, r.spec.Key, b.msg.State); err != nil {
+			ack = false
+			m.errors(1)
+			msg := fmt.Sprintf("Failed to save the state of source batch %d: %v", b.id, err)
+			r.status.setError(msg)
+			r.log.Warn(msg)
+		} else {
+			stateDur = time.Since(t3)
+			stateSaved = true
+			m.stage("state_save", stateDur)
+		}
+	}
+
+	p.settle(b.id, ack)
+	total := time.Since(start)
+	m.stage("decode", decodeDur)
+	m.stage("prepare", prepareDur)
+	m.stage("total", total)
+	r.logBatch("source batch processed", "batch_id", b.id, "batch_size", len(msgs), "sent_count", sentCount,
+		"ack", ack, "decode_us", decodeDur.Microseconds(), "prepare_us", prepareDur.Microseconds(),
+		"iggy_send_us", sendDur.Microseconds(), "state_saved", stateSaved, "state_save_us", stateDur.Microseconds(),
+		"total_us", total.Microseconds())
+}
+
+// settle delivers the batch result and tracks consecutive NACKs. A result the plugin refuses while
+// the connector is not stopping means its poll loop has stopped (hook failure or a 30 s timeout race).
+func (p *sourcePump) settle(batchID uint64, ack bool) {
+	r := p.r
+	if !p.lib.SupportsAck() {
+		return
+	}
+	err := r.pluginCall("iggy_source_batch_result", func() error { return p.lib.BatchResult(p.id, batchID, ack) })
+	if ack && err == nil {
+		p.nacks.Store(0)
+	}
+	if err != nil {
+		if r.status.is(StatusStopping, StatusStopped) {
+			r.log.Debug("batch result refused while stopping", "batch_id", batchID, "error", err)
+			return
+		}
+		r.metrics.errors(1)
+		r.status.setError(fmt.Sprintf("Failed to deliver %s for batch %d: %v", ackWord(ack), batchID, err))
+		p.stall(fmt.Errorf("source %q: %w: the plugin refused the result of batch %d: %w", r.spec.Key, ErrSourceStalled, batchID, err))
+		return
+	}
+	if !ack {
+		p.noteNack()
+	}
+}
+
+func ackWord(ack bool) string {
+	if ack {
+		return "Ack"
+	}
+	return "Nack"
+}
+
+// send writes msgs to one stream entry in chunks of batch_length, spaced by linger_time, retrying a
+// failed chunk (only that chunk and later ones) with capped backoff.
+func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []iggyclient.OutMessage) error {
+	e := p.r.settings.Env
+	chunk := int(s.BatchLength)
+	if chunk == 0 {
+		chunk = defaultSendChunkLen
+	}
+	for from := 0; from < len(msgs); from += chunk {
+		part := msgs[from:min(from+chunk, len(msgs))]
+		bo := newBackoff(e.RetryBackoffMin, e.RetryBackoffMax)
+		for attempt := 0; ; attempt++ {
+			if !sleepCtx(ctx, s.Linger-time.Since(p.lastSend[si])) {
+				return ctx.Err()
+			}
+			err := p.client.Send(ctx, s.Stream, s.Topic, iggyclient.Partitioning{Kind: "balanced"}, part)
+			if err == nil {
+				p.lastSend[si] = time.Now()
+				break
+			}
+			if errors.Is(err, iggyclient.ErrNotFound) || errors.Is(err, iggyclient.ErrUnauthorized) || attempt >= e.SendRetries {
+				return err
+			}
+			p.r.log.Warn("send failed; retrying", "stream", s.Stream, "topic", s.Topic, "attempt", attempt+1, "error", err)
+			if !bo.sleep(ctx) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *sourcePump) decoder(s postcard.Schema) (codec.Decoder, error) {
+	if d, ok := p.decoders[s]; ok {
+		return d, nil
+	}
+	d, err := codec.NewDecoder(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.decoders[s] = d
+	return d, nil
+}
+
+// producedToCodec builds the message transforms see: the plugin's optional fields, no offset.
+func producedToCodec(pm *postcard.ProducedMessage, pl codec.Payload) codec.Message {
+	m := codec.Message{ID: pm.ID, Checksum: pm.Checksum, Timestamp: pm.Timestamp, OriginTimestamp: pm.OriginTimestamp, Payload: pl}
+	if pm.Headers != nil {
+		m.Headers = *pm.Headers
+		m.HasHeaders = true
+	}
+	return m
+}
+
+// buildOutMessage encodes the payload for the target stream and applies Iggy's limits. The plugin's
+// checksum and timestamps are dropped; the id (0 = let the client pick one) and headers pass through.
+func buildOutMessage(enc codec.Encoder, m *codec.Message) (iggyclient.OutMessage, error) {
+	payload, err := enc.Encode(m.Payload)
+	if err != nil {
+		return iggyclient.OutMessage{}, fmt.Errorf("encode as %s: %w", enc.Schema(), err)
+	}
+	switch {
+	case len(payload) == 0:
+		return iggyclient.OutMessage{}, errors.New("empty payload")
+	case len(payload) > maxPayloadBytes:
+		return iggyclient.OutMessage{}, fmt.Errorf("payload of %d bytes exceeds %d", len(payload), maxPayloadBytes)
+	}
+	out := iggyclient.OutMessage{Payload: payload}
+	if m.ID != nil {
+		out.ID = idToBytes(*m.ID)
+	}
+	if m.HasHeaders && len(m.Headers) > 0 {
+		size := 0
+		for _, h := range m.Headers {
+			size += 1 + 4 + len(h.Key.Value) + 1 + 4 + len(h.Value.Value)
+		}
+		if size > maxUserHeaderBytes {
+			return iggyclient.OutMessage{}, fmt.Errorf("user headers of %d bytes exceed %d", size, maxUserHeaderBytes)
+		}
+		out.Headers = headersToIggy(m.Headers)
+	}
+	return out, nil
+}

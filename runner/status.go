@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"sync"
+	"time"
+)
+
+// Status is the connector's lifecycle state, spelled as upstream's REST API spells it.
+type Status string
+
+// The lifecycle: starting -> running -> stopping -> stopped, or error (with a LastError) from any of them.
+const (
+	StatusStarting Status = "starting"
+	StatusRunning  Status = "running"
+	StatusStopping Status = "stopping"
+	StatusStopped  Status = "stopped"
+	StatusError    Status = "error"
+)
+
+// LastError is the most recent error that put the connector into StatusError.
+type LastError struct {
+	Message   string `json:"message"`
+	Timestamp uint64 `json:"timestamp"` // µs since the Unix epoch, as upstream
+}
+
+// statusBoard holds the connector status; every goroutine of the runner reads and writes it.
+type statusBoard struct {
+	mu      sync.Mutex
+	status  Status
+	lastErr *LastError
+}
+
+func newStatusBoard() *statusBoard {
+	return &statusBoard{status: StatusStarting}
+}
+
+// set moves to s. Moving to running or stopped clears the last error (upstream does the same).
+// An error status is sticky against running: a later healthy batch does not hide a failure.
+func (b *statusBoard) set(s Status) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.status == StatusError && s == StatusRunning {
+		return
+	}
+	b.status = s
+	if s == StatusRunning || s == StatusStopped {
+		b.lastErr = nil
+	}
+}
+
+// setError moves to error and records msg.
+func (b *statusBoard) setError(msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.status = StatusError
+	b.lastErr = &LastError{Message: msg, Timestamp: uint64(time.Now().UnixMicro())}
+}
+
+// get returns the status and a copy of the last error (nil when none).
+func (b *statusBoard) get() (Status, *LastError) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lastErr == nil {
+		return b.status, nil
+	}
+	le := *b.lastErr
+	return b.status, &le
+}
+
+// is reports whether the current status is one of ss.
+func (b *statusBoard) is(ss ...Status) bool {
+	st, _ := b.get()
+	for _, s := range ss {
+		if st == s {
+			return true
+		}
+	}
+	return false
+}
