@@ -1,2 +1,21 @@
-// Package plugin loads upstream-compatible connector plugins (shared libraries with the iggy_connector_sdk C ABI) with purego and drives them through typed sink and source handles.
+// Package plugin hosts connector plugins: shared libraries with the C ABI of
+// upstream's iggy_connector_sdk, loaded with purego (no cgo).
+//
+// It resolves a configured plugin path the way upstream does (ResolvePath),
+// dlopens each library once, checks every required symbol up front, and wraps
+// the library in a typed handle: Sink (open, consume, close, version) or Source
+// (open with optional state, the v2 poll loop with its send callback and
+// ACK/NACK answers, or the older ABI without acknowledgements).
+//
+// Both host callbacks exist once per process and are shared by every library:
+// the log callback forwards plugin log lines to the logger set with SetLogger,
+// and the send callback routes a source's batches to the deliver function its
+// Start registered, by instance id. Instance ids must therefore be unique in
+// the process and never reused: take them from NextInstanceID.
+//
+// A call into a plugin cannot be cancelled. The *Context variants stop waiting
+// when their context ends and leave the call running on its own goroutine; the
+// instance id must then be treated as lost (never called again).
+//
+// The C example plugins and the ABI header for C authors live in cplugins/.
 package plugin
