@@ -130,7 +130,8 @@ type StreamDeclared struct {
 
 // ValidKey checks a connector key before it is used in file names, env
 // variable names and URLs (DESIGN decision 11): 1 to 128 characters from
-// A-Z a-z 0-9 _ -, not starting with '-'.
+// A-Z a-z 0-9 _ - ., not starting with '-' or '.', so a key can never
+// name a path, an option or a hidden file.
 func ValidKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: connector key is empty", ErrInvalidConnector)
@@ -138,13 +139,13 @@ func ValidKey(key string) error {
 	if len(key) > 128 {
 		return fmt.Errorf("%w: connector key %.20q... is longer than 128 characters", ErrInvalidConnector, key)
 	}
-	if key[0] == '-' {
-		return fmt.Errorf("%w: connector key %q starts with '-'", ErrInvalidConnector, key)
+	if key[0] == '-' || key[0] == '.' {
+		return fmt.Errorf("%w: connector key %q starts with %q", ErrInvalidConnector, key, key[0])
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return fmt.Errorf("%w: connector key %q has character %q; allowed are letters, digits, '_' and '-'", ErrInvalidConnector, key, rune(c))
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("%w: connector key %q has character %q; allowed are letters, digits, '_', '-' and '.'", ErrInvalidConnector, key, rune(c))
 		}
 	}
 	return nil

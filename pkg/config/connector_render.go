@@ -373,4 +373,3 @@ func appendJSONString(dst []byte, s string) []byte {
 	_ = enc.Encode(s) // strings always encode
 	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
 }
-

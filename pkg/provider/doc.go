@@ -1,2 +1,7 @@
-// Package provider fetches and stores connector configurations: the local directory provider and the HTTP config API provider.
+// Package provider fetches and stores connector configurations (config.md
+// §4-5). Two implementations share the Provider interface: Local, a
+// directory of connector TOML files with an .active_versions.toml pointer
+// file, and HTTP, a remote config API reached through URL templates with
+// retries. The supervisor's config REST routes and the runner's
+// IGGY_CONNECTOR_TYPE/IGGY_CONNECTOR_KEY start-up both go through it.
 package provider

@@ -1,0 +1,449 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+)
+
+// Operation names: the keys of connectors.url_templates (config.md §5.2).
+const (
+	OpGetActiveConfigs      = "get_active_configs"
+	OpGetActiveVersions     = "get_active_versions"
+	OpCreateSink            = "create_sink"
+	OpCreateSource          = "create_source"
+	OpGetSinkConfigs        = "get_sink_configs"
+	OpGetSourceConfigs      = "get_source_configs"
+	OpGetSinkConfig         = "get_sink_config"
+	OpGetSourceConfig       = "get_source_config"
+	OpGetActiveSinkConfig   = "get_active_sink_config"
+	OpGetActiveSourceConfig = "get_active_source_config"
+	OpSetActiveSink         = "set_active_sink"
+	OpSetActiveSource       = "set_active_source"
+	OpDeleteSinkConfig      = "delete_sink_config"
+	OpDeleteSourceConfig    = "delete_source_config"
+)
+
+// DefaultURLTemplates are upstream's templates, appended to base_url.
+var DefaultURLTemplates = map[string]string{
+	OpGetActiveConfigs:      "/configs/active",
+	OpGetActiveVersions:     "/configs/active/versions",
+	OpCreateSink:            "/sinks/{key}/configs",
+	OpCreateSource:          "/sources/{key}/configs",
+	OpGetSinkConfigs:        "/sinks/{key}/configs",
+	OpGetSourceConfigs:      "/sources/{key}/configs",
+	OpGetSinkConfig:         "/sinks/{key}/configs/{version}",
+	OpGetSourceConfig:       "/sources/{key}/configs/{version}",
+	OpGetActiveSinkConfig:   "/sinks/{key}/configs/active",
+	OpGetActiveSourceConfig: "/sources/{key}/configs/active",
+	OpSetActiveSink:         "/sinks/{key}/configs/active",
+	OpSetActiveSource:       "/sources/{key}/configs/active",
+	OpDeleteSinkConfig:      "/sinks/{key}/configs",
+	OpDeleteSourceConfig:    "/sources/{key}/configs",
+}
+
+// HTTP is the remote config API provider (config.md §5). Every call is one
+// HTTP request, retried on transient failures with capped, jittered
+// exponential backoff; each attempt has its own timeout.
+type HTTP struct {
+	baseURL   string
+	templates map[string]string
+	headers   http.Header
+	timeout   time.Duration
+	retry     config.Retry
+	dataPath  string
+	errorPath string
+	client    *http.Client
+	log       *slog.Logger
+}
+
+// NewHTTP builds the provider from the [connectors] section. Invalid
+// request headers and an initial backoff above the maximum are errors.
+func NewHTTP(c config.Connectors, log *slog.Logger) (*HTTP, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if c.BaseURL == "" {
+		return nil, fmt.Errorf("%w: connectors.base_url is required for the http provider", ErrInvalid)
+	}
+	if c.Retry.Enabled && c.Retry.InitialBackoff > c.Retry.MaxBackoff {
+		return nil, fmt.Errorf("%w: connectors.retry.initial_backoff %s is larger than max_backoff %s",
+			ErrInvalid, c.Retry.InitialBackoff, c.Retry.MaxBackoff)
+	}
+	headers := http.Header{}
+	for _, name := range slices.Sorted(maps.Keys(c.RequestHeaders)) {
+		value := c.RequestHeaders[name]
+		if !validHeaderName(name) {
+			return nil, fmt.Errorf("%w: Invalid header name '%s'", ErrInvalid, name)
+		}
+		if strings.ContainsAny(value, "\r\n\x00") {
+			return nil, fmt.Errorf("%w: Invalid header value for '%s'", ErrInvalid, name)
+		}
+		headers.Set(name, value)
+	}
+	templates := make(map[string]string, len(DefaultURLTemplates))
+	for op, t := range DefaultURLTemplates {
+		templates[op] = t
+		if custom, ok := c.URLTemplates[op]; ok {
+			templates[op] = custom
+		}
+	}
+	return &HTTP{
+		baseURL:   c.BaseURL,
+		templates: templates,
+		headers:   headers,
+		timeout:   c.Timeout,
+		retry:     c.Retry,
+		dataPath:  c.Response.DataPath,
+		errorPath: c.Response.ErrorPath,
+		client:    &http.Client{},
+		log:       log,
+	}, nil
+}
+
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// url fills an operation's template. {version} is only substituted for
+// the single-config GETs, as upstream does; values are not URL-encoded
+// (keys are checked by config.ValidKey before they get here).
+func (h *HTTP) url(op, key string, version *uint64) string {
+	t := strings.ReplaceAll(h.templates[op], "{key}", key)
+	if version != nil && (op == OpGetSinkConfig || op == OpGetSourceConfig) {
+		t = strings.ReplaceAll(t, "{version}", strconv.FormatUint(*version, 10))
+	}
+	return h.baseURL + t
+}
+
+func pick(kind config.ConnectorKind, sinkOp, sourceOp string) string {
+	if kind == config.KindSink {
+		return sinkOp
+	}
+	return sourceOp
+}
+
+// response is one finished HTTP exchange.
+type response struct {
+	status int
+	body   []byte
+}
+
+func requestFailed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRequestFailed, fmt.Sprintf(format, args...))
+}
+
+// transientStatus reports the statuses worth retrying: 5xx, 408 and 429.
+func transientStatus(code int) bool {
+	return code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests
+}
+
+// backoff is the delay before retry n (from 0): the exponential bound
+// min(max, initial*multiplier^n), jittered uniformly down to initial/2.
+func (h *HTTP) backoff(n uint32) time.Duration {
+	r := h.retry
+	bound := float64(r.InitialBackoff)
+	for i := uint32(0); i < n && bound < float64(r.MaxBackoff); i++ {
+		bound *= float64(r.BackoffMultiplier)
+	}
+	bound = min(bound, float64(r.MaxBackoff))
+	low := float64(r.InitialBackoff) / 2
+	if bound <= low {
+		return time.Duration(low)
+	}
+	return time.Duration(low + rand.Float64()*(bound-low))
+}
+
+// do sends one request, with retries. A status that is still transient
+// after the last retry is returned like any other status.
+func (h *HTTP) do(ctx context.Context, method, url string, body []byte) (response, error) {
+	var retries uint32
+	if h.retry.Enabled {
+		retries = h.retry.MaxAttempts
+	}
+	for attempt := uint32(0); ; attempt++ {
+		resp, err := h.attempt(ctx, method, url, body)
+		if ctx.Err() != nil {
+			return response{}, requestFailed("%v", ctx.Err())
+		}
+		retryable := err != nil || transientStatus(resp.status)
+		if !retryable || attempt >= retries {
+			if err != nil {
+				if attempt > 0 {
+					return response{}, requestFailed("Request failed after %d retries: %v", attempt, err)
+				}
+				return response{}, requestFailed("%v", err)
+			}
+			return resp, nil
+		}
+		delay := h.backoff(attempt)
+		if err != nil {
+			h.log.Debug("config API request failed; retrying", "method", method, "url", url, "error", err, "retry", attempt+1, "delay", delay)
+		} else {
+			h.log.Debug("config API answered a transient status; retrying", "method", method, "url", url, "status", resp.status, "retry", attempt+1, "delay", delay)
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return response{}, requestFailed("%v", ctx.Err())
+		case <-timer.C:
+		}
+	}
+}
+
+func (h *HTTP) attempt(ctx context.Context, method, url string, body []byte) (response, error) {
+	if h.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+	}
+	var reader io.Reader
+	if body != nil {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, reader)
+	if err != nil {
+		return response{}, err
+	}
+	for name, values := range h.headers {
+		req.Header[name] = values
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return response{}, fmt.Errorf("read response: %w", err)
+	}
+	return response{status: resp.StatusCode, body: data}, nil
+}
+
+// statusError is the error for a non-2xx answer.
+func statusError(r response) error {
+	return requestFailed("HTTP %d %s - %s", r.status, http.StatusText(r.status), string(r.body))
+}
+
+func ok(r response) bool { return r.status >= 200 && r.status < 300 }
+
+// fetch runs a request whose answer carries data, and extracts it.
+// notFoundIs404 turns a 404 into the given not-found error.
+func (h *HTTP) fetch(ctx context.Context, method, url string, body []byte, onNotFound error) (json.RawMessage, error) {
+	r, err := h.do(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.status == http.StatusNotFound && onNotFound != nil {
+		return nil, onNotFound
+	}
+	if !ok(r) {
+		return nil, statusError(r)
+	}
+	return extract(r.body, h.dataPath, h.errorPath)
+}
+
+// decodeConnector decodes one config from extracted data.
+func decodeConnector(kind config.ConnectorKind, data json.RawMessage) (config.Connector, error) {
+	c, err := config.ParseConnectorBody("config API response", kind, data)
+	if err != nil {
+		return config.Connector{}, requestFailed("Failed to deserialize data: %v. Value: %s", err, compactJSON(data))
+	}
+	return c, nil
+}
+
+// List fetches get_active_configs.
+func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
+	data, err := h.fetch(ctx, http.MethodGet, h.url(OpGetActiveConfigs, "", nil), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var active struct {
+		Sinks   map[string]json.RawMessage `json:"sinks"`
+		Sources map[string]json.RawMessage `json:"sources"`
+	}
+	if err := json.Unmarshal(data, &active); err != nil {
+		return nil, requestFailed("Failed to deserialize data: %v. Value: %s", err, compactJSON(data))
+	}
+	var out []config.Connector
+	for _, group := range []struct {
+		kind    config.ConnectorKind
+		configs map[string]json.RawMessage
+	}{{config.KindSink, active.Sinks}, {config.KindSource, active.Sources}} {
+		for _, key := range slices.Sorted(maps.Keys(group.configs)) {
+			if err := config.ValidKey(key); err != nil {
+				return nil, requestFailed("Failed to deserialize data: %s %q: %v", group.kind, key, err)
+			}
+			c, err := decodeConnector(group.kind, group.configs[key])
+			if err != nil {
+				return nil, err
+			}
+			if c.Key != key {
+				h.log.Warn("active config's key differs from its map key; using the map key", "kind", group.kind, "map_key", key, "key", c.Key)
+				c.Key = key
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Get fetches get_active_<kind>_config; 404 is ErrNotFound.
+func (h *HTTP) Get(ctx context.Context, kind config.ConnectorKind, key string) (config.Connector, error) {
+	if err := checkKindKey(kind, key); err != nil {
+		return config.Connector{}, err
+	}
+	op := pick(kind, OpGetActiveSinkConfig, OpGetActiveSourceConfig)
+	data, err := h.fetch(ctx, http.MethodGet, h.url(op, key, nil), nil, notFound(kind, key, 0))
+	if err != nil {
+		return config.Connector{}, err
+	}
+	return decodeConnector(kind, data)
+}
+
+// Versions fetches get_<kind>_configs, sorted by version.
+func (h *HTTP) Versions(ctx context.Context, kind config.ConnectorKind, key string) ([]config.Connector, error) {
+	if err := checkKindKey(kind, key); err != nil {
+		return nil, err
+	}
+	op := pick(kind, OpGetSinkConfigs, OpGetSourceConfigs)
+	data, err := h.fetch(ctx, http.MethodGet, h.url(op, key, nil), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(data, &items); err != nil {
+		return nil, requestFailed("Failed to deserialize data: %v. Value: %s", err, compactJSON(data))
+	}
+	out := make([]config.Connector, 0, len(items))
+	for _, item := range items {
+		c, err := decodeConnector(kind, item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b config.Connector) int {
+		switch {
+		case a.Version < b.Version:
+			return -1
+		case a.Version > b.Version:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// GetVersion fetches get_<kind>_config; 404 is ErrNotFound.
+func (h *HTTP) GetVersion(ctx context.Context, kind config.ConnectorKind, key string, version uint64) (config.Connector, error) {
+	if err := checkKindKey(kind, key); err != nil {
+		return config.Connector{}, err
+	}
+	op := pick(kind, OpGetSinkConfig, OpGetSourceConfig)
+	data, err := h.fetch(ctx, http.MethodGet, h.url(op, key, &version), nil, notFound(kind, key, version))
+	if err != nil {
+		return config.Connector{}, err
+	}
+	return decodeConnector(kind, data)
+}
+
+// Create validates c and posts it as the create body; the server assigns
+// the version and answers with the stored config.
+func (h *HTTP) Create(ctx context.Context, kind config.ConnectorKind, key string, c config.Connector) (config.Connector, error) {
+	if err := checkKindKey(kind, key); err != nil {
+		return config.Connector{}, err
+	}
+	c = c.Clone()
+	c.Kind, c.Key, c.Version = kind, key, 0
+	body := c.CreateBodyJSON()
+	// Read the body back the way the server's answer will be read, so what
+	// we could not load later is refused before it is sent.
+	checked, err := config.ParseCreateBody(kind, key, body)
+	if err != nil {
+		return config.Connector{}, err
+	}
+	if err := checked.CheckStart(); err != nil {
+		return config.Connector{}, err
+	}
+	op := pick(kind, OpCreateSink, OpCreateSource)
+	data, err := h.fetch(ctx, http.MethodPost, h.url(op, key, nil), body, nil)
+	if err != nil {
+		return config.Connector{}, err
+	}
+	return decodeConnector(kind, data)
+}
+
+// SetActive puts {"version": N} to set_active_<kind>. Any 2xx succeeds; a
+// 404 is ErrNotFound.
+func (h *HTTP) SetActive(ctx context.Context, kind config.ConnectorKind, key string, version uint64) error {
+	if err := checkKindKey(kind, key); err != nil {
+		return err
+	}
+	op := pick(kind, OpSetActiveSink, OpSetActiveSource)
+	body := []byte(`{"version":` + strconv.FormatUint(version, 10) + `}`)
+	return h.command(ctx, http.MethodPut, h.url(op, key, nil), body, notFound(kind, key, version))
+}
+
+// Delete sends delete_<kind>_config, with ?version=N when given (&version=N
+// when the template already has a query). Any 2xx succeeds; 404 is
+// ErrNotFound.
+func (h *HTTP) Delete(ctx context.Context, kind config.ConnectorKind, key string, version *uint64) error {
+	if err := checkKindKey(kind, key); err != nil {
+		return err
+	}
+	op := pick(kind, OpDeleteSinkConfig, OpDeleteSourceConfig)
+	url := h.url(op, key, nil)
+	var missing uint64
+	if version != nil {
+		sep := "?"
+		if strings.Contains(url, "?") {
+			sep = "&"
+		}
+		url += sep + "version=" + strconv.FormatUint(*version, 10)
+		missing = *version
+	}
+	return h.command(ctx, http.MethodDelete, url, nil, notFound(kind, key, missing))
+}
+
+func (h *HTTP) command(ctx context.Context, method, url string, body []byte, onNotFound error) error {
+	r, err := h.do(ctx, method, url, body)
+	if err != nil {
+		return err
+	}
+	if r.status == http.StatusNotFound {
+		return onNotFound
+	}
+	if !ok(r) {
+		return statusError(r)
+	}
+	return nil
+}
+
+var _ Provider = (*HTTP)(nil)
+
