@@ -52,7 +52,7 @@ func (c *connection) sendMessages(payload []byte) error {
 	if p == nil {
 		return StatusPartitionNotFound
 	}
-	p.append(req.messages, req.ends)
+	p.append(req.messages, req.ends, s.clock())
 	c.ok(nil)
 	return nil
 }

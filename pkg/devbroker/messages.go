@@ -120,7 +120,7 @@ func decodeSend(payload []byte, ends []uint32) (sendRequest, error) {
 // append stores one request's messages: it copies them, then fills in the
 // offset, the server timestamp (one per request), a UUID v4 for a zero id and
 // the XXH3 checksum, as the real server does.
-func (p *partition) append(messages []byte, ends []uint32) {
+func (p *partition) append(messages []byte, ends []uint32, now uint64) {
 	data := make([]byte, len(messages))
 	copy(data, messages)
 	stored := make([]uint32, len(ends))
@@ -134,7 +134,7 @@ func (p *partition) append(messages []byte, ends []uint32) {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	timestamp := max(nowMicros(), p.lastTimestamp) // never backwards, so timestamp polls can binary search
+	timestamp := max(now, p.lastTimestamp) // never backwards, so timestamp polls can binary search
 	p.lastTimestamp = timestamp
 	first := p.nextOffset
 	start = 0

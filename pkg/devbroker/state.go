@@ -30,6 +30,8 @@ type store struct {
 	streamsByName map[string]*stream
 
 	groupMu sync.Mutex
+
+	clock func() uint64 // µs since the Unix epoch; tests pin it
 }
 
 type stream struct {
@@ -101,7 +103,7 @@ type batch struct {
 }
 
 func newStore() *store {
-	return &store{streamsByName: map[string]*stream{}}
+	return &store{streamsByName: map[string]*stream{}, clock: nowMicros}
 }
 
 func nowMicros() uint64 { return uint64(time.Now().UnixMicro()) }
@@ -171,7 +173,7 @@ func (s *store) createStream(name string) (*stream, error) {
 		return nil, StatusStreamNameAlreadyExists
 	}
 	id := allocID(&s.streams, &s.freeStreamIDs)
-	st := &stream{id: id, name: name, createdAt: nowMicros(), topicsByName: map[string]*topic{}}
+	st := &stream{id: id, name: name, createdAt: s.clock(), topicsByName: map[string]*topic{}}
 	s.streams[id] = st
 	s.streamsByName[name] = st
 	return st, nil
@@ -214,13 +216,13 @@ func (s *store) createTopic(st *stream, name string, cfg topicSettings) (*topic,
 	t := &topic{
 		id:                id,
 		name:              name,
-		createdAt:         nowMicros(),
+		createdAt:         s.clock(),
 		compression:       cfg.compression,
 		messageExpiry:     cfg.messageExpiry,
 		maxTopicSize:      cfg.maxTopicSize,
 		replicationFactor: cfg.replicationFactor,
 	}
-	t.addPartitions(cfg.partitions)
+	t.addPartitions(cfg.partitions, t.createdAt)
 	st.topics[id] = t
 	st.topicsByName[name] = t
 	return t, nil
@@ -233,8 +235,7 @@ func (st *stream) deleteTopic(t *topic) {
 }
 
 // addPartitions appends count partitions with the next ids; callers hold store.mu.
-func (t *topic) addPartitions(count uint32) {
-	now := nowMicros()
+func (t *topic) addPartitions(count uint32, now uint64) {
 	for range count {
 		id := uint32(len(t.partitions))
 		t.partitions = append(t.partitions, &partition{id: id, createdAt: now, offsets: map[offsetKey]uint64{}})
