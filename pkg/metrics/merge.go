@@ -42,11 +42,13 @@ func Parse(r io.Reader, contentType string) ([]*dto.MetricFamily, error) {
 		return nil, fmt.Errorf("%w: body larger than %d bytes", ErrBadExposition, MaxExpositionBytes)
 	}
 	format := expfmt.ResponseFormat(http.Header{"Content-Type": []string{contentType}})
-	switch {
-	case format.FormatType() == expfmt.TypeProtoDelim, format.FormatType() == expfmt.TypeOpenMetrics:
-	case looksLikeOpenMetrics(body):
-		format = expfmt.NewFormat(expfmt.TypeOpenMetrics)
-	default:
+	if format.FormatType() != expfmt.TypeProtoDelim {
+		// Text of either kind goes through the classic text parser: expfmt's
+		// OpenMetrics parser takes seconds to build its grammar and
+		// milliseconds per small body, too slow for a scrape of every runner.
+		if format.FormatType() == expfmt.TypeOpenMetrics || looksLikeOpenMetrics(body) {
+			body = openMetricsToText(body)
+		}
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)
 	}
 	dec := expfmt.NewDecoder(bytes.NewReader(body), format)
@@ -62,6 +64,53 @@ func Parse(r io.Reader, contentType string) ([]*dto.MetricFamily, error) {
 		}
 		families = append(families, mf)
 	}
+}
+
+// openMetricsToText rewrites the OpenMetrics subset that Prometheus clients
+// emit into the classic text format: a counter family "x" (samples
+// "x_total") is declared as "x_total", "unknown" becomes "untyped", and the
+// "# EOF" and "# UNIT" lines, "_created" samples and exemplars are dropped.
+// Anything else is left for the text parser to accept or refuse.
+func openMetricsToText(body []byte) []byte {
+	lines := bytes.Split(body, []byte("\n"))
+	types := map[string]string{}
+	for _, line := range lines {
+		if rest, ok := bytes.CutPrefix(line, []byte("# TYPE ")); ok {
+			if name, typ, ok := strings.Cut(string(rest), " "); ok {
+				types[name] = strings.TrimSpace(typ)
+			}
+		}
+	}
+	out := make([]byte, 0, len(body)+len(types)*16)
+	for _, line := range lines {
+		switch {
+		case len(line) == 0, bytes.Equal(line, []byte("# EOF")), bytes.HasPrefix(line, []byte("# UNIT ")):
+			continue
+		case bytes.HasPrefix(line, []byte("# TYPE ")), bytes.HasPrefix(line, []byte("# HELP ")):
+			keyword, rest := string(line[:7]), string(line[7:])
+			name, tail, _ := strings.Cut(rest, " ")
+			if types[name] == "counter" && !strings.HasSuffix(name, "_total") {
+				name += "_total"
+			}
+			if keyword == "# TYPE " && tail == "unknown" {
+				tail = "untyped"
+			}
+			out = append(out, keyword+name+" "+tail...)
+		case line[0] == '#':
+			out = append(out, line...)
+		default:
+			name := string(line[:max(0, bytes.IndexAny(line, "{ "))])
+			if base, ok := strings.CutSuffix(name, "_created"); ok && types[base] != "" {
+				continue
+			}
+			if i := bytes.Index(line, []byte(" # {")); i >= 0 {
+				line = line[:i]
+			}
+			out = append(out, line...)
+		}
+		out = append(out, '\n')
+	}
+	return out
 }
 
 // looksLikeOpenMetrics reports whether a text body ends with the
