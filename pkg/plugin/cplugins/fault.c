@@ -20,6 +20,7 @@
  *   max_messages        N     stop producing after N messages in total (0: never)
  *   after_max           str   "idle" (empty batches, default), "hang" or "crash"
  *   interval_ms         N     pause before each batch, default 10
+ *   payload_size        N     pad each payload to about N bytes ({"seq":N,"pad":"xx..."})
  *   handle_code         int   returned by handle_v2 without starting the loop when non-zero
  *   fail_batch_result   bool  the on_batch_result hook fails, which stops the loop
  * The source keeps {messages_produced: N} (MessagePack 91 xx) as its state and
@@ -57,7 +58,7 @@ typedef struct fault_config {
     int64_t open_code, close_code, consume_code, handle_code;
     int open_hang, close_hang, fail_batch_result;
     uint64_t crash_on_batch, hang_on_batch, sleep_ms, log_lines, consume_fail_count;
-    uint64_t messages_per_batch, max_messages, interval_ms;
+    uint64_t messages_per_batch, max_messages, interval_ms, payload_size;
     char after_max[16];
 } fault_config;
 
@@ -75,6 +76,7 @@ static const char *parse_config(pu_json cfg, fault_config *c) {
     BOOL(open_hang); BOOL(close_hang); BOOL(fail_batch_result);
     U64(crash_on_batch); U64(hang_on_batch); U64(sleep_ms); U64(log_lines);
     U64(consume_fail_count); U64(messages_per_batch); U64(max_messages); U64(interval_ms);
+    U64(payload_size);
 #undef I64
 #undef U64
 #undef BOOL
@@ -266,9 +268,22 @@ static int source_poll(void *ctx, pu_loop *loop, pu_buf *out, const char **why) 
         scratch.len = 0;
         pu_b64_encode(&scratch, le, 8);
         pu_put_bytes(out, scratch.data, scratch.len);
-        char payload[48];
-        int len = snprintf(payload, sizeof payload, "{\"seq\":%llu}", (unsigned long long)n);
-        pu_put_bytes(out, payload, (size_t)len);
+        char head[48];
+        int len = snprintf(head, sizeof head, "{\"seq\":%llu", (unsigned long long)n);
+        size_t pad = s->cfg.payload_size > (uint64_t)len + 10 ? s->cfg.payload_size - (size_t)len - 10 : 0;
+        if (pad == 0) {
+            pu_put_varint(out, (uint64_t)len + 1);
+            pu_put_raw(out, head, (size_t)len);
+        } else {
+            pu_put_varint(out, (uint64_t)len + 10 + pad);
+            pu_put_raw(out, head, (size_t)len);
+            pu_put_raw(out, ",\"pad\":\"", 8);
+            pu_buf_reserve(out, pad);
+            memset(out->data + out->len, 'x', pad);
+            out->len += pad;
+            pu_put_u8(out, '"');
+        }
+        pu_put_u8(out, '}');
     }
     pu_buf_free(&scratch);
     pthread_mutex_lock(&s->mu);
