@@ -198,4 +198,3 @@ func codeOf(err error) (int32, bool) {
 	}
 	return 0, false
 }
-
