@@ -1,6 +1,7 @@
 package postcard_test
 
 import (
+	"encoding/hex"
 	"errors"
 	"runtime"
 	"strings"
@@ -45,24 +46,13 @@ func decodeTopic(b []byte) error    { _, err := postcard.DecodeTopicMetadata(b);
 func decodeMsgsMeta(b []byte) error { _, err := postcard.DecodeMessagesMetadata(b); return err }
 func decodeState(b []byte) error    { _, err := postcard.DecodeConnectorState(b); return err }
 
-// header builds one HeaderMap entry's bytes from kind indexes and base64 texts.
+// header returns the hex of one HeaderMap entry written by hand: each field
+// is a kind index byte, a length byte and the (possibly invalid) text.
 func header(keyKind byte, keyText string, valueKind byte, valueText string) string {
-	field := func(kind byte, text string) string {
-		return strings.ToUpper(hexByte(kind) + " " + hexByte(byte(len(text))) + " " + hexString(text))
-	}
-	return field(keyKind, keyText) + " " + field(valueKind, valueText)
-}
-
-func hexByte(b byte) string {
-	return string("0123456789ABCDEF"[b>>4]) + string("0123456789ABCDEF"[b&15])
-}
-
-func hexString(s string) string {
-	parts := make([]string, len(s))
-	for i := range len(s) {
-		parts[i] = hexByte(s[i])
-	}
-	return strings.Join(parts, " ")
+	var b []byte
+	b = append(append(b, keyKind, byte(len(keyText))), keyText...)
+	b = append(append(b, valueKind, byte(len(valueText))), valueText...)
+	return hex.EncodeToString(b)
 }
 
 func TestMalformedInputs(t *testing.T) {

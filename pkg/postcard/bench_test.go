@@ -1,0 +1,76 @@
+package postcard_test
+
+import (
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+)
+
+const (
+	benchBatch       = 1000
+	benchPayloadSize = 100
+)
+
+// BenchmarkAppendRawMessages encodes one consume batch (1,000 messages of
+// 100-byte payloads, each with an encoded one-entry header map) into a
+// reused buffer, as a sink runner does per poll.
+func BenchmarkAppendRawMessages(b *testing.B) {
+	batch := rawBatch(benchBatch, benchPayloadSize)
+	dst := postcard.AppendRawMessages(nil, batch)
+	b.SetBytes(int64(len(dst)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = postcard.AppendRawMessages(dst[:0], batch)
+	}
+	reportPerMessage(b)
+}
+
+// BenchmarkDecodeProducedMessages decodes one send_cb batch (1,000 messages
+// of 100-byte payloads with id, timestamp and one header each, plus state).
+func BenchmarkDecodeProducedMessages(b *testing.B) {
+	enc := postcard.AppendProducedMessages(nil, producedBatch(benchBatch, benchPayloadSize))
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := postcard.DecodeProducedMessages(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportPerMessage(b)
+}
+
+// BenchmarkDecodeProducedMessagesNoHeaders is the same batch without
+// headers, isolating the cost of base64 header decoding.
+func BenchmarkDecodeProducedMessagesNoHeaders(b *testing.B) {
+	batch := producedBatch(benchBatch, benchPayloadSize)
+	for i := range batch.Messages {
+		batch.Messages[i].Headers = nil
+	}
+	enc := postcard.AppendProducedMessages(nil, batch)
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := postcard.DecodeProducedMessages(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportPerMessage(b)
+}
+
+// BenchmarkDecodeRawMessages decodes one consume batch, as a sink plugin's
+// SDK does (useful to compare with the Rust side).
+func BenchmarkDecodeRawMessages(b *testing.B) {
+	enc := postcard.AppendRawMessages(nil, rawBatch(benchBatch, benchPayloadSize))
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := postcard.DecodeRawMessages(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportPerMessage(b)
+}
+
+func reportPerMessage(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchBatch, "ns/msg")
+}
