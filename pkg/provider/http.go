@@ -446,4 +446,3 @@ func (h *HTTP) command(ctx context.Context, method, url string, body []byte, onN
 }
 
 var _ Provider = (*HTTP)(nil)
-
