@@ -201,6 +201,34 @@ func seriesOf(t testing.TB, reg prometheus.Gatherer, family string) []map[string
 	return out
 }
 
+type seriesValue struct {
+	labels map[string]string
+	value  float64 // counter or gauge value
+}
+
+// seriesValues returns the series of a counter or gauge family in g.
+func seriesValues(t testing.TB, g prometheus.Gatherer, family string) []seriesValue {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []seriesValue
+	for _, f := range families {
+		if f.GetName() != family {
+			continue
+		}
+		for _, m := range f.Metric {
+			s := seriesValue{labels: map[string]string{}, value: m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()}
+			for _, l := range m.Label {
+				s.labels[l.GetName()] = l.GetValue()
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // familiesWithSeries lists the connector families that have a series.
 func familiesWithSeries(t testing.TB, reg prometheus.Gatherer) []string {
 	t.Helper()
