@@ -159,12 +159,12 @@ func TestBuildIgnoresUnknownKeys(t *testing.T) {
 // Run treats a drop and a failure.
 type dropAll struct{}
 
-func (dropAll) Name() string                        { return "drop_all" }
+func (dropAll) Name() string                       { return "drop_all" }
 func (dropAll) Apply(*codec.Message) (bool, error) { return false, nil }
 
 type failAll struct{}
 
-func (failAll) Name() string                        { return "fail_all" }
+func (failAll) Name() string                       { return "fail_all" }
 func (failAll) Apply(*codec.Message) (bool, error) { return false, errors.New("boom") }
 
 func TestRunStopsAtFirstDropOrFailure(t *testing.T) {
