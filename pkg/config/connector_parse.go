@@ -467,7 +467,12 @@ func decodeTransforms(r fieldReader, c *Connector, order []string) error {
 
 func decodeStream(r fieldReader, kind ConnectorKind, key string, deferStart bool) (StreamEntry, error) {
 	var s StreamEntry
-	s.Options = r.table
+	s.Options = make(map[string]any, len(r.table))
+	for k, v := range r.table {
+		if v != nil { // JSON null means absent
+			s.Options[k] = v
+		}
+	}
 	stream, err := r.str("stream", true)
 	if err != nil {
 		return s, err

@@ -105,7 +105,9 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 		{"empty list", []string{"IGGY_CONNECTORS_HTTP_CORS_ALLOWED_ORIGINS=[]"}, func(r config.Runtime) bool { return len(r.HTTP.CORS.AllowedOrigins) == 0 }},
 		{"empty value ignored", []string{"IGGY_CONNECTORS_HTTP_ADDRESS="}, func(r config.Runtime) bool { return r.HTTP.Address == "127.0.0.1:8081" }},
 		{"switch to http provider", []string{"IGGY_CONNECTORS_CONNECTORS_CONFIG_TYPE=http", "IGGY_CONNECTORS_CONNECTORS_BASE_URL=http://cfg:9000/api"},
-			func(r config.Runtime) bool { return r.Connectors.ConfigType == "http" && r.Connectors.BaseURL == "http://cfg:9000/api" }},
+			func(r config.Runtime) bool {
+				return r.Connectors.ConfigType == "http" && r.Connectors.BaseURL == "http://cfg:9000/api"
+			}},
 		{"duration", []string{"IGGY_CONNECTORS_CONNECTORS_TIMEOUT=30s"}, func(r config.Runtime) bool { return r.Connectors.Timeout == 30*time.Second }},
 		{"duration with space", []string{"IGGY_CONNECTORS_CONNECTORS_RETRY_INITIAL_BACKOFF=500 ms"},
 			func(r config.Runtime) bool { return r.Connectors.Retry.InitialBackoff == 500*time.Millisecond }},
@@ -274,11 +276,11 @@ func TestRuntimeEnvVarsCoverTheSpecList(t *testing.T) {
 
 func TestUnknownRuntimeVars(t *testing.T) {
 	warnings := config.UnknownRuntimeVars([]string{
-		"IGGY_CONNECTORS_IGGY_USERNAM=x",         // typo: suggestion expected
-		"IGGY_CONNECTORS_IGGY_USERNAME=x",        // known
-		"IGGY_CONNECTORS_CONFIG_PATH=x",          // loader variable
-		"IGGY_CONNECTORS_SINK_STDOUT_ENABLED=x",  // connector override
-		"IGGY_CONNECTORS_SOURCE_RANDOM_NAME=x",   // connector override
+		"IGGY_CONNECTORS_IGGY_USERNAM=x",        // typo: suggestion expected
+		"IGGY_CONNECTORS_IGGY_USERNAME=x",       // known
+		"IGGY_CONNECTORS_CONFIG_PATH=x",         // loader variable
+		"IGGY_CONNECTORS_SINK_STDOUT_ENABLED=x", // connector override
+		"IGGY_CONNECTORS_SOURCE_RANDOM_NAME=x",  // connector override
 		"IGGY_CONNECTORS_CONNECTORS_REQUEST_HEADERS_AUTHORIZATION=x",
 		"OTHER=1",
 	})
