@@ -243,7 +243,7 @@ func (r *reader) headerMap() (HeaderMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := make(HeaderMap, n)
+	m := r.headerEntries(n)
 	for i := range m {
 		if err := r.headerField(&m[i].Key); err != nil {
 			return nil, fmt.Errorf("entry %d: key: %w", i, err)
@@ -283,7 +283,7 @@ func (r *reader) headerField(f *HeaderField) error {
 	if err != nil {
 		return fmt.Errorf("value: %w", err)
 	}
-	if f.Value, err = decodeBase64(text); err != nil {
+	if f.Value, err = decodeBase64(text, r.valueBytes); err != nil {
 		return fmt.Errorf("value: %w at offset %d: %w", err, start, ErrMalformed)
 	}
 	return nil
@@ -295,7 +295,8 @@ func (r *reader) headerField(f *HeaderField) error {
 // after the second or third symbol of the final quad, and the unused low bits
 // of the last symbol must be zero. Go's decoder silently skips CR and LF,
 // which base64 0.22 rejects, so they are refused first.
-func decodeBase64(text []byte) ([]byte, error) {
+// The output buffer comes from alloc(n), which must return n bytes.
+func decodeBase64(text []byte, alloc func(n int) []byte) ([]byte, error) {
 	if i := bytes.IndexAny(text, "\r\n"); i >= 0 {
 		return nil, fmt.Errorf("invalid base64: line break at byte %d", i)
 	}
@@ -306,7 +307,7 @@ func decodeBase64(text []byte) ([]byte, error) {
 		}
 	}
 	enc := base64.RawStdEncoding.Strict()
-	out := make([]byte, enc.DecodedLen(len(data)))
+	out := alloc(enc.DecodedLen(len(data)))
 	n, err := enc.Decode(out, data)
 	if err != nil {
 		return nil, fmt.Errorf("invalid base64: %w", err)
@@ -318,6 +319,41 @@ func decodeBase64(text []byte) ([]byte, error) {
 type reader struct {
 	buf []byte
 	off int
+
+	// Arenas for header maps, so a batch with a header map per message needs
+	// a few allocations instead of three per message. Chunk sizes are
+	// bounded by the input still unread, keeping allocations proportional
+	// to len(buf).
+	entryArena []HeaderEntry
+	valueArena []byte
+}
+
+const (
+	entryChunk = 64   // header entries per arena chunk
+	valueChunk = 4096 // header value bytes per arena chunk
+)
+
+// headerEntries returns a zeroed slice of n entries, capped at n.
+func (r *reader) headerEntries(n int) HeaderMap {
+	if cap(r.entryArena)-len(r.entryArena) < n {
+		size := max(n, min(entryChunk, r.remaining()/minHeaderEntrySize))
+		r.entryArena = make([]HeaderEntry, 0, size)
+	}
+	start := len(r.entryArena)
+	r.entryArena = r.entryArena[:start+n]
+	return r.entryArena[start : start+n : start+n]
+}
+
+// valueBytes returns n bytes for a decoded header value, capped at n so an
+// append by the caller cannot run into a neighbouring value.
+func (r *reader) valueBytes(n int) []byte {
+	if cap(r.valueArena)-len(r.valueArena) < n {
+		size := max(n, min(valueChunk, r.remaining()))
+		r.valueArena = make([]byte, 0, size)
+	}
+	start := len(r.valueArena)
+	r.valueArena = r.valueArena[:start+n]
+	return r.valueArena[start : start+n : start+n]
 }
 
 func (r *reader) remaining() int { return len(r.buf) - r.off }

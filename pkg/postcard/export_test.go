@@ -1,12 +1,11 @@
 package postcard
 
-// Internal varint helpers exposed to the black-box tests, which check them
+// Internal helpers exposed to the black-box tests, which check them
 // against the spec's examples directly.
 
 var (
 	AppendUvarint = appendUvarint
 	AppendUint128 = appendUint128
-	DecodeBase64  = decodeBase64
 )
 
 // DecodeUvarint32, DecodeUvarint64 and DecodeUint128 decode one varint of
@@ -14,3 +13,8 @@ var (
 func DecodeUvarint32(b []byte) (uint32, error) { r := reader{buf: b}; return r.uint32() }
 func DecodeUvarint64(b []byte) (uint64, error) { r := reader{buf: b}; return r.uint64() }
 func DecodeUint128(b []byte) (Uint128, error)  { r := reader{buf: b}; return r.uint128() }
+
+// DecodeBase64 decodes one header value text.
+func DecodeBase64(text []byte) ([]byte, error) {
+	return decodeBase64(text, func(n int) []byte { return make([]byte, n) })
+}
