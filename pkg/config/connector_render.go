@@ -91,7 +91,11 @@ func (s StreamEntry) document(kind ConnectorKind) map[string]any {
 func (c Connector) MarshalTOML() ([]byte, error) {
 	doc := c.document()
 	for _, section := range []string{"plugin_config", "transforms", "streams"} {
-		if err := checkNoNull(doc[section], section); err != nil {
+		value, present := doc[section]
+		if !present {
+			continue
+		}
+		if err := checkNoNull(value, section); err != nil {
 			return nil, fmt.Errorf("%w: %s %q: cannot be written as TOML: %w", ErrInvalidConnector, c.Kind, c.Key, err)
 		}
 	}

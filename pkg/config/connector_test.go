@@ -45,7 +45,7 @@ func TestParseConnectorSinkExample(t *testing.T) {
 		Stream: "shop", Topics: []string{"orders_created", "orders_paid"}, Schema: "json",
 		BatchLength: 250, PollInterval: 20 * time.Millisecond, ConsumerGroup: "orders-archive",
 		OffsetCommit: config.OffsetCommitAfterConsuming,
-		Declared: config.StreamDeclared{BatchLength: ptr(uint32(250)), PollInterval: ptr("20ms"), ConsumerGroup: ptr("orders-archive")},
+		Declared:     config.StreamDeclared{BatchLength: ptr(uint32(250)), PollInterval: ptr("20ms"), ConsumerGroup: ptr("orders-archive")},
 	}
 	s.Options = nil
 	if !reflect.DeepEqual(s, want) {

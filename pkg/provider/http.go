@@ -379,6 +379,9 @@ func (h *HTTP) Create(ctx context.Context, kind config.ConnectorKind, key string
 	if err := checkKindKey(kind, key); err != nil {
 		return config.Connector{}, err
 	}
+	if c.Kind != "" && c.Kind != kind {
+		return config.Connector{}, fmt.Errorf("%w: a %s config cannot be stored as %s %q", ErrInvalid, c.Kind, kind, key)
+	}
 	c = c.Clone()
 	c.Kind, c.Key, c.Version = kind, key, 0
 	body := c.CreateBodyJSON()

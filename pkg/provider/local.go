@@ -268,6 +268,9 @@ func (p *Local) Create(ctx context.Context, kind config.ConnectorKind, key strin
 	if err := checkKindKey(kind, key); err != nil {
 		return config.Connector{}, err
 	}
+	if c.Kind != "" && c.Kind != kind {
+		return config.Connector{}, fmt.Errorf("%w: a %s config cannot be stored as %s %q", ErrInvalid, c.Kind, kind, key)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	id := connectorID{kind, key}
