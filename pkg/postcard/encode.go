@@ -9,7 +9,9 @@ import (
 // The encoders append to dst and return the extended slice, like
 // strconv.AppendInt. None of them allocates when dst has enough capacity,
 // except AppendHeaderMap (and the encoders that embed it) when given a map
-// that is not already in strictly ascending key order.
+// that is not already in strictly ascending key order. They write Schema and
+// HeaderKind values as given: callers must pass defined variants (Valid),
+// since a plugin rejects an unknown index.
 
 // AppendTopicMetadata appends the encoding of v.
 func AppendTopicMetadata(dst []byte, v TopicMetadata) []byte {
