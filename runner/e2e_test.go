@@ -1,0 +1,220 @@
+package runner_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/state"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// A random source and a stdout sink, each in its own runner process, move a bounded stream through
+// the dev broker; every count in /stats and /metrics equals what the official SDK reads back.
+func TestSourceToSinkCountsMatchTopic(t *testing.T) {
+	const total = 600
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	env := baseEnv(srv, t.TempDir())
+
+	source := testkit.StartRunner(t, withConfig(env, sourceTOML("gen", pluginPath(t, "random_source"), "demo", "events", "",
+		fmt.Sprintf(`interval = "5ms"
+max_count = %d
+messages_range = [20, 60]
+payload_size = 40`, total))))
+	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", pluginPath(t, "stdout_sink"), "demo", "events",
+		`batch_length = 50`, `print_payload = true`)))
+	source.WaitStatus(t, "running", waitLong)
+	sink.WaitStatus(t, "running", waitLong)
+
+	sink.WaitUntil(t, waitLong, "the sink to process every message", func() bool {
+		return u64(sink.Stats(t).MessagesProcessed) >= total
+	})
+	// The source stops producing at max_count; give a stray extra batch a moment to show up.
+	time.Sleep(200 * time.Millisecond)
+
+	topic := readTopic(t, srv, "demo", "events")
+	src, snk := source.Stats(t), sink.Stats(t)
+	for _, c := range []struct {
+		what string
+		got  uint64
+	}{
+		{"source messages_produced", u64(src.MessagesProduced)},
+		{"source messages_sent", u64(src.MessagesSent)},
+		{"sink messages_consumed", u64(snk.MessagesConsumed)},
+		{"sink messages_processed", u64(snk.MessagesProcessed)},
+		{"stdout sink distinct offsets logged", uint64(len(offsetsSeen(sink.Logs())))},
+	} {
+		if c.got != uint64(len(topic)) {
+			t.Errorf("%s = %d, the topic holds %d messages", c.what, c.got, len(topic))
+		}
+	}
+	if len(topic) != total {
+		t.Errorf("topic holds %d messages, want max_count %d", len(topic), total)
+	}
+	if src.Errors != 0 || snk.Errors != 0 {
+		t.Errorf("errors: source %d, sink %d; want 0", src.Errors, snk.Errors)
+	}
+	if src.Status != "running" || snk.Status != "running" || src.PID != int32(source.Pid()) || snk.MemoryUsage == 0 {
+		t.Errorf("stats status/pid/memory: source %+v sink %+v", src, snk)
+	}
+
+	srcMetrics, snkMetrics := source.Metrics(t), sink.Metrics(t)
+	if got := metricValue(t, srcMetrics, `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`); got != float64(len(topic)) {
+		t.Errorf("/metrics sent = %v, topic holds %d", got, len(topic))
+	}
+	if got := metricValue(t, snkMetrics, `iggy_connector_messages_processed_total{connector_key="out",connector_type="sink"}`); got != float64(len(topic)) {
+		t.Errorf("/metrics processed = %v, topic holds %d", got, len(topic))
+	}
+	if got := metricValue(t, snkMetrics, `iggy_connector_stage_duration_seconds_count{connector_key="out",connector_type="sink",stage="ffi"}`); got < 1 {
+		t.Errorf("/metrics ffi stage count = %v, want at least one batch", got)
+	}
+
+	for _, p := range []*testkit.RunnerProc{source, sink} {
+		if err := p.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		code, err := p.Wait(15 * time.Second)
+		if err != nil || code != 0 {
+			t.Errorf("runner pid %d after SIGTERM: exit %d, %v; logs:\n%s", p.Pid(), code, err, p.Logs())
+		}
+	}
+}
+
+// A sink runner killed with SIGKILL mid-stream and started again delivers every message to the
+// plugin at least once, and the second run resumes from the stored offset instead of from 0.
+func TestSinkKill9LosesNothing(t *testing.T) {
+	const total = 3000
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	fillTopic(t, srv, "demo", "events", total)
+	env := withConfig(baseEnv(srv, t.TempDir()), sinkTOML("out", pluginPath(t, "stdout_sink"), "demo", "events",
+		`batch_length = 100
+poll_interval = "40ms"`, `print_payload = true`))
+
+	first := testkit.StartRunner(t, env)
+	first.WaitStatus(t, "running", waitLong)
+	first.WaitUntil(t, waitLong, "the first run to get a third of the way", func() bool {
+		return u64(first.Stats(t).MessagesProcessed) >= total/3
+	})
+	first.Kill9()
+	firstSeen := offsetsSeen(first.Logs())
+	if len(firstSeen) >= total {
+		t.Fatalf("the first run saw all %d messages before the kill; the test needs a mid-stream kill", total)
+	}
+
+	second := testkit.StartRunner(t, env)
+	second.WaitStatus(t, "running", waitLong)
+	second.WaitUntil(t, waitLong, "the second run to drain the topic", func() bool {
+		return len(offsetsSeen(first.Logs(), second.Logs())) >= total
+	})
+	seen := offsetsSeen(first.Logs(), second.Logs())
+	for off := uint64(0); off < total; off++ {
+		if seen[off] == 0 {
+			t.Fatalf("offset %d never reached the plugin", off)
+		}
+	}
+	secondSeen := offsetsSeen(second.Logs())
+	if secondSeen[0] != 0 {
+		t.Errorf("the second run re-read offset 0: it did not resume from the stored offset")
+	}
+}
+
+// A source runner killed with SIGKILL and started again continues from the state it saved: the
+// fault source's sequence numbers in the topic have no gap, and at most the batch in flight at the
+// kill is written twice.
+func TestSourceKill9ContinuesFromSavedState(t *testing.T) {
+	const perBatch = 10
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
+	stateDir := t.TempDir()
+	env := withConfig(baseEnv(srv, stateDir), sourceTOML("faulty", pluginPath(t, "fault"), "demo", "seq", "",
+		fmt.Sprintf(`messages_per_batch = %d
+interval_ms = 5`, perBatch)))
+
+	first := testkit.StartRunner(t, env)
+	first.WaitStatus(t, "running", waitLong)
+	first.WaitUntil(t, waitLong, "the first run to send 200 messages", func() bool {
+		return u64(first.Stats(t).MessagesSent) >= 200
+	})
+	first.Kill9()
+	saved, err := state.Load(stateDir, "faulty")
+	if err != nil || len(saved) == 0 {
+		t.Fatalf("state after kill: %x, %v", saved, err)
+	}
+
+	second := testkit.StartRunner(t, env)
+	second.WaitStatus(t, "running", waitLong)
+	second.WaitUntil(t, waitLong, "the second run to send 100 messages", func() bool {
+		return u64(second.Stats(t).MessagesSent) >= 100
+	})
+	if err := second.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := second.Wait(15 * time.Second); err != nil || code != 0 {
+		t.Fatalf("second run after SIGTERM: exit %d, %v", code, err)
+	}
+
+	counts := map[int]int{}
+	maxSeq := -1
+	for _, m := range readTopic(t, srv, "demo", "seq") {
+		var body struct {
+			Seq int `json:"seq"`
+		}
+		if err := json.Unmarshal(m.Payload, &body); err != nil {
+			t.Fatalf("payload %q: %v", m.Payload, err)
+		}
+		counts[body.Seq]++
+		maxSeq = max(maxSeq, body.Seq)
+	}
+	duplicates := 0
+	for seq := 0; seq <= maxSeq; seq++ {
+		switch n := counts[seq]; {
+		case n == 0:
+			t.Fatalf("sequence %d is missing from the topic (max %d)", seq, maxSeq)
+		case n > 1:
+			duplicates += n - 1
+		}
+	}
+	if duplicates > perBatch {
+		t.Errorf("%d duplicated messages; a restart from saved state repeats at most the batch in flight (%d)", duplicates, perBatch)
+	}
+}
+
+// The broker restarts (keeping its data) while a source and a sink runner run; both reconnect by
+// themselves and every message still reaches the sink plugin.
+func TestBrokerRestartBothRecover(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
+	env := baseEnv(srv, t.TempDir())
+	source := testkit.StartRunner(t, withConfig(env, sourceTOML("faulty", pluginPath(t, "fault"), "demo", "seq", "",
+		`messages_per_batch = 10
+interval_ms = 5`)))
+	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", pluginPath(t, "stdout_sink"), "demo", "seq",
+		`batch_length = 50`, `print_payload = true`)))
+	source.WaitStatus(t, "running", waitLong)
+	sink.WaitStatus(t, "running", waitLong)
+	sink.WaitUntil(t, waitLong, "messages flowing", func() bool { return u64(sink.Stats(t).MessagesProcessed) >= 100 })
+
+	if err := srv.Restart(true); err != nil {
+		t.Fatalf("restart broker: %v", err)
+	}
+	before := u64(source.Stats(t).MessagesSent)
+	source.WaitUntil(t, waitLong, "the source to send again after the restart", func() bool {
+		return u64(source.Stats(t).MessagesSent) >= before+200
+	})
+	if err := source.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := source.Wait(15 * time.Second); err != nil || code != 0 {
+		t.Fatalf("source after SIGTERM: exit %d, %v", code, err)
+	}
+	topic := readTopic(t, srv, "demo", "seq")
+	sink.WaitUntil(t, waitLong, "the sink to reach every message of the topic", func() bool {
+		return len(offsetsSeen(sink.Logs())) >= len(topic)
+	})
+	seen := offsetsSeen(sink.Logs())
+	for off := range uint64(len(topic)) {
+		if seen[off] == 0 {
+			t.Fatalf("offset %d of %d never reached the sink plugin", off, len(topic))
+		}
+	}
+}

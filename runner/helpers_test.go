@@ -1,0 +1,160 @@
+package runner_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// pluginPath is the path of one example plugin compiled from C for this test process.
+func pluginPath(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(testkit.BuildPlugins(t), "libiggy_connector_"+name+".so")
+}
+
+// baseEnv is what every runner of a test gets: the broker, a state dir and a fast reconnect.
+func baseEnv(srv *devbroker.Server, stateDir string) []string {
+	return []string{
+		"IGGY_CONNECTORS_IGGY_ADDRESS=" + srv.Addr(),
+		"IGGY_CONNECTORS_IGGY_USERNAME=iggy",
+		"IGGY_CONNECTORS_IGGY_PASSWORD=iggy",
+		"IGGY_CONNECTORS_STATE_PATH=" + stateDir,
+		"IGGY_CONNECTOR_RECONNECT_MIN=20ms",
+		"IGGY_CONNECTOR_RECONNECT_MAX=200ms",
+	}
+}
+
+// sinkTOML is a sink connector file for one stream and topic.
+func sinkTOML(key, path, stream, topic, streamExtra, pluginConfig string) string {
+	return fmt.Sprintf(`type = "sink"
+key = %q
+enabled = true
+version = 1
+name = "test sink %s"
+path = %q
+
+[[streams]]
+stream = %q
+topics = [%q]
+schema = "json"
+%s
+
+[plugin_config]
+%s
+`, key, key, path, stream, topic, streamExtra, pluginConfig)
+}
+
+// sourceTOML is a source connector file for one target stream and topic.
+func sourceTOML(key, path, stream, topic, streamExtra, pluginConfig string) string {
+	return fmt.Sprintf(`type = "source"
+key = %q
+enabled = true
+version = 1
+name = "test source %s"
+path = %q
+
+[[streams]]
+stream = %q
+topic = %q
+schema = "json"
+%s
+
+[plugin_config]
+%s
+`, key, key, path, stream, topic, streamExtra, pluginConfig)
+}
+
+func withConfig(env []string, toml string) []string {
+	return append(append([]string{}, env...), "IGGY_CONNECTOR_CONFIG="+toml)
+}
+
+// readTopic reads every message of the topic's partition 0 through the official SDK.
+func readTopic(t testing.TB, srv *devbroker.Server, stream, topic string) []iggcon.IggyMessage {
+	t.Helper()
+	cli := testkit.LoggedInClient(t, srv)
+	sid, _ := iggcon.NewIdentifier(stream)
+	tid, _ := iggcon.NewIdentifier(topic)
+	consumer := iggcon.DefaultConsumer()
+	var all []iggcon.IggyMessage
+	partition := uint32(0)
+	for {
+		polled, err := cli.PollMessages(sid, tid, consumer, iggcon.OffsetPollingStrategy(uint64(len(all))), 1000, false, &partition)
+		if err != nil {
+			t.Fatalf("SDK poll %s/%s at offset %d: %v", stream, topic, len(all), err)
+		}
+		if len(polled.Messages) == 0 {
+			return all
+		}
+		all = append(all, polled.Messages...)
+	}
+}
+
+// fillTopic sends n JSON messages {"n":i} to the topic through the official SDK, in batches of 1000.
+func fillTopic(t testing.TB, srv *devbroker.Server, stream, topic string, n int) {
+	t.Helper()
+	cli := testkit.LoggedInClient(t, srv)
+	sid, _ := iggcon.NewIdentifier(stream)
+	tid, _ := iggcon.NewIdentifier(topic)
+	for from := 0; from < n; from += 1000 {
+		batch := make([]iggcon.IggyMessage, 0, 1000)
+		for i := from; i < min(from+1000, n); i++ {
+			m, err := iggcon.NewIggyMessage([]byte(fmt.Sprintf(`{"n":%d}`, i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, m)
+		}
+		if err := cli.SendMessages(sid, tid, iggcon.PartitionId(0), batch); err != nil {
+			t.Fatalf("SDK send: %v", err)
+		}
+	}
+}
+
+// metricValue finds one sample in a text exposition, e.g.
+// metricValue(text, `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`).
+func metricValue(t testing.TB, text, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", series, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("metric series %s not found in:\n%s", series, text)
+	return 0
+}
+
+var stdoutOffsetLine = regexp.MustCompile(`Message offset: (\d+), payload`)
+
+// offsetsSeen collects the offsets the stdout sink logged (one line per message it received).
+func offsetsSeen(logs ...string) map[uint64]int {
+	seen := map[uint64]int{}
+	for _, l := range logs {
+		for _, m := range stdoutOffsetLine.FindAllStringSubmatch(l, -1) {
+			off, _ := strconv.ParseUint(m[1], 10, 64)
+			seen[off]++
+		}
+	}
+	return seen
+}
+
+const waitLong = 30 * time.Second
+
+func u64(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
