@@ -158,9 +158,9 @@ func (jsonEncoder) Schema() postcard.Schema { return postcard.SchemaJSON }
 func (jsonEncoder) Encode(p Payload) ([]byte, error) {
 	switch p.Kind {
 	case postcard.SchemaJSON:
-		return AppendJSON(nil, p.JSON)
+		return MarshalJSON(p.JSON)
 	case postcard.SchemaText:
-		return appendString(nil, p.Text), nil
+		return appendString(make([]byte, 0, len(p.Text)+2), p.Text), nil
 	}
 	return nil, fmt.Errorf("%w: the json encoder takes json or text, got %s", ErrInvalidPayloadType, p.Kind)
 }
@@ -205,7 +205,7 @@ func (textEncoder) Encode(p Payload) ([]byte, error) {
 	case postcard.SchemaText:
 		return []byte(p.Text), nil
 	case postcard.SchemaJSON:
-		return AppendJSON(nil, p.JSON)
+		return MarshalJSON(p.JSON)
 	}
 	return nil, fmt.Errorf("%w: the text encoder takes text or json, got %s", ErrInvalidPayloadType, p.Kind)
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -24,7 +26,9 @@ func ParseJSON(b []byte) (any, error) {
 	if !utf8.Valid(b) {
 		return nil, fmt.Errorf("%w: not valid UTF-8", ErrInvalidJSON)
 	}
-	p := jsonParser{buf: b}
+	p := parserPool.Get().(*jsonParser)
+	defer p.release()
+	p.buf, p.pos = b, 0
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -37,10 +41,59 @@ func ParseJSON(b []byte) (any, error) {
 	return v, nil
 }
 
+// jsonParser holds one parse's position plus scratch space that pooled
+// parsers reuse across messages, so a typical payload costs one allocation
+// per object/array and none for keys seen before.
 type jsonParser struct {
-	buf []byte
-	pos int
-	str []byte // scratch buffer for strings with escapes
+	buf     []byte
+	pos     int
+	str     []byte            // scratch for strings with escapes
+	members []Member          // stack of the members of the objects being parsed
+	values  []any             // stack of the elements of the arrays being parsed
+	keys    map[string]string // recently seen object keys, to share their memory
+}
+
+// maxInternedKeys bounds the key cache; it is emptied when full so it
+// follows the keys of current traffic. maxInternedKeyLen skips long keys.
+const (
+	maxInternedKeys   = 4096
+	maxInternedKeyLen = 64
+)
+
+var parserPool = sync.Pool{New: func() any { return &jsonParser{keys: make(map[string]string)} }}
+
+func (p *jsonParser) release() {
+	// Popping clears what it removes, so only an error can leave values on
+	// the stacks; drop them so the pool does not keep them alive, and drop
+	// stacks a huge payload grew.
+	clear(p.members)
+	clear(p.values)
+	p.members, p.values = p.members[:0], p.values[:0]
+	if cap(p.members) > maxPooledStack {
+		p.members = nil
+	}
+	if cap(p.values) > maxPooledStack {
+		p.values = nil
+	}
+	p.buf = nil
+	parserPool.Put(p)
+}
+
+const maxPooledStack = 4096
+
+func (p *jsonParser) internKey(b []byte) string {
+	if len(b) > maxInternedKeyLen {
+		return string(b)
+	}
+	if s, ok := p.keys[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	if len(p.keys) >= maxInternedKeys {
+		clear(p.keys)
+	}
+	s := string(b)
+	p.keys[s] = s
+	return s
 }
 
 func (p *jsonParser) errorf(format string, args ...any) error {
@@ -82,7 +135,7 @@ func (p *jsonParser) value(depth int) (any, error) {
 	case c == '[':
 		return p.array(depth + 1)
 	case c == '"':
-		return p.string()
+		return p.stringLiteral(false)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
@@ -113,17 +166,17 @@ func (p *jsonParser) object(depth int) (any, error) {
 		return nil, p.errorf("nesting deeper than %d", MaxJSONDepth)
 	}
 	p.pos++ // '{'
-	obj := &OrderedMap{}
 	p.skipSpace()
 	if p.pos < len(p.buf) && p.buf[p.pos] == '}' {
 		p.pos++
-		return obj, nil
+		return &OrderedMap{}, nil
 	}
+	base := len(p.members)
 	for {
 		if p.pos >= len(p.buf) || p.buf[p.pos] != '"' {
 			return nil, p.errorf("expected an object key")
 		}
-		key, err := p.string()
+		key, err := p.stringLiteral(true)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +190,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj.Set(key, v)
+		p.members = append(p.members, Member{Key: key, Value: v})
 		p.skipSpace()
 		if p.pos >= len(p.buf) {
 			return nil, p.errorf("unterminated object")
@@ -148,11 +201,39 @@ func (p *jsonParser) object(depth int) (any, error) {
 			p.skipSpace()
 		case '}':
 			p.pos++
-			return obj, nil
+			return p.popObject(base), nil
 		default:
 			return nil, p.errorf("expected ',' or '}' in an object")
 		}
 	}
+}
+
+// popObject moves the members above base off the stack into a new object.
+func (p *jsonParser) popObject(base int) *OrderedMap {
+	parsed := p.members[base:]
+	defer func() {
+		clear(parsed)
+		p.members = p.members[:base]
+	}()
+	if len(parsed) <= indexThreshold && !hasDuplicateKey(parsed) {
+		return &OrderedMap{members: slices.Clone(parsed)}
+	}
+	obj := &OrderedMap{members: make([]Member, 0, len(parsed))}
+	for _, m := range parsed {
+		obj.Set(m.Key, m.Value) // a repeated key keeps its first place and takes the last value
+	}
+	return obj
+}
+
+func hasDuplicateKey(members []Member) bool {
+	for i := 1; i < len(members); i++ {
+		for j := range i {
+			if members[i].Key == members[j].Key {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (p *jsonParser) array(depth int) (any, error) {
@@ -160,18 +241,18 @@ func (p *jsonParser) array(depth int) (any, error) {
 		return nil, p.errorf("nesting deeper than %d", MaxJSONDepth)
 	}
 	p.pos++ // '['
-	arr := []any{}
 	p.skipSpace()
 	if p.pos < len(p.buf) && p.buf[p.pos] == ']' {
 		p.pos++
-		return arr, nil
+		return []any{}, nil
 	}
+	base := len(p.values)
 	for {
 		v, err := p.value(depth)
 		if err != nil {
 			return nil, err
 		}
-		arr = append(arr, v)
+		p.values = append(p.values, v)
 		p.skipSpace()
 		if p.pos >= len(p.buf) {
 			return nil, p.errorf("unterminated array")
@@ -182,22 +263,31 @@ func (p *jsonParser) array(depth int) (any, error) {
 			p.skipSpace()
 		case ']':
 			p.pos++
-			return arr, nil
+			elems := slices.Clone(p.values[base:])
+			clear(p.values[base:])
+			p.values = p.values[:base]
+			return elems, nil
 		default:
 			return nil, p.errorf("expected ',' or ']' in an array")
 		}
 	}
 }
 
-// string parses a string literal starting at the opening quote.
-func (p *jsonParser) string() (string, error) {
+// stringLiteral parses a string literal starting at the opening quote;
+// object keys go through the key cache.
+func (p *jsonParser) stringLiteral(isKey bool) (string, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	// Fast path: no escapes, the literal's bytes are the string.
 	for p.pos < len(p.buf) {
 		switch p.buf[p.pos] {
 		case '"':
-			s := string(p.buf[start:p.pos])
+			var s string
+			if isKey {
+				s = p.internKey(p.buf[start:p.pos])
+			} else {
+				s = string(p.buf[start:p.pos])
+			}
 			p.pos++
 			return s, nil
 		case '\\':

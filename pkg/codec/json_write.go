@@ -1,11 +1,13 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -21,10 +23,27 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	return appendValue(dst, v, 0)
 }
 
-// MarshalJSON returns the compact JSON text of v (see AppendJSON).
+// MarshalJSON returns the compact JSON text of v (see AppendJSON) in a
+// slice of exactly the right size.
 func MarshalJSON(v any) ([]byte, error) {
-	return AppendJSON(nil, v)
+	bp := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(bp)
+	out, err := AppendJSON((*bp)[:0], v)
+	if cap(out) <= maxPooledBuffer {
+		*bp = out // keep the grown buffer for the next message
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(out), nil
 }
+
+// encodeBuffers lets MarshalJSON build the text in a reused buffer and make
+// one exact-size allocation instead of growing a fresh slice several times.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// maxPooledBuffer keeps a rare huge payload from pinning its buffer.
+const maxPooledBuffer = 1 << 20
 
 func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	if depth > MaxJSONDepth {

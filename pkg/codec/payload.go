@@ -71,6 +71,9 @@ func PayloadToFFI(p Payload) ([]byte, error) {
 func AppendPayloadToFFI(dst []byte, p Payload) ([]byte, error) {
 	switch p.Kind {
 	case postcard.SchemaJSON:
+		if dst == nil {
+			return MarshalJSON(p.JSON)
+		}
 		return AppendJSON(dst, p.JSON)
 	case postcard.SchemaRaw, postcard.SchemaFlatBuffer, postcard.SchemaAvro:
 		if dst == nil {
