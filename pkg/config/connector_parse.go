@@ -602,3 +602,12 @@ func checkFinite(v any) error {
 	}
 	return nil
 }
+
+// DetectFormat guesses the format of an inline connector document (as in
+// IGGY_CONNECTOR_CONFIG): "json" when it starts with '{', else "toml".
+func DetectFormat(data []byte) string {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
+		return "json"
+	}
+	return "toml"
+}

@@ -362,3 +362,16 @@ func TestParseConnectorBody(t *testing.T) {
 		t.Fatalf("type mismatch accepted: %v", err)
 	}
 }
+
+func TestDetectFormat(t *testing.T) {
+	c := parseFixture(t, "stdout_sink.toml")
+	for _, format := range []string{"toml", "json"} {
+		data, err := c.MarshalDocument(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := config.DetectFormat(append([]byte("\n  "), data...)); got != format {
+			t.Errorf("DetectFormat of a %s document = %s", format, got)
+		}
+	}
+}

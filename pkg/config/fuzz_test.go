@@ -79,3 +79,22 @@ func FuzzLoadRuntime(f *testing.F) {
 		_ = back // strings set to "" are not representable in the environment, so no equality here
 	})
 }
+
+// FuzzParseConnectorBody covers what an HTTP config provider may answer.
+func FuzzParseConnectorBody(f *testing.F) {
+	c, err := config.ParseConnector("seed", []byte(validSink), "toml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(c.VersionJSON(true))
+	f.Add([]byte(`{"key":"k","enabled":true,"version":1,"name":"n","path":"p","streams":[{"stream":"s","topic":"t","schema":"raw","linger_time":"x"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := config.ParseConnectorBody("fuzz", config.KindSource, data)
+		if err != nil {
+			return
+		}
+		if _, err := config.ParseConnectorBody("again", config.KindSource, c.VersionJSON(false)); err != nil {
+			t.Fatalf("a decoded body does not decode again: %v\n%s", err, c.VersionJSON(false))
+		}
+	})
+}
