@@ -180,7 +180,7 @@ interval_ms = 5`, perBatch)))
 	}
 }
 
-// The broker restarts (keeping its data) while a source and a sink runner run; both reconnect by
+// The broker goes away for a second and comes back (keeping its data) while a source and a sink runner run; both reconnect by
 // themselves and every message still reaches the sink plugin.
 func TestBrokerRestartBothRecover(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
@@ -194,6 +194,8 @@ interval_ms = 5`)))
 	sink.WaitStatus(t, "running", waitLong)
 	sink.WaitUntil(t, waitLong, "messages flowing", func() bool { return u64(sink.Stats(t).MessagesProcessed) >= 100 })
 
+	srv.Stop()
+	time.Sleep(time.Second) // an outage long enough for both runners to notice and back off
 	if err := srv.Restart(true); err != nil {
 		t.Fatalf("restart broker: %v", err)
 	}
