@@ -13,7 +13,7 @@
 //	nil          null
 //	bool         true, false
 //	string       a string (always valid UTF-8)
-//	int64        a negative integer
+//	int64        a negative integer (computed timestamps are int64 too, as upstream's I64)
 //	uint64       a non-negative integer
 //	float64      a number written with a fraction or an exponent
 //	[]any        an array
@@ -27,6 +27,8 @@
 // the exact rules; JSONFromGo converts values decoded from TOML or JSON
 // config into this model.
 //
-// Byte payloads (raw, flat_buffer, avro) alias the bytes they were decoded
-// from; callers that reuse the input buffer must copy first.
+// Parsed strings never alias the input. Byte payloads (raw, flat_buffer,
+// avro) do alias the bytes they were decoded from; callers that reuse the
+// input buffer must copy first. Decoders and encoders are safe for
+// concurrent use.
 package codec

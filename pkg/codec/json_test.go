@@ -82,6 +82,12 @@ func TestParseJSONValueModel(t *testing.T) {
 		{"object keeps key order", `{"z":1,"a":2,"m":3}`, obj("z", uint64(1), "a", uint64(2), "m", uint64(3))},
 		{"duplicate key keeps first position, last value", `{"a":1,"b":2,"a":3}`, obj("a", uint64(3), "b", uint64(2))},
 		{"nested", `{"a":{"b":[{"c":null}]}}`, obj("a", obj("b", []any{obj("c", nil)}))},
+		{"nested objects and arrays interleave", `{"a":[{"b":1},[2,{"c":[3]}]],"d":{"e":{}}}`,
+			obj("a", []any{obj("b", uint64(1)), []any{uint64(2), obj("c", []any{uint64(3)})}}, "d", obj("e", obj()))},
+		{"escaped key equals a plain key", `{"k":1,"\u006b":2}`, obj("k", uint64(2))},
+		{"large object with a duplicate key", `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k0":"last"}`,
+			obj("k0", "last", "k1", uint64(1), "k2", uint64(2), "k3", uint64(3), "k4", uint64(4), "k5", uint64(5), "k6", uint64(6), "k7", uint64(7),
+				"k8", uint64(8), "k9", uint64(9), "k10", uint64(10), "k11", uint64(11), "k12", uint64(12), "k13", uint64(13), "k14", uint64(14), "k15", uint64(15), "k16", uint64(16))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,6 +148,34 @@ func TestParseJSONRejects(t *testing.T) {
 				t.Fatalf("ParseJSON(%q) error %q does not mention %q", tt.in, err, tt.wantMsg)
 			}
 		})
+	}
+}
+
+// Decoders are shared by a connector's consumers, so parsing must be safe
+// from several goroutines at once (run with -race).
+func TestParseJSONConcurrently(t *testing.T) {
+	const doc = `{"id":1,"user":{"name":"a","tags":["x","y"]},"v":[1.5,-2]}`
+	done := make(chan error)
+	for range 4 {
+		go func() {
+			for range 500 {
+				v, err := codec.ParseJSON([]byte(doc))
+				if err != nil {
+					done <- err
+					return
+				}
+				if out, _ := codec.MarshalJSON(v); string(out) != doc {
+					done <- errors.New("round trip gave " + string(out))
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
