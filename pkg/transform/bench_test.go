@@ -56,7 +56,7 @@ func processCPU() time.Duration {
 func reportPerMessage(b *testing.B, c benchClock) {
 	msgs := float64(b.N * batchSize)
 	b.ReportMetric(float64(time.Since(c.wall).Nanoseconds())/msgs, "ns/msg")
-	b.ReportMetric(float64((processCPU() - c.cpu).Nanoseconds())/msgs, "cpu-ns/msg")
+	b.ReportMetric(float64((processCPU()-c.cpu).Nanoseconds())/msgs, "cpu-ns/msg")
 }
 
 // BenchmarkSinkBatch: the sink data path per message of a 1,000-message
