@@ -1,0 +1,85 @@
+package iggyclient_test
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// TestRecoversFromBrokerRestart restarts the broker (keeping its data) while
+// one client sends and polls concurrently. Both must carry on by themselves,
+// and every sent message must come out of the group at least once.
+func TestRecoversFromBrokerRestart(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 2}))
+	c := dial(t, srv)
+	ctx := testContext(t)
+	if err := c.EnsureConsumerGroup(ctx, "demo", "orders", "restart"); err != nil {
+		t.Fatal(err)
+	}
+
+	const batches, perBatch = 40, 25
+	const total = batches * perBatch
+	var (
+		wg       sync.WaitGroup
+		received atomic.Int64
+		seen     = make(map[string]int)
+		sendErr  error
+		pollErr  error
+	)
+	restarted := make(chan struct{})
+	wg.Go(func() {
+		for b := range batches {
+			if b == batches/2 {
+				<-restarted // the second half goes to the restarted broker
+			}
+			msgs := make([]iggyclient.OutMessage, perBatch)
+			for i := range msgs {
+				msgs[i].Payload = fmt.Appendf(nil, "m%d", b*perBatch+i)
+			}
+			if err := c.Send(ctx, "demo", "orders", iggyclient.Partitioning{}, msgs); err != nil {
+				sendErr = fmt.Errorf("batch %d: %w", b, err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for len(seen) < total {
+			batch, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "demo", Topic: "orders", Group: "restart", Count: 10, AutoCommit: true})
+			if err != nil {
+				pollErr = fmt.Errorf("after %d distinct messages: %w", len(seen), err)
+				return
+			}
+			for _, m := range batch.Messages {
+				seen[string(m.Payload)]++
+			}
+			received.Store(int64(len(seen)))
+		}
+	})
+
+	// Restart once the consumer is well into the first half.
+	for received.Load() < total/4 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if err := srv.Restart(true); err != nil {
+		t.Fatalf("restart broker: %v", err)
+	}
+	close(restarted)
+	wg.Wait()
+
+	if sendErr != nil {
+		t.Fatalf("send did not recover: %v", sendErr)
+	}
+	if pollErr != nil {
+		t.Fatalf("poll did not recover: %v", pollErr)
+	}
+	for i := range total {
+		if seen[fmt.Sprintf("m%d", i)] == 0 {
+			t.Fatalf("message m%d was lost across the restart", i)
+		}
+	}
+}
