@@ -257,3 +257,46 @@ fields = [{ key = "id", value = { computed = "uuid_v7" } }]
 		}
 	}
 }
+
+// Both TOML spellings of the fields list decode to different Go shapes
+// ([]any of maps, or []map[string]any for arrays of tables); both work.
+func TestFieldsAsTOMLArrayOfTables(t *testing.T) {
+	ts := buildTOML(t, `
+[transforms.update_fields]
+enabled = true
+
+[[transforms.update_fields.fields]]
+key = "status"
+value = { static = "new" }
+condition = "key_not_exists"
+
+[[transforms.update_fields.fields]]
+key = "seen"
+value.static = true
+`)
+	if got := runJSON(t, ts, `{"status":"old"}`); got != `{"status":"old","seen":true}` {
+		t.Fatalf("got %s", got)
+	}
+}
+
+// A config parsed with codec.ParseJSON (objects as *codec.OrderedMap) is
+// accepted too, and then static objects keep their key order.
+func TestBuildFromOrderedJSONConfig(t *testing.T) {
+	parsed, err := codec.ParseJSON([]byte(`{"add_fields": {"enabled": true,
+		"fields": [{"key": "meta", "value": {"static": {"z": 1, "a": [2.5]}}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := parsed.(*codec.OrderedMap)
+	cfg := map[string]any{}
+	for _, m := range root.Members() {
+		cfg[m.Key] = m.Value
+	}
+	ts, err := transform.Build(cfg, root.Keys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runJSON(t, ts, `{}`); got != `{"meta":{"z":1,"a":[2.5]}}` {
+		t.Fatalf("got %s", got)
+	}
+}
