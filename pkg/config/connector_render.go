@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,8 +48,7 @@ func (s StreamEntry) document(kind ConnectorKind) map[string]any {
 	if s.Options != nil {
 		m = cloneValue(s.Options).(map[string]any)
 	}
-	for _, k := range []string{"topics", "topic", "avro_schema_json", "avro_schema_path", "batch_length",
-		"poll_interval", "consumer_group", "offset_commit", "linger_time"} {
+	for _, k := range streamKeys(kind) {
 		delete(m, k)
 	}
 	m["stream"] = s.Stream
@@ -182,6 +182,18 @@ func (c Connector) MarshalDocument(format string) ([]byte, error) {
 	case "json":
 		obj := orderedObject{{"type", string(c.Kind)}}
 		obj = append(obj, c.bodyObject(true)...)
+		// The document keeps stream keys it does not know, as the TOML
+		// form does; the API shapes below do not.
+		for i, member := range obj {
+			if member.key != "streams" {
+				continue
+			}
+			streams := make([]any, len(c.Streams))
+			for j, s := range c.Streams {
+				streams[j] = append(s.jsonObject(c.Kind), s.extraOptions(c.Kind)...)
+			}
+			obj[i].value = streams
+		}
 		return appendJSON(nil, obj), nil
 	}
 	return nil, fmt.Errorf("%w: unknown connector config format %q, expected toml or json", ErrInvalidConnector, format)
@@ -282,6 +294,27 @@ func (s StreamEntry) jsonObject(kind ConnectorKind) orderedObject {
 		obj = append(obj, kv{"linger_time", opt(d.LingerTime)})
 	}
 	return obj
+}
+
+// streamKeys are the stream keys this package reads for a kind.
+func streamKeys(kind ConnectorKind) []string {
+	common := []string{"stream", "schema", "avro_schema_json", "avro_schema_path", "batch_length"}
+	if kind == KindSink {
+		return append(common, "topics", "poll_interval", "consumer_group", "offset_commit")
+	}
+	return append(common, "topic", "linger_time")
+}
+
+// extraOptions are the stream table's other keys, sorted.
+func (s StreamEntry) extraOptions(kind ConnectorKind) orderedObject {
+	var extra orderedObject
+	known := streamKeys(kind)
+	for _, k := range sortedKeys(s.Options) {
+		if !slices.Contains(known, k) {
+			extra = append(extra, kv{k, s.Options[k]})
+		}
+	}
+	return extra
 }
 
 type kv struct {

@@ -375,3 +375,26 @@ func TestDetectFormat(t *testing.T) {
 		}
 	}
 }
+
+// Found by fuzzing: stream keys this package does not read (or that belong
+// to the other kind) survive rendering in both document formats.
+func TestUnknownStreamKeysSurviveRendering(t *testing.T) {
+	src := strings.Replace(strings.Replace(validSink, `"sink"`, `"source"`, 1), `topics = ["t"]`, "topic = \"t\"\npoll_interval = \"1s\"\nlinge_time = 5", 1)
+	c, err := config.ParseConnector("f.toml", []byte(src), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"toml", "json"} {
+		data, err := c.MarshalDocument(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := config.ParseConnector("rendered", data, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Streams[0].Options, c.Streams[0].Options) {
+			t.Fatalf("%s: options %v, want %v", format, back.Streams[0].Options, c.Streams[0].Options)
+		}
+	}
+}
