@@ -1,0 +1,142 @@
+package metrics_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// upstreamBody is an upstream-style body: OpenMetrics text, counters
+// declared without _total, integral values without a fraction.
+const upstreamBody = `# HELP iggy_connectors_sinks_running Sinks in Running status.
+# TYPE iggy_connectors_sinks_running gauge
+iggy_connectors_sinks_running 1
+# HELP iggy_connector_messages_consumed Messages consumed from Iggy (sink).
+# TYPE iggy_connector_messages_consumed counter
+iggy_connector_messages_consumed_total{connector_key="pg_main",connector_type="sink"} 800
+iggy_connector_messages_consumed_created{connector_key="pg_main",connector_type="sink"} 1767225600.5
+# HELP iggy_connector_stage_duration_seconds Per-batch processing stage duration in seconds.
+# TYPE iggy_connector_stage_duration_seconds histogram
+iggy_connector_stage_duration_seconds_sum{connector_key="pg_main",connector_type="sink",stage="ffi"} 0.0042
+iggy_connector_stage_duration_seconds_count{connector_key="pg_main",connector_type="sink",stage="ffi"} 8
+iggy_connector_stage_duration_seconds_bucket{connector_key="pg_main",connector_type="sink",stage="ffi",le="0.00005"} 0
+iggy_connector_stage_duration_seconds_bucket{connector_key="pg_main",connector_type="sink",stage="ffi",le="1.0"} 8 # {trace_id="abc"} 0.5
+iggy_connector_stage_duration_seconds_bucket{connector_key="pg_main",connector_type="sink",stage="ffi",le="+Inf"} 8
+# EOF
+`
+
+const classicBody = `# HELP iggy_connector_messages_consumed_total Messages consumed from Iggy (sink).
+# TYPE iggy_connector_messages_consumed_total counter
+iggy_connector_messages_consumed_total{connector_key="pg_main",connector_type="sink"} 800
+# HELP iggy_connectors_sinks_running Sinks in Running status.
+# TYPE iggy_connectors_sinks_running gauge
+iggy_connectors_sinks_running 1
+`
+
+func protobufBody(t *testing.T) []byte {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	metrics.NewConnector(reg, "pg_main", metrics.KindSink).AddConsumed(800)
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeProtoDelim))
+	for _, f := range mustGather(t, reg) {
+		if err := enc.Encode(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func TestParseFormats(t *testing.T) {
+	tests := []struct {
+		name        string
+		body        []byte
+		contentType string
+	}{
+		{"upstream OpenMetrics under text/plain", []byte(upstreamBody), "text/plain; charset=utf-8"},
+		{"OpenMetrics media type", []byte(upstreamBody), "application/openmetrics-text; version=1.0.0; charset=utf-8"},
+		{"classic text format", []byte(classicBody), "text/plain; version=0.0.4; charset=utf-8"},
+		{"no content type", []byte(classicBody), ""},
+		{"delimited protobuf", protobufBody(t), "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			families, err := metrics.Parse(bytes.NewReader(tt.body), tt.contentType)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			consumed := seriesValues(t, gathererOf(families), metrics.FamilyMessagesConsumed)
+			if len(consumed) != 1 || consumed[0].value != 800 || consumed[0].labels["connector_key"] != "pg_main" {
+				t.Fatalf("consumed = %+v, want pg_main at 800", consumed)
+			}
+			for _, f := range families {
+				if f.GetName() == metrics.FamilyMessagesConsumed && f.GetType() != dto.MetricType_COUNTER {
+					t.Fatalf("consumed family type %s, want COUNTER", f.GetType())
+				}
+				if strings.HasSuffix(f.GetName(), "_created") {
+					t.Fatalf("_created sample became family %s", f.GetName())
+				}
+			}
+		})
+	}
+}
+
+func TestParseUpstreamHistogram(t *testing.T) {
+	families, err := metrics.Parse(strings.NewReader(upstreamBody), "text/plain; charset=utf-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != metrics.FamilyStageDuration {
+			continue
+		}
+		h := f.Metric[0].GetHistogram()
+		if h.GetSampleCount() != 8 || h.GetSampleSum() != 0.0042 || len(h.GetBucket()) != 3 {
+			t.Fatalf("histogram = %v, want count 8, sum 0.0042, buckets 0.00005, 1 and +Inf", h)
+		}
+		return
+	}
+	t.Fatal("no stage histogram parsed")
+}
+
+func TestParseRefusesBadInput(t *testing.T) {
+	tests := []struct {
+		name, body, contentType string
+	}{
+		{"garbage text", "this is { not metrics\n", "text/plain"},
+		{"unterminated labels", "x{a=\"1\" 1\n", "text/plain"},
+		{"garbage OpenMetrics", "# TYPE x counter\nx_total{ 1\n# EOF\n", "text/plain"},
+		{"garbage protobuf", "\x05\xff\xff\xff\xff\xff", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"},
+		{"too large", "# " + strings.Repeat("x", metrics.MaxExpositionBytes), "text/plain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := metrics.Parse(strings.NewReader(tt.body), tt.contentType)
+			if !errors.Is(err, metrics.ErrBadExposition) {
+				t.Fatalf("Parse error = %v, want ErrBadExposition", err)
+			}
+		})
+	}
+}
+
+// FuzzParse feeds arbitrary runner output to Parse: it must never panic,
+// and whatever it accepts must encode back as OpenMetrics.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(upstreamBody), "text/plain; charset=utf-8")
+	f.Add([]byte(classicBody), "text/plain; version=0.0.4")
+	f.Add([]byte(upstreamBody), "application/openmetrics-text; version=1.0.0")
+	f.Add([]byte("# TYPE x unknown\nx 1\n# EOF\n"), "")
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		families, err := metrics.Parse(bytes.NewReader(body), contentType)
+		if err != nil {
+			return
+		}
+		_ = metrics.WriteOpenMetrics(&bytes.Buffer{}, families)
+	})
+}
