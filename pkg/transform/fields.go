@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 )
@@ -175,32 +176,46 @@ func (u *updateFields) Apply(m *codec.Message) (bool, error) {
 }
 
 // deleteFields removes the listed top-level keys.
-type deleteFields struct{ keys map[string]struct{} }
+type deleteFields struct {
+	keys []string // few keys: a scan beats hashing
+	set  map[string]struct{}
+}
+
+// deleteScanLimit is the key count up to which deleteFields scans a slice.
+const deleteScanLimit = 8
 
 func newDeleteFields(t table) (Transform, error) {
 	keys, err := stringList(t, "fields")
 	if err != nil {
 		return nil, err
 	}
+	if len(keys) <= deleteScanLimit {
+		return &deleteFields{keys: keys}, nil
+	}
 	set := make(map[string]struct{}, len(keys))
 	for _, k := range keys {
 		set[k] = struct{}{}
 	}
-	return &deleteFields{keys: set}, nil
+	return &deleteFields{set: set}, nil
 }
 
 func (*deleteFields) Name() string { return DeleteFields }
 
 func (d *deleteFields) Apply(m *codec.Message) (bool, error) {
 	obj := jsonObject(m)
-	if obj == nil || len(d.keys) == 0 {
+	if obj == nil || (len(d.keys) == 0 && len(d.set) == 0) {
 		return true, nil
 	}
-	obj.Retain(func(key string, _ any) bool {
-		_, drop := d.keys[key]
-		return !drop
-	})
+	obj.Retain(func(key string, _ any) bool { return !d.listed(key) })
 	return true, nil
+}
+
+func (d *deleteFields) listed(key string) bool {
+	if d.set != nil {
+		_, ok := d.set[key]
+		return ok
+	}
+	return slices.Contains(d.keys, key)
 }
 
 // unwrapEnvelope replaces the payload with the value of one top-level key

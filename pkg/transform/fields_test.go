@@ -155,6 +155,17 @@ fields = ["password", "missing", "nested.key"]
 	}
 }
 
+func TestDeleteManyFields(t *testing.T) {
+	ts := buildTOML(t, `
+[transforms.delete_fields]
+enabled = true
+fields = ["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10"]
+`)
+	if got := runJSON(t, ts, `{"k0":0,"k1":1,"k5":5,"k10":10,"k11":11}`); got != `{"k0":0,"k11":11}` {
+		t.Fatalf("got %s", got)
+	}
+}
+
 func TestUnwrapEnvelope(t *testing.T) {
 	ts := buildTOML(t, `
 [transforms.unwrap_envelope]
