@@ -43,16 +43,16 @@ var knownOptionKeys = []string{"avro_schema_json", "avro_schema_path"}
 
 var formats = map[postcard.Schema]format{
 	postcard.SchemaJSON: {
-		newDecoder: func(s postcard.Schema, _ Options) (Decoder, error) { return jsonDecoder{}, nil },
-		newEncoder: func(s postcard.Schema, _ Options) (Encoder, error) { return jsonEncoder{}, nil },
+		newDecoder: func(postcard.Schema, Options) (Decoder, error) { return jsonDecoder{}, nil },
+		newEncoder: func(postcard.Schema, Options) (Encoder, error) { return jsonEncoder{}, nil },
 	},
 	postcard.SchemaRaw: {
-		newDecoder: func(s postcard.Schema, _ Options) (Decoder, error) { return rawDecoder{}, nil },
-		newEncoder: func(s postcard.Schema, _ Options) (Encoder, error) { return rawEncoder{}, nil },
+		newDecoder: func(postcard.Schema, Options) (Decoder, error) { return rawDecoder{}, nil },
+		newEncoder: func(postcard.Schema, Options) (Encoder, error) { return rawEncoder{}, nil },
 	},
 	postcard.SchemaText: {
-		newDecoder: func(s postcard.Schema, _ Options) (Decoder, error) { return textDecoder{}, nil },
-		newEncoder: func(s postcard.Schema, _ Options) (Encoder, error) { return textEncoder{}, nil },
+		newDecoder: func(postcard.Schema, Options) (Decoder, error) { return textDecoder{}, nil },
+		newEncoder: func(postcard.Schema, Options) (Encoder, error) { return textEncoder{}, nil },
 	},
 }
 
