@@ -68,15 +68,16 @@ type Server struct {
 	log       *slog.Logger
 	tlsConfig *tls.Config
 
-	mu       sync.Mutex
-	data     *store
-	listener net.Listener
-	addr     string // the bound address, kept for Restart
-	conns    map[net.Conn]struct{}
-	clients  map[uint32]*session
-	stopping bool
-	wg       sync.WaitGroup
-	stopCtx  context.CancelFunc
+	mu        sync.Mutex
+	data      *store
+	listener  net.Listener
+	addr      string // the bound address, kept for Restart
+	conns     map[net.Conn]struct{}
+	clients   map[uint32]*session
+	stopping  bool
+	wg        sync.WaitGroup
+	ctx       context.Context // from Start; its end stops the server, across restarts
+	stopWatch context.CancelFunc
 
 	nextClientID atomic.Uint32
 }
@@ -122,22 +123,27 @@ func (s *Server) Start(ctx context.Context) error {
 		s.data = data
 	}
 	s.mu.Unlock()
-	if err := s.listen(s.cfg.Address); err != nil {
-		return err
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
+	return s.listen(s.cfg.Address)
+}
+
+// watch stops the server when the Start context ends; Stop ends the watch.
+func (s *Server) watch(ctx context.Context) {
+	if ctx == nil || ctx.Done() == nil {
+		return
 	}
-	if ctx != nil && ctx.Done() != nil {
-		stopCtx, cancel := context.WithCancel(ctx)
-		s.mu.Lock()
-		s.stopCtx = cancel
-		s.mu.Unlock()
-		go func() {
-			<-stopCtx.Done()
-			if ctx.Err() != nil {
-				s.Stop()
-			}
-		}()
-	}
-	return nil
+	watchCtx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.stopWatch = cancel
+	s.mu.Unlock()
+	go func() {
+		<-watchCtx.Done()
+		if ctx.Err() != nil {
+			s.Stop()
+		}
+	}()
 }
 
 func (s *Server) initialData() (*store, error) {
@@ -181,8 +187,10 @@ func (s *Server) listen(address string) error {
 	s.listener = ln
 	s.addr = ln.Addr().String()
 	s.stopping = false
+	ctx := s.ctx
 	s.mu.Unlock()
-	s.log.Info("dev broker listening", "address", s.addr, "tls", s.tlsConfig != nil)
+	s.watch(ctx)
+	s.log.Info("dev broker listening", "address", ln.Addr().String(), "tls", s.tlsConfig != nil)
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
 	return nil
@@ -233,9 +241,9 @@ func (s *Server) Stop() {
 	ln := s.listener
 	s.listener = nil
 	s.stopping = true
-	if s.stopCtx != nil {
-		s.stopCtx()
-		s.stopCtx = nil
+	if s.stopWatch != nil {
+		s.stopWatch()
+		s.stopWatch = nil
 	}
 	for conn := range s.conns {
 		// Waking the reader lets the connection's own goroutine send status 8
