@@ -1,0 +1,325 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/runner"
+)
+
+// Connector statuses, spelled as upstream's REST API spells them (http-api.md §5.2).
+const (
+	statusStarting = "starting"
+	statusRunning  = "running"
+	statusStopping = "stopping"
+	statusStopped  = "stopped"
+	statusError    = "error"
+)
+
+// managed is one connector the supervisor runs: its running config and the life loop of its
+// runner process.
+type managed struct {
+	sup    *Supervisor
+	kind   config.ConnectorKind
+	key    string
+	socket string
+
+	restarting atomic.Bool // a POST /restart is in progress
+
+	mu       sync.Mutex
+	cfg      config.Connector // the running config
+	path     string           // resolved plugin path, or the configured one when it did not resolve
+	id       uint32           // instance id of the current start (new on every start)
+	status   string
+	lastErr  *metrics.LastError
+	restarts uint64 // times the runner was restarted after it exited on its own
+	proc     *child
+	version  string // plugin version the runner last reported
+	loopStop chan struct{}
+	loopDone chan struct{}
+}
+
+func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
+	return &managed{sup: s, kind: cfg.Kind, key: cfg.Key, socket: socket, cfg: cfg, path: cfg.Path,
+		status: statusStopped, version: "unknown"}
+}
+
+func (m *managed) label() string { return string(m.kind) + "/" + m.key }
+
+func (m *managed) setStatus(status string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.status = status
+	if status == statusRunning || status == statusStopped {
+		m.lastErr = nil
+	}
+}
+
+func (m *managed) setError(msg string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.status = statusError
+	m.lastErr = &metrics.LastError{Message: msg, Timestamp: uint64(time.Now().UnixMicro())}
+}
+
+// snapshot is a consistent copy of what the API shows about the connector.
+type snapshot struct {
+	cfg      config.Connector
+	path     string
+	id       uint32
+	status   string
+	lastErr  *metrics.LastError
+	restarts uint64
+	proc     *child
+	version  string
+}
+
+func (m *managed) snapshot() snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var le *metrics.LastError
+	if m.lastErr != nil {
+		c := *m.lastErr
+		le = &c
+	}
+	return snapshot{cfg: m.cfg, path: m.path, id: m.id, status: m.status, lastErr: le,
+		restarts: m.restarts, proc: m.proc, version: m.version}
+}
+
+// prepare checks a config before anything is stopped or started: the start-time checks and the
+// plugin path. It returns the resolved path.
+func prepare(cfg config.Connector) (string, error) {
+	if err := cfg.CheckStart(); err != nil {
+		return "", err
+	}
+	path, err := plugin.ResolvePath(cfg.Path)
+	if err != nil {
+		return "", fmt.Errorf("Failed to resolve plugin path: %w", err)
+	}
+	// The runner gets an absolute path, so its working directory never matters.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path, nil
+}
+
+// launch starts the life loop with cfg. The returned channel gets one value once the first start
+// settled: nil when the connector is running (or still starting after the start timeout), else why
+// it failed.
+func (m *managed) launch(cfg config.Connector, path string) <-chan error {
+	first := make(chan error, 1)
+	stop, done := make(chan struct{}), make(chan struct{})
+	m.mu.Lock()
+	m.cfg, m.path = cfg, path
+	m.loopStop, m.loopDone = stop, done
+	m.mu.Unlock()
+	go m.loop(cfg, path, stop, done, first)
+	return first
+}
+
+// stopLoop stops the life loop (draining the runner) and waits for it to end.
+func (m *managed) stopLoop() {
+	m.mu.Lock()
+	stop, done := m.loopStop, m.loopDone
+	m.loopStop, m.loopDone = nil, nil
+	m.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+}
+
+// loop runs the runner, watches it and restarts it with capped exponential backoff when it exits
+// on its own; the backoff starts over after a run of at least StableAfter.
+func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, done chan<- struct{}, first chan<- error) {
+	defer close(done)
+	env := m.sup.env
+	pause := env.BackoffMin
+	report := func(err error) {
+		if first != nil {
+			first <- err
+			first = nil
+		}
+	}
+	defer report(errors.New("stopped before it started"))
+	for {
+		started := time.Now()
+		c, err := m.start(cfg, path)
+		if err != nil {
+			m.setError(err.Error())
+			report(err)
+		} else {
+			if stopped := m.watch(c, stop, report); stopped {
+				return
+			}
+			exit := c.exit
+			m.setError(exit.String())
+			report(errors.New(exit.String()))
+			m.sup.log.Warn("runner exited", "connector", m.label(), "pid", c.pid, "exit", exit.String())
+			if exit.Code == runner.ExitConfig {
+				// A configuration error does not heal by itself: wait for a restart request.
+				m.setError(exit.String() + " (invalid configuration; not restarted until POST /" + m.kind.Plural() + "/" + m.key + "/restart)")
+				<-stop
+				return
+			}
+		}
+		if time.Since(started) >= env.StableAfter {
+			pause = env.BackoffMin
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(pause*2, env.BackoffMax)
+		m.mu.Lock()
+		m.restarts++
+		m.mu.Unlock()
+		m.sup.runtimeMetrics.IncRestarts(m.key, string(m.kind))
+		m.sup.log.Info("restarting runner", "connector", m.label(), "restarts", m.snapshot().restarts)
+	}
+}
+
+// start spawns a runner for cfg and waits until its endpoint answers.
+func (m *managed) start(cfg config.Connector, path string) (*child, error) {
+	id := m.sup.nextID.Add(1)
+	m.mu.Lock()
+	m.id = id
+	m.status = statusStarting
+	m.mu.Unlock()
+	env, err := m.sup.runnerEnv(m, cfg, path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := startChild(m.sup.runnerBin, env, m.socket, func(line string) { m.sup.runnerLine(m, line) })
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitReady(context.Background(), m.sup.env.StartTimeout); err != nil {
+		c.stop(m.sup.env.DrainTimeout)
+		return nil, err
+	}
+	m.mu.Lock()
+	m.proc = c
+	m.mu.Unlock()
+	m.sup.log.Info("runner started", "connector", m.label(), "pid", c.pid, "id", id)
+	return c, nil
+}
+
+// watch follows the runner's status until it exits (false) or stop is closed (true: the runner was
+// drained). The first settled status is reported.
+func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool {
+	startDeadline := time.Now().Add(m.sup.env.StartTimeout)
+	poll := time.NewTicker(m.sup.env.HealthInterval)
+	defer poll.Stop()
+	// Check quickly at first, so the first report does not wait a whole interval.
+	quick := time.NewTicker(20 * time.Millisecond)
+	defer quick.Stop()
+	defer func() {
+		m.mu.Lock()
+		m.proc = nil
+		m.mu.Unlock()
+		m.sup.sampler.Forget(int32(c.pid))
+	}()
+	settled := false
+	check := func() {
+		status := m.refresh(c)
+		if settled {
+			return
+		}
+		switch {
+		case status == statusRunning:
+			settled = true
+			report(nil)
+		case status == statusError:
+			settled = true
+			_, le := m.statusNow()
+			report(errors.New(le))
+		case time.Now().After(startDeadline):
+			settled = true
+			report(nil)
+		}
+		if settled {
+			quick.Stop()
+		}
+	}
+	for {
+		select {
+		case <-stop:
+			m.setStatus(statusStopping)
+			c.stop(m.sup.env.DrainTimeout)
+			m.setStatus(statusStopped)
+			return true
+		case <-c.done:
+			return false
+		case <-quick.C:
+			check()
+		case <-poll.C:
+			check()
+		}
+	}
+}
+
+func (m *managed) statusNow() (string, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastErr != nil {
+		return m.status, m.lastErr.Message
+	}
+	return m.status, m.status
+}
+
+// refresh reads the runner's status (and on error its last error) and records it.
+func (m *managed) refresh(c *child) string {
+	ctx, cancel := context.WithTimeout(context.Background(), m.sup.env.RunnerCallLimit)
+	defer cancel()
+	h, err := c.health(ctx)
+	if err != nil || c.exited() {
+		st, _ := m.statusNow()
+		return st
+	}
+	switch h.ConnectorStatus {
+	case statusError:
+		msg := "connector failed"
+		if s, err := c.stats(ctx); err == nil {
+			m.noteStats(s)
+			if s.LastError != nil {
+				msg = s.LastError.Message
+			}
+		}
+		m.setError(msg)
+	case "":
+	default:
+		m.setStatus(h.ConnectorStatus)
+	}
+	st, _ := m.statusNow()
+	return st
+}
+
+// noteStats remembers what a runner's /stats told about the plugin.
+func (m *managed) noteStats(s metrics.ConnectorStats) {
+	if s.Version == "" || s.Version == "unknown" {
+		return
+	}
+	m.mu.Lock()
+	m.version = s.Version
+	m.mu.Unlock()
+}
+
+// socketName is the runner socket's file name; an index keeps it short (Unix socket paths are
+// limited to about 100 bytes, keys to 128).
+func socketName(kind config.ConnectorKind, index int) string {
+	return string(kind) + "-" + strconv.Itoa(index) + ".sock"
+}

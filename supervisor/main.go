@@ -1,0 +1,142 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/provider"
+)
+
+// Exit codes of iggy-connectors.
+const (
+	ExitOK     = 0 // stopped by SIGTERM/SIGINT after draining the runners
+	ExitFailed = 1 // bad configuration, or the API or provider failed at startup
+)
+
+// Main is the whole program behind cmd/iggy-connectors, callable from tests: load the runtime
+// config as upstream does, start the runners and the API, and drain everything once ctx ends.
+func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		switch a {
+		case "-h", "--help", "help":
+			Usage(stdout)
+			return ExitOK
+		case "-V", "--version", "version":
+			fmt.Fprintf(stdout, "iggy-connectors %s\n", RuntimeVersion)
+			return ExitOK
+		default:
+			fmt.Fprintf(stderr, "iggy-connectors: unexpected argument %q (configuration is by file and environment variables; see --help)\n", a)
+			return ExitFailed
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(stderr, "iggy-connectors: working directory:", err)
+		return ExitFailed
+	}
+	loaded, err := config.Load(environ, wd)
+	if err != nil {
+		fmt.Fprintln(stderr, "iggy-connectors: Failed to load configuration:", err)
+		return ExitFailed
+	}
+	rt := loaded.Runtime
+	log := newLogger(stdout, rt.Logging.Format, envMap(loaded.Env)["RUST_LOG"])
+	for _, w := range loaded.Warnings {
+		log.Warn(w)
+	}
+	if config.DisplayConfig(loaded.Env) {
+		log.Info("runtime configuration", "file", loaded.Path, "config", fmt.Sprintf("%+v", rt.Redacted()))
+	}
+	prov, err := provider.New(rt, loaded.Env, log.With("component", "provider"))
+	if err != nil {
+		log.Error("cannot open the connector config provider", "error", err)
+		return ExitFailed
+	}
+	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, LogOutput: stdout})
+	if err != nil {
+		log.Error("cannot start", "error", err)
+		return ExitFailed
+	}
+	if err := s.Start(ctx); err != nil {
+		log.Error("cannot start", "error", err)
+		s.Shutdown()
+		return ExitFailed
+	}
+	log.Info("iggy-connectors started", "connectors", len(s.ordered), "api", s.APIAddr(), "pid", os.Getpid())
+	var apiErr error
+	select {
+	case <-ctx.Done():
+	case apiErr = <-s.apiDoneChan():
+	}
+	log.Info("shutting down: draining runners (sources first, then sinks)")
+	s.Shutdown()
+	if apiErr != nil {
+		log.Error("REST API failed", "error", apiErr)
+		return ExitFailed
+	}
+	log.Info("iggy-connectors stopped")
+	return ExitOK
+}
+
+// apiDoneChan reports a failure of the API server; nil channel (never ready) when there is none.
+func (s *Supervisor) apiDoneChan() <-chan error {
+	return s.apiDone
+}
+
+func newLogger(w io.Writer, format, rustLog string) *slog.Logger {
+	level := slog.LevelInfo
+	switch l := strings.ToLower(rustLog); {
+	case strings.Contains(l, "trace"), strings.Contains(l, "debug"):
+		level = slog.LevelDebug
+	case l == "warn":
+		level = slog.LevelWarn
+	case l == "error":
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Usage writes the --help text.
+func Usage(w io.Writer) {
+	fmt.Fprint(w, `iggy-connectors is a drop-in replacement for Apache Iggy's connectors runtime. It reads the same
+runtime config file and IGGY_CONNECTORS_* variables, loads connector configs from the configured
+provider, runs every enabled connector in its own iggy-connector-runner process (restarted when it
+dies) and serves upstream's REST API, /stats and /metrics over them.
+
+Usage: iggy-connectors [--help | --version]
+
+Config file: IGGY_CONNECTORS_CONFIG_PATH (default core/connectors/runtime/config.toml, searched from the
+working directory upwards); dotenv: IGGY_CONNECTORS_ENV_PATH (default: the nearest .env).
+SIGTERM/SIGINT drains the runners (sources first, then sinks) and exits 0.
+
+Supervisor variables:
+`)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range SupervisorEnvVars() {
+		d := v.Default
+		if d == "" {
+			d = `""`
+		}
+		fmt.Fprintf(tw, "  %s\t(default %s)\t%s\n", v.Name, d, v.Help)
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nRuntime variables (the runtime file's keys):\n")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range config.RuntimeEnvVars() {
+		if v.Key == "" {
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t(default %q)\t%s\n", v.Name, v.Default, v.Help)
+	}
+	tw.Flush()
+}

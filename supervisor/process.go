@@ -1,0 +1,221 @@
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Runner processes are forked from one goroutine locked to its OS thread for the life of the
+// program. Pdeathsig fires when the *thread* that forked a child exits, not the process; Go may
+// retire an unlocked thread at any time, which would kill healthy runners. A thread that never
+// exits makes the signal mean "the supervisor died".
+var (
+	spawnOnce sync.Once
+	spawnReqs chan spawnRequest
+)
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startOnSpawnThread(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawnReqs = make(chan spawnRequest)
+		go func() {
+			runtime.LockOSThread() // never unlocked: this thread lives as long as the process
+			for req := range spawnReqs {
+				req.done <- req.cmd.Start()
+			}
+		}()
+	})
+	req := spawnRequest{cmd: cmd, done: make(chan error, 1)}
+	spawnReqs <- req
+	return <-req.done
+}
+
+// exitInfo describes how a runner process ended.
+type exitInfo struct {
+	Code   int    // exit code; -1 when killed by a signal
+	Signal string // the signal's name when killed by one
+	// Fatal is the runner's last fatal or error log line, the best explanation of the exit.
+	Fatal string
+}
+
+func (e exitInfo) String() string {
+	var s string
+	if e.Signal != "" {
+		s = "runner killed by signal " + e.Signal
+	} else {
+		s = fmt.Sprintf("runner exited with code %d", e.Code)
+	}
+	if e.Fatal != "" {
+		s += ": " + e.Fatal
+	}
+	return s
+}
+
+// child is one running runner process with its HTTP endpoint on a Unix socket.
+type child struct {
+	cmd    *exec.Cmd
+	pid    int
+	socket string
+	http   *http.Client
+
+	done   chan struct{} // closed when the process has been reaped
+	exit   exitInfo
+	logsMu sync.Mutex
+	fatal  string // last fatal/error line seen in the output
+	copied chan struct{}
+}
+
+// lineFunc receives each output line of a runner.
+type lineFunc func(line string)
+
+// startChild starts the runner binary with exactly env, its stdout and stderr forwarded line by
+// line to onLine. The runner is in its own process group (so a terminal's Ctrl-C reaches only the
+// supervisor, which then drains in order) and receives SIGKILL if the supervisor dies.
+func startChild(binary string, env []string, socket string, onLine lineFunc) (*child, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("runner output pipe: %w", err)
+	}
+	cmd := exec.Command(binary)
+	cmd.Env = env
+	cmd.Stdout = w // an *os.File is handed to the child as is: no copying goroutine in this process
+	cmd.Stderr = w
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	err = startOnSpawnThread(cmd)
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("start runner %s: %w", binary, err)
+	}
+	c := &child{
+		cmd: cmd, pid: cmd.Process.Pid, socket: socket,
+		http:   unixClient(socket),
+		done:   make(chan struct{}),
+		copied: make(chan struct{}),
+	}
+	go c.forward(r, onLine)
+	go func() {
+		err := cmd.Wait()
+		<-c.copied // the last lines explain the exit
+		info := exitInfo{Code: cmd.ProcessState.ExitCode()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				info.Signal = ws.Signal().String()
+			}
+		}
+		c.logsMu.Lock()
+		info.Fatal = c.fatal
+		c.logsMu.Unlock()
+		c.exit = info
+		c.http.CloseIdleConnections()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// runnerFatalPrefix is how cmd/iggy-connector-runner reports the error it exits with.
+const runnerFatalPrefix = "iggy-connector-runner: fatal: "
+
+func (c *child) forward(r io.ReadCloser, onLine lineFunc) {
+	defer close(c.copied)
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, runnerFatalPrefix); ok {
+			c.setFatal(rest)
+		} else if strings.Contains(line, "level=ERROR") || strings.Contains(line, `"level":"ERROR"`) {
+			c.setFatal(line)
+		}
+		onLine(line)
+	}
+	// A line longer than the buffer stops the scanner; drain the rest so the runner never blocks.
+	_, _ = io.Copy(io.Discard, r)
+}
+
+func (c *child) setFatal(s string) {
+	c.logsMu.Lock()
+	c.fatal = s
+	c.logsMu.Unlock()
+}
+
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop asks the runner to stop (SIGTERM), waits up to grace, then kills it. It returns once the
+// process is gone.
+func (c *child) stop(grace time.Duration) {
+	if c.exited() {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// waitReady polls /health until the endpoint answers, the process exits or timeout passes.
+func (c *child) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if c.exited() {
+			return fmt.Errorf("%s", c.exit)
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := c.health(cctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("runner endpoint did not answer within %s: %w", timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// unixClient is an HTTP client whose every request goes to the Unix socket path.
+func unixClient(path string) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     30 * time.Second,
+	}}
+}

@@ -1,0 +1,61 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+)
+
+// runnerHealth is the runner's /health body (upstream's constant plus the connector status).
+type runnerHealth struct {
+	Status          string `json:"status"`
+	ConnectorStatus string `json:"connector_status"`
+}
+
+// The runner's endpoint is addressed by socket; the host part of these URLs is never resolved.
+const runnerBaseURL = "http://runner"
+
+func (c *child) getJSON(ctx context.Context, path string, into any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, runnerBaseURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("runner pid %d %s: %w", c.pid, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("runner pid %d %s: %w", c.pid, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("runner pid %d %s: status %s", c.pid, path, resp.Status)
+	}
+	if err := json.Unmarshal(body, into); err != nil {
+		return fmt.Errorf("runner pid %d %s: %w", c.pid, path, err)
+	}
+	return nil
+}
+
+func (c *child) health(ctx context.Context) (runnerHealth, error) {
+	var h runnerHealth
+	err := c.getJSON(ctx, "/health", &h)
+	return h, err
+}
+
+func (c *child) stats(ctx context.Context) (metrics.ConnectorStats, error) {
+	var s metrics.ConnectorStats
+	err := c.getJSON(ctx, "/stats", &s)
+	return s, err
+}
+
+func (c *child) metricFamilies(ctx context.Context) ([]*dto.MetricFamily, error) {
+	return metrics.Scrape(ctx, c.http, runnerBaseURL+"/metrics")
+}

@@ -1,0 +1,245 @@
+package supervisor
+
+import (
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+)
+
+// serveAPI binds the REST API and serves it in the background.
+func (s *Supervisor) serveAPI() error {
+	h := s.runtime.HTTP
+	handler, err := s.Handler()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", h.Address)
+	if err != nil {
+		return fmt.Errorf("http.address %q: %w", h.Address, err)
+	}
+	if h.TLS.Enabled {
+		cert, err := tls.LoadX509KeyPair(h.TLS.CertFile, h.TLS.KeyFile)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("http.tls (cert_file %q, key_file %q): %w", h.TLS.CertFile, h.TLS.KeyFile, err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+			NextProtos: []string{"h2", "http/1.1"}})
+	}
+	if h.APIKey == "" {
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+			s.log.Warn("the REST API listens beyond loopback without an API key (set http.api_key)", "address", ln.Addr().String())
+		}
+	}
+	s.listener = ln
+	s.api = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	s.apiDone = make(chan error, 1)
+	go func() {
+		err := s.api.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.apiDone <- err
+	}()
+	s.log.Info("REST API listening", "address", ln.Addr().String(), "tls", h.TLS.Enabled)
+	return nil
+}
+
+// Handler is the whole REST API with upstream's layers: CORS (outermost, when enabled), then the
+// API key, then the routes with empty-bodied 404 and 405 answers.
+func (s *Supervisor) Handler() (http.Handler, error) {
+	h := s.runtime.HTTP
+	mux, err := s.routes()
+	if err != nil {
+		return nil, err
+	}
+	var handler http.Handler = frameworkAnswers(mux)
+	handler = requireAPIKey(h.APIKey, handler)
+	if h.CORS.Enabled {
+		c, err := newCORS(h.CORS)
+		if err != nil {
+			return nil, err
+		}
+		handler = c.wrap(handler)
+	}
+	return handler, nil
+}
+
+// frameworkAnswers makes the mux's own 404 and 405 answers look like axum's: no body, no content
+// type, and an Allow list without spaces.
+func frameworkAnswers(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(&bodyless{ResponseWriter: w}, r)
+	})
+}
+
+// bodyless drops the body of a fallback answer and tidies its headers.
+type bodyless struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (b *bodyless) WriteHeader(code int) {
+	if b.wrote {
+		return
+	}
+	b.wrote = true
+	hdr := b.Header()
+	hdr.Del("Content-Type")
+	hdr.Del("X-Content-Type-Options")
+	if allow := hdr.Get("Allow"); allow != "" {
+		hdr.Set("Allow", strings.ReplaceAll(allow, ", ", ","))
+	}
+	if code == http.StatusMovedPermanently || code == http.StatusTemporaryRedirect || code == http.StatusPermanentRedirect {
+		// Go's mux redirects unclean paths; axum has no such redirect: the path is simply unknown.
+		hdr.Del("Location")
+		code = http.StatusNotFound
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *bodyless) Write(p []byte) (int, error) {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	return len(p), nil
+}
+
+// requireAPIKey: every path but / and /health needs the api-key header with exactly key; else 401
+// with an empty body. The comparison is constant-time (DESIGN decision 11).
+func requireAPIKey(key string, next http.Handler) http.Handler {
+	if key == "" {
+		return next
+	}
+	want := []byte(key)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" || r.URL.Path == "/health" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		got := []byte(r.Header.Get("api-key"))
+		if subtle.ConstantTimeCompare(got, want) != 1 || !visibleASCII(got) {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func visibleASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// cors implements tower-http's CorsLayer as upstream configures it (http-api.md §1.5).
+type cors struct {
+	anyOrigin      bool
+	origins        []string
+	methods        string
+	headers        string
+	expose         string
+	credentials    bool
+	privateNetwork bool
+}
+
+var corsMethods = []string{"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "CONNECT", "PATCH", "TRACE"}
+
+func newCORS(c config.CORS) (*cors, error) {
+	out := &cors{credentials: c.AllowCredentials, privateNetwork: c.AllowPrivateNetwork}
+	var methods []string
+	for _, m := range c.AllowedMethods {
+		if m == "" {
+			continue
+		}
+		up := strings.ToUpper(m)
+		if !slices.Contains(corsMethods, up) {
+			return nil, fmt.Errorf("http.cors.allowed_methods: unknown HTTP method %q", m)
+		}
+		methods = append(methods, up)
+	}
+	out.methods = strings.Join(methods, ",")
+	for i, o := range c.AllowedOrigins {
+		if o == "*" {
+			if i != 0 {
+				return nil, fmt.Errorf("http.cors.allowed_origins: %q is only allowed as the first and only entry", o)
+			}
+			out.anyOrigin = true
+			break
+		}
+		if strings.ContainsAny(o, "\r\n\x00") {
+			return nil, fmt.Errorf("http.cors.allowed_origins: %q is not a valid header value", o)
+		}
+		out.origins = append(out.origins, o)
+	}
+	if out.anyOrigin && out.credentials {
+		return nil, errors.New("http.cors: allow_credentials = true cannot be combined with allowed_origins = [\"*\"]")
+	}
+	out.headers = joinNonEmpty(c.AllowedHeaders, strings.ToLower)
+	out.expose = joinNonEmpty(c.ExposedHeaders, func(s string) string { return s })
+	return out, nil
+}
+
+func joinNonEmpty(list []string, norm func(string) string) string {
+	var out []string
+	for _, v := range list {
+		if v != "" {
+			out = append(out, norm(v))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func (c *cors) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := w.Header()
+		c.common(hdr, r)
+		if r.Method == http.MethodOptions {
+			if c.methods != "" {
+				hdr.Set("Access-Control-Allow-Methods", c.methods)
+			}
+			if c.headers != "" {
+				hdr.Set("Access-Control-Allow-Headers", c.headers)
+			}
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		if c.expose != "" {
+			hdr.Set("Access-Control-Expose-Headers", c.expose)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// common sets the headers of both preflight and normal answers.
+func (c *cors) common(hdr http.Header, r *http.Request) {
+	if c.anyOrigin {
+		hdr.Set("Access-Control-Allow-Origin", "*")
+	} else {
+		if origin := r.Header.Get("Origin"); origin != "" && slices.Contains(c.origins, origin) {
+			hdr.Set("Access-Control-Allow-Origin", origin)
+		}
+		hdr.Add("Vary", "origin")
+	}
+	if c.credentials {
+		hdr.Set("Access-Control-Allow-Credentials", "true")
+	}
+	if c.privateNetwork && r.Header.Get("Access-Control-Request-Private-Network") == "true" {
+		hdr.Set("Access-Control-Allow-Private-Network", "true")
+	}
+}

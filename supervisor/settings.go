@@ -1,0 +1,102 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Env holds the supervisor's own variables: how it runs runners. They use the IGGY_SUPERVISOR_
+// prefix so that upstream's unknown-IGGY_CONNECTORS_*-variable warning stays meaningful.
+type Env struct {
+	RunnerPath      string        `env:"IGGY_SUPERVISOR_RUNNER_PATH" help:"the iggy-connector-runner binary; default: next to this executable, else on PATH"`
+	RuntimeDir      string        `env:"IGGY_SUPERVISOR_RUNTIME_DIR" help:"directory for the runners' Unix sockets (created 0700); default: a fresh temporary directory"`
+	StartTimeout    time.Duration `env:"IGGY_SUPERVISOR_START_TIMEOUT" envDefault:"30s" help:"how long a new runner may take before its endpoint answers"`
+	DrainTimeout    time.Duration `env:"IGGY_SUPERVISOR_DRAIN_TIMEOUT" envDefault:"15s" help:"on SIGTERM or restart: how long runners get to stop after SIGTERM before they are killed (sources, then sinks)"`
+	BackoffMin      time.Duration `env:"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN" envDefault:"500ms" help:"first pause before restarting a runner that exited (doubles per restart)"`
+	BackoffMax      time.Duration `env:"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX" envDefault:"30s" help:"cap of the restart pause"`
+	StableAfter     time.Duration `env:"IGGY_SUPERVISOR_STABLE_AFTER" envDefault:"30s" help:"a runner that ran this long before exiting is restarted after the first pause again"`
+	HealthInterval  time.Duration `env:"IGGY_SUPERVISOR_HEALTH_INTERVAL" envDefault:"1s" help:"how often each runner's /health is read for the connector status"`
+	RunnerCallLimit time.Duration `env:"IGGY_SUPERVISOR_RUNNER_TIMEOUT" envDefault:"2s" help:"longest wait for one runner's /health, /stats or /metrics; a runner slower than that counts as down"`
+}
+
+// ParseEnv reads the supervisor's variables from environ ("NAME=value" entries).
+func ParseEnv(environ []string) (Env, error) {
+	var e Env
+	if err := env.ParseWithOptions(&e, env.Options{Environment: envMap(environ)}); err != nil {
+		return Env{}, fmt.Errorf("supervisor environment: %w", err)
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"IGGY_SUPERVISOR_START_TIMEOUT", e.StartTimeout <= 0},
+		{"IGGY_SUPERVISOR_DRAIN_TIMEOUT", e.DrainTimeout <= 0},
+		{"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN", e.BackoffMin <= 0},
+		{"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX", e.BackoffMax < e.BackoffMin},
+		{"IGGY_SUPERVISOR_STABLE_AFTER", e.StableAfter <= 0},
+		{"IGGY_SUPERVISOR_HEALTH_INTERVAL", e.HealthInterval <= 0},
+		{"IGGY_SUPERVISOR_RUNNER_TIMEOUT", e.RunnerCallLimit <= 0},
+	} {
+		if c.bad {
+			return Env{}, fmt.Errorf("supervisor environment: %s: value out of range", c.name)
+		}
+	}
+	return e, nil
+}
+
+// ErrRunnerNotFound: no runner binary was found.
+var ErrRunnerNotFound = errors.New("iggy-connector-runner binary not found")
+
+// runnerBinary finds the runner: the configured path, else next to this executable, else PATH.
+func (e Env) runnerBinary() (string, error) {
+	if e.RunnerPath != "" {
+		if _, err := os.Stat(e.RunnerPath); err != nil {
+			return "", fmt.Errorf("IGGY_SUPERVISOR_RUNNER_PATH=%q: %w: %w", e.RunnerPath, ErrRunnerNotFound, err)
+		}
+		return filepath.Abs(e.RunnerPath)
+	}
+	if exe, err := os.Executable(); err == nil {
+		candidate := filepath.Join(filepath.Dir(exe), "iggy-connector-runner")
+		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() {
+			return candidate, nil
+		}
+	}
+	p, err := exec.LookPath("iggy-connector-runner")
+	if err != nil {
+		return "", fmt.Errorf("%w next to the supervisor or on PATH (set IGGY_SUPERVISOR_RUNNER_PATH)", ErrRunnerNotFound)
+	}
+	return filepath.Abs(p)
+}
+
+// EnvVar documents one variable for --help.
+type EnvVar struct{ Name, Default, Help string }
+
+// SupervisorEnvVars lists the supervisor's own variables in declaration order.
+func SupervisorEnvVars() []EnvVar {
+	t := reflect.TypeOf(Env{})
+	out := make([]EnvVar, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		out = append(out, EnvVar{Name: f.Tag.Get("env"), Default: f.Tag.Get("envDefault"), Help: f.Tag.Get("help")})
+	}
+	return out
+}
+
+// envMap turns "NAME=value" entries into a map; later duplicates win, as in a shell.
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}

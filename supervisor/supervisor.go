@@ -1,0 +1,266 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/provider"
+)
+
+// RuntimeVersion is the upstream runtime version this build emulates; /stats reports it.
+const RuntimeVersion = "0.5.0-edge.4"
+
+// Supervisor runs one runner process per connector and serves the REST API over them.
+type Supervisor struct {
+	env       Env
+	runtime   config.Runtime
+	environ   []string // the process environment, dotenv included
+	provider  provider.Provider
+	log       *slog.Logger
+	logOut    io.Writer // where runner lines go in text mode
+	jsonLogs  bool
+	runnerBin string
+	sockDir   string
+	ownsSock  bool
+	statePath string
+
+	nextID atomic.Uint32
+
+	connectors map[config.ConnectorKind]map[string]*managed
+	ordered    []*managed // sources first, then sinks, each sorted by key
+
+	registry       *prometheus.Registry
+	runtimeMetrics *metrics.Runtime
+	merged         *metrics.Merged
+	sampler        *metrics.Sampler
+	startTime      time.Time
+
+	metricsHandler http.Handler
+
+	api      *http.Server
+	listener net.Listener
+	apiDone  chan error
+
+	closing      atomic.Bool
+	shutdownOnce sync.Once
+}
+
+// Options are what New needs besides the runtime config.
+type Options struct {
+	Runtime  config.Runtime
+	Environ  []string // process environment (dotenv merged); connector overrides are read from it
+	Provider provider.Provider
+	Logger   *slog.Logger
+	// LogOutput receives runner output lines (tagged with their connector) in text log format.
+	LogOutput io.Writer
+}
+
+// New prepares a supervisor: it reads the supervisor variables, finds the runner binary and the
+// state and socket directories. Nothing is started yet.
+func New(o Options) (*Supervisor, error) {
+	e, err := ParseEnv(o.Environ)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := e.runnerBinary()
+	if err != nil {
+		return nil, err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	out := o.LogOutput
+	if out == nil {
+		out = os.Stdout
+	}
+	statePath, err := filepath.Abs(o.Runtime.State.Path)
+	if err != nil {
+		return nil, fmt.Errorf("state.path %q: %w", o.Runtime.State.Path, err)
+	}
+	if err := os.MkdirAll(statePath, 0o755); err != nil {
+		return nil, fmt.Errorf("state.path %q: %w", o.Runtime.State.Path, err)
+	}
+	s := &Supervisor{
+		env: e, runtime: o.Runtime, environ: o.Environ, provider: o.Provider, log: log,
+		logOut: out, jsonLogs: o.Runtime.Logging.Format == "json", runnerBin: bin, statePath: statePath,
+		connectors: map[config.ConnectorKind]map[string]*managed{config.KindSink: {}, config.KindSource: {}},
+		registry:   prometheus.NewRegistry(),
+		sampler:    metrics.NewSampler(),
+	}
+	s.runtimeMetrics = metrics.NewRuntime(s.registry)
+	s.merged = metrics.NewMerged(s.registry)
+	s.metricsHandler = metrics.Handler(s.merged, log)
+	if e.RuntimeDir != "" {
+		if err := os.MkdirAll(e.RuntimeDir, 0o700); err != nil {
+			return nil, fmt.Errorf("IGGY_SUPERVISOR_RUNTIME_DIR=%q: %w", e.RuntimeDir, err)
+		}
+		s.sockDir = e.RuntimeDir
+	} else {
+		dir, err := os.MkdirTemp("", "iggy-connectors-")
+		if err != nil {
+			return nil, fmt.Errorf("runner socket directory: %w", err)
+		}
+		s.sockDir, s.ownsSock = dir, true
+	}
+	return s, nil
+}
+
+// Start loads the connector configs from the provider, starts a runner for every enabled one,
+// waits until each settled (running, failed, or the start timeout passed), and then binds the API
+// (as upstream, an answering port means the connectors were initialised).
+func (s *Supervisor) Start(ctx context.Context) error {
+	configs, err := s.provider.List(ctx)
+	if err != nil {
+		return fmt.Errorf("load connector configs: %w", err)
+	}
+	var sources, sinks uint32
+	for _, c := range configs {
+		if c.Kind == config.KindSource {
+			sources++
+		} else {
+			sinks++
+		}
+	}
+	s.runtimeMetrics.SetTotals(sources, sinks)
+	slices.SortFunc(configs, func(a, b config.Connector) int {
+		if a.Kind != b.Kind {
+			if a.Kind == config.KindSource {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	var pending []<-chan error
+	for i, c := range configs {
+		m := newManaged(s, c, filepath.Join(s.sockDir, socketName(c.Kind, i)))
+		s.connectors[c.Kind][c.Key] = m
+		s.ordered = append(s.ordered, m)
+		if !c.Enabled {
+			s.log.Info("connector disabled; not started", "connector", m.label())
+			continue
+		}
+		path, err := prepare(c)
+		if err != nil {
+			m.setError(err.Error())
+			s.log.Error("connector cannot start", "connector", m.label(), "error", err)
+			continue
+		}
+		pending = append(pending, m.launch(c, path))
+	}
+	for _, p := range pending {
+		<-p // failures are recorded on the connector; the supervisor keeps running
+	}
+	s.startTime = time.Now()
+	if s.runtime.HTTP.Enabled {
+		if err := s.serveAPI(); err != nil {
+			s.Shutdown()
+			return err
+		}
+	}
+	return nil
+}
+
+// APIAddr is the bound address of the REST API ("" when disabled).
+func (s *Supervisor) APIAddr() string {
+	if s.listener == nil {
+		return ""
+	}
+	return s.listener.Addr().String()
+}
+
+// Shutdown drains every runner, sources first and then sinks, each group in parallel, each runner
+// getting DrainTimeout after SIGTERM before it is killed; then it stops the API.
+func (s *Supervisor) Shutdown() {
+	s.shutdownOnce.Do(func() {
+		s.closing.Store(true)
+		for _, kind := range []config.ConnectorKind{config.KindSource, config.KindSink} {
+			var wg sync.WaitGroup
+			for _, m := range s.ordered {
+				if m.kind != kind {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					m.stopLoop()
+				}()
+			}
+			wg.Wait()
+		}
+		if s.api != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = s.api.Shutdown(ctx)
+			cancel()
+		}
+		if s.ownsSock {
+			_ = os.RemoveAll(s.sockDir)
+		}
+	})
+}
+
+// runnerEnv is the complete environment of one runner: the supervisor's environment without any
+// IGGY_CONNECTORS_*/IGGY_SUPERVISOR_* variable or connector selector, then the runtime sections as
+// IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector inline.
+func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([]string, error) {
+	env := make([]string, 0, len(s.environ)+48)
+	for _, kv := range s.environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, config.EnvPrefix), strings.HasPrefix(name, "IGGY_SUPERVISOR_"):
+			continue
+		case name == "IGGY_CONNECTOR_CONFIG", name == "IGGY_CONNECTOR_CONFIG_PATH",
+			name == "IGGY_CONNECTOR_TYPE", name == "IGGY_CONNECTOR_KEY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	rt := s.runtime
+	rt.HTTP = config.HTTP{
+		Enabled: true, Address: "unix:" + m.socket,
+		Metrics: config.HTTPMetrics{Enabled: true, Endpoint: "/metrics"},
+		CORS:    config.DefaultRuntime().HTTP.CORS,
+		TLS:     config.HTTPTLS{CertFile: rt.HTTP.TLS.CertFile, KeyFile: rt.HTTP.TLS.KeyFile},
+	}
+	rt.State.Path = s.statePath
+	env = append(env, rt.Environ()...)
+	run := cfg.Clone()
+	run.Path = path
+	doc, err := run.MarshalDocument("json")
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
+	}
+	return append(env, "IGGY_CONNECTOR_CONFIG="+string(doc)), nil
+}
+
+// runnerLine forwards one output line of a runner into the supervisor's log, tagged with its
+// connector.
+func (s *Supervisor) runnerLine(m *managed, line string) {
+	if s.jsonLogs {
+		s.log.Info(line, "connector_key", m.key, "connector_type", string(m.kind), "source", "runner")
+		return
+	}
+	_, _ = io.WriteString(s.logOut, "["+string(m.kind)+" "+m.key+"] "+line+"\n")
+}
+
+// lookup finds a connector of the running set.
+func (s *Supervisor) lookup(kind config.ConnectorKind, key string) (*managed, bool) {
+	m, ok := s.connectors[kind][key]
+	return m, ok
+}
