@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -17,9 +18,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// MaxExpositionBytes bounds a runner's /metrics body, so a runaway or
-// hostile runner cannot exhaust the supervisor's memory.
-const MaxExpositionBytes = 32 << 20
+// MaxExpositionBytes bounds a runner's /metrics body (one connector's
+// families take a few KiB), so a runaway or hostile runner cannot exhaust
+// the supervisor's memory.
+const MaxExpositionBytes = 8 << 20
 
 // ErrBadExposition wraps every failure to read a metrics exposition.
 var ErrBadExposition = errors.New("bad metrics exposition")
@@ -210,7 +212,7 @@ type mergedFamily struct {
 type merger struct {
 	families map[string]*mergedFamily
 	errs     prometheus.MultiError
-	sigBuf   []string
+	sigBuf   []byte
 }
 
 func (mg *merger) add(source string, families []*dto.MetricFamily) {
@@ -245,13 +247,23 @@ func (mg *merger) add(source string, families []*dto.MetricFamily) {
 // signature renders a series' labels sorted by name, which identifies the
 // series inside its family.
 func (mg *merger) signature(metric *dto.Metric) string {
-	mg.sigBuf = mg.sigBuf[:0]
-	for _, lp := range metric.Label {
-		mg.sigBuf = append(mg.sigBuf, lp.GetName()+"="+fmt.Sprintf("%q", lp.GetValue()))
+	labels := metric.Label
+	if !slices.IsSortedFunc(labels, compareLabelNames) {
+		labels = slices.SortedFunc(slices.Values(labels), compareLabelNames)
 	}
-	slices.Sort(mg.sigBuf)
-	return strings.Join(mg.sigBuf, ",")
+	mg.sigBuf = mg.sigBuf[:0]
+	for i, lp := range labels {
+		if i > 0 {
+			mg.sigBuf = append(mg.sigBuf, ',')
+		}
+		mg.sigBuf = append(mg.sigBuf, lp.GetName()...)
+		mg.sigBuf = append(mg.sigBuf, '=')
+		mg.sigBuf = strconv.AppendQuote(mg.sigBuf, lp.GetValue())
+	}
+	return string(mg.sigBuf)
 }
+
+func compareLabelNames(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) }
 
 func (mg *merger) result() []*dto.MetricFamily {
 	out := make([]*dto.MetricFamily, 0, len(mg.families))

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -113,7 +114,6 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{"unterminated labels", "x{a=\"1\" 1\n", "text/plain"},
 		{"garbage OpenMetrics", "# TYPE x counter\nx_total{ 1\n# EOF\n", "text/plain"},
 		{"garbage protobuf", "\x05\xff\xff\xff\xff\xff", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"},
-		{"too large", "# " + strings.Repeat("x", metrics.MaxExpositionBytes), "text/plain"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +123,24 @@ func TestParseRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestParseRefusesOversizedBody(t *testing.T) {
+	endless := io.MultiReader(strings.NewReader("# HELP x "), endlessReader{})
+	_, err := metrics.Parse(endless, "text/plain")
+	if !errors.Is(err, metrics.ErrBadExposition) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("Parse error = %v, want ErrBadExposition about the size", err)
+	}
+}
+
+// endlessReader yields 'x' forever.
+type endlessReader struct{}
+
+func (endlessReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
 }
 
 // FuzzParse feeds arbitrary runner output to Parse: it must never panic,

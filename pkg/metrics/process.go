@@ -37,7 +37,7 @@ func ReadProcess(pid int32) (ProcessStats, error) {
 	if err != nil {
 		return ProcessStats{}, fmt.Errorf("read process %d: %w", pid, err)
 	}
-	s, err := readProcess(p)
+	s, err := readProcess(p, true)
 	if err != nil {
 		return ProcessStats{}, err
 	}
@@ -47,7 +47,9 @@ func ReadProcess(pid int32) (ProcessStats, error) {
 	return s, nil
 }
 
-func readProcess(p *process.Process) (ProcessStats, error) {
+// readProcess reads memory and CPU time; full adds the thread count and
+// creation time, which Sampler reads leave out to stay cheap.
+func readProcess(p *process.Process, full bool) (ProcessStats, error) {
 	s := ProcessStats{PID: p.Pid}
 	m, err := p.MemoryInfo()
 	if err != nil {
@@ -59,6 +61,9 @@ func readProcess(p *process.Process) (ProcessStats, error) {
 		return s, fmt.Errorf("read CPU times of process %d: %w", p.Pid, err)
 	}
 	s.CPUSeconds = t.User + t.System
+	if !full {
+		return s, nil
+	}
 	if n, err := p.NumThreads(); err == nil {
 		s.Threads = n
 	}
@@ -88,8 +93,9 @@ type Sampler struct {
 }
 
 type cpuSample struct {
-	processSeconds float64 // the process's user+system
-	hostSeconds    float64 // the host's total CPU time at that moment
+	handle         *process.Process // kept: opening one costs several /proc reads
+	processSeconds float64          // the process's user+system
+	hostSeconds    float64          // the host's total CPU time at that moment
 }
 
 type hostCPU struct{ total, busy float64 }
@@ -97,14 +103,21 @@ type hostCPU struct{ total, busy float64 }
 // NewSampler returns a sampler with no previous samples.
 func NewSampler() *Sampler { return &Sampler{procs: map[int32]cpuSample{}} }
 
-// Process reads process pid; CPUUsage is Δ(process CPU) ÷ (Δ host CPU ÷
+// Process reads the memory and CPU figures of process pid (Threads and
+// CreateTime are left zero); CPUUsage is Δ(process CPU) ÷ (Δ host CPU ÷
 // cores) × 100 since the previous read of pid, capped at cores × 100.
 func (s *Sampler) Process(pid int32) (ProcessStats, error) {
-	p, err := process.NewProcess(pid)
-	if err != nil {
-		return ProcessStats{}, fmt.Errorf("read process %d: %w", pid, err)
+	s.mu.Lock()
+	prev, seen := s.procs[pid]
+	s.mu.Unlock()
+	p := prev.handle
+	if !seen {
+		var err error
+		if p, err = process.NewProcess(pid); err != nil {
+			return ProcessStats{}, fmt.Errorf("read process %d: %w", pid, err)
+		}
 	}
-	st, err := readProcess(p)
+	st, err := readProcess(p, false)
 	if err != nil {
 		return ProcessStats{}, err
 	}
@@ -112,13 +125,11 @@ func (s *Sampler) Process(pid int32) (ProcessStats, error) {
 	if err != nil {
 		return st, err
 	}
-	cores := float64(runtime.NumCPU())
 	s.mu.Lock()
-	prev, seen := s.procs[pid]
-	s.procs[pid] = cpuSample{processSeconds: st.CPUSeconds, hostSeconds: host.total}
+	s.procs[pid] = cpuSample{handle: p, processSeconds: st.CPUSeconds, hostSeconds: host.total}
 	s.mu.Unlock()
 	if seen {
-		st.CPUUsage = cpuShare(st.CPUSeconds-prev.processSeconds, host.total-prev.hostSeconds, cores)
+		st.CPUUsage = cpuShare(st.CPUSeconds-prev.processSeconds, host.total-prev.hostSeconds, float64(runtime.NumCPU()))
 	}
 	return st, nil
 }
@@ -133,7 +144,8 @@ func cpuShare(processDelta, hostDelta, cores float64) float64 {
 	return math.Min(pct, cores*100)
 }
 
-// Forget drops the previous sample of pid (a runner that exited).
+// Forget drops the previous sample of pid (a runner that exited), so a
+// later process reusing the pid starts from a fresh baseline.
 func (s *Sampler) Forget(pid int32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
