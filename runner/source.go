@@ -37,9 +37,10 @@ type sourcePump struct {
 	lib    *plugin.Source
 	id     uint32
 
-	mu     sync.Mutex // guards closed and sends on queue, so closing never races a deliver
-	closed bool
-	queue  chan producedBatch
+	// queue is closed only after the plugin's close returned, when no send callback can come any more.
+	queue    chan producedBatch
+	stopping atomic.Bool   // v2 deliveries are rejected once set
+	abort    chan struct{} // closed when shutdown gives up waiting; unblocks everything
 
 	nacks      atomic.Int32 // consecutive NACKs, including batches rejected in deliver
 	stalled    chan error   // the first stall or fatal error of the forwarder
@@ -84,6 +85,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	p := &sourcePump{
 		r: r, client: client, lib: lib, id: id,
 		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
+		abort:      make(chan struct{}),
 		stalled:    make(chan error, 1),
 		decoders:   map[postcard.Schema]codec.Decoder{},
 		lastSend:   make([]time.Time, len(spec.SourceStreams)),
@@ -109,39 +111,68 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	}()
 
 	if err := r.pluginCall("iggy_source_handle", func() error { return lib.Start(id, p.deliver) }); err != nil {
-		p.closeQueue()
+		p.stopping.Store(true)
+		closeErr := closePlugin()
+		p.finish(closeErr)
 		<-forwarded
-		_ = closePlugin()
 		return fmt.Errorf("source %q: %w: starting the plugin's poll loop failed: %w", spec.Key, ErrSourceStalled, err)
 	}
 	r.status.set(StatusRunning)
-	r.log.Info("source running", "streams", len(spec.SourceStreams))
+	r.log.Info("source running", "streams", len(spec.SourceStreams), "acks", lib.SupportsAck())
 
 	var fatal error
 	select {
 	case <-ctx.Done():
 		r.status.set(StatusStopping)
-		r.log.Info("stopping source: settling queued batches")
+		r.log.Info("stopping source: closing the plugin and settling accepted batches")
 	case fatal = <-p.stalled:
 	}
 
-	// Stop taking batches, let the forwarder settle what it already accepted (sent, state saved,
-	// acked), then close the plugin, which NACKs anything still pending on its side.
-	p.closeQueue()
+	// Stop accepting v2 batches and close the plugin, which stops its poll loop (NACKing anything
+	// pending on its side) while the forwarder keeps settling what was accepted: sent, state saved,
+	// result delivered. A legacy plugin may still be blocked handing over a batch; the forwarder
+	// drains it, so close can return.
+	p.stopping.Store(true)
+	closed := make(chan error, 1)
+	go func() { closed <- closePlugin() }()
+	timeout := time.NewTimer(r.settings.Env.ShutdownTimeout)
+	defer timeout.Stop()
+	select {
+	case err := <-closed:
+		if err != nil {
+			r.log.Warn("closing the source plugin failed", "error", err)
+			if errors.Is(err, ErrPluginHung) {
+				fatal = errors.Join(fatal, err)
+			}
+		}
+		p.finish(err)
+	case <-timeout.C:
+		p.finish(errors.New("close timed out"))
+		fatal = errors.Join(fatal, fmt.Errorf("source %q: plugin close did not return within %s", spec.Key, r.settings.Env.ShutdownTimeout))
+	}
 	select {
 	case <-forwarded:
-	case <-time.After(r.settings.Env.ShutdownTimeout):
+	case <-timeout.C:
+		close(p.abort)
 		cancelWork()
 		<-forwarded
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout))
 	}
-	if err := closePlugin(); err != nil {
-		r.log.Warn("closing the source plugin failed", "error", err)
-		if errors.Is(err, ErrPluginHung) {
-			fatal = errors.Join(fatal, err)
-		}
-	}
 	return fatal
+}
+
+// finish ends the forwarder once the plugin was closed: after a clean close no send callback can
+// arrive, so the queue is closed and drained; otherwise the forwarder is told to give up.
+func (p *sourcePump) finish(closeErr error) {
+	if closeErr == nil {
+		close(p.queue)
+		return
+	}
+	select {
+	case <-p.abort:
+	default:
+		close(p.abort)
+	}
 }
 
 // ensureSourceTopic checks that the target exists, creating it (1 partition) when the client can,
@@ -169,8 +200,9 @@ type topicCreator interface {
 	EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error
 }
 
-// deliver runs on a plugin thread. It never blocks: the batch is decoded (a copy) and queued, or
-// rejected when the queue is full or the pump is stopping; the plugin counts a rejection as a NACK.
+// deliver runs on a plugin thread with a copy of the batch. A v2 batch is queued without blocking,
+// or rejected (the plugin counts a NACK and polls again) when the queue is full or the pump is
+// stopping. A legacy plugin cannot be told "no", so its batch waits for room instead.
 func (p *sourcePump) deliver(batchID uint64, buf []byte) bool {
 	pm, err := postcard.DecodeProducedMessages(buf)
 	if err != nil {
@@ -179,27 +211,25 @@ func (p *sourcePump) deliver(batchID uint64, buf []byte) bool {
 		p.noteNack()
 		return false
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	b := producedBatch{id: batchID, msg: pm}
+	if !p.lib.SupportsAck() {
+		select {
+		case p.queue <- b:
+			return true
+		case <-p.abort:
+			return false
+		}
+	}
+	if p.stopping.Load() {
 		return false
 	}
 	select {
-	case p.queue <- producedBatch{id: batchID, msg: pm}:
+	case p.queue <- b:
 		return true
 	default:
 		p.r.log.Debug("source queue full; batch rejected", "batch_id", batchID)
 		p.noteNack()
 		return false
-	}
-}
-
-func (p *sourcePump) closeQueue() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.closed {
-		p.closed = true
-		close(p.queue)
 	}
 }
 
@@ -219,8 +249,16 @@ func (p *sourcePump) stall(err error) {
 }
 
 func (p *sourcePump) forwardLoop(workCtx context.Context) {
-	for b := range p.queue {
-		p.forward(workCtx, b)
+	for {
+		select {
+		case b, ok := <-p.queue:
+			if !ok {
+				return
+			}
+			p.forward(workCtx, b)
+		case <-p.abort:
+			return
+		}
 	}
 }
 
@@ -362,7 +400,7 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 		p.nacks.Store(0)
 	}
 	if err != nil {
-		if r.status.is(StatusStopping, StatusStopped) {
+		if p.stopping.Load() || r.status.is(StatusStopping, StatusStopped) {
 			r.log.Debug("batch result refused while stopping", "batch_id", batchID, "error", err)
 			return
 		}
