@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"sync/atomic"
 )
 
 // Frame limits (spec §1.4).
@@ -18,10 +19,12 @@ const (
 	keepBufferCap     = 16 << 20 // a larger request buffer is dropped after use
 )
 
-// session is one connection's identity and login state.
+// session is one connection's identity and login state. Only the
+// connection's goroutine touches authenticated; GetClient on another
+// connection reads userID, hence the atomic.
 type session struct {
 	clientID      uint32
-	userID        uint32
+	userID        atomic.Uint32
 	authenticated bool
 	address       string
 }

@@ -164,7 +164,7 @@ func (c *connection) loginWithToken(payload []byte) error {
 
 func (c *connection) loggedIn(userID uint32) {
 	c.sess.authenticated = true
-	c.sess.userID = userID
+	c.sess.userID.Store(userID)
 	e := c.newReply()
 	e.u32(userID)
 	c.ok(e.buf)
@@ -219,7 +219,7 @@ func (c *connection) clientDetails(sess *session) {
 	memberships := c.data.groupsOf(sess.clientID)
 	e := c.newReply()
 	e.u32(sess.clientID)
-	e.u32(sess.userID)
+	e.u32(sess.userID.Load())
 	e.u8(1) // tcp
 	e.string32(sess.address)
 	e.u32(uint32(len(memberships)))

@@ -11,7 +11,6 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
-	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // These tests drive the broker only through the official Go SDK v0.8.0.
@@ -84,8 +83,8 @@ func wantPayloads(from, to int) []string {
 }
 
 func TestStreamsAndTopicsLifecycle(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	cli := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
 
 	if _, err := cli.GetStream(id(t, "demo")); !errors.Is(err, ierror.ErrStreamIdNotFound) {
 		t.Fatalf("GetStream of a missing stream: err = %v, want StreamIdNotFound", err)
@@ -158,8 +157,8 @@ func TestStreamsAndTopicsLifecycle(t *testing.T) {
 }
 
 func TestSendAndPollEveryStrategy(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	cli := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	partition := ptr(uint32(0))
 	consumer := iggcon.NewSingleConsumer(id(t, uint32(1)))
@@ -221,8 +220,8 @@ func TestSendAndPollEveryStrategy(t *testing.T) {
 }
 
 func TestPartitioningPicksPartitions(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	cli := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 3)
 
 	for range 4 { // balanced: one partition per request, round robin
@@ -258,8 +257,8 @@ func TestPartitioningPicksPartitions(t *testing.T) {
 }
 
 func TestStoredOffsetsAreResumed(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	cli := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	consumer := iggcon.NewSingleConsumer(id(t, "reader"))
 	partition := ptr(uint32(0))
@@ -281,7 +280,7 @@ func TestStoredOffsetsAreResumed(t *testing.T) {
 	}
 
 	// A second connection (as after a restart of the consumer) resumes after offset 4.
-	other := testkit.LoggedInClient(t, srv)
+	other := loggedInClient(t, srv)
 	offset, err := other.GetConsumerOffset(consumer, stream, topic, nil)
 	if err != nil || offset == nil || offset.StoredOffset != 4 || offset.CurrentOffset != 7 || offset.PartitionId != 0 {
 		t.Fatalf("GetConsumerOffset = %+v, %v; want stored 4, current 7 on partition 0", offset, err)
@@ -302,8 +301,8 @@ func TestStoredOffsetsAreResumed(t *testing.T) {
 }
 
 func TestAutoCommitMovesNext(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	cli := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	consumer := iggcon.NewSingleConsumer(id(t, uint32(3)))
 	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), headerMessages(t, 0, 7)); err != nil {
@@ -327,8 +326,8 @@ func TestAutoCommitMovesNext(t *testing.T) {
 }
 
 func TestConsumerGroupMembersSplitPartitions(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	admin := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	admin := loggedInClient(t, srv)
 	stream, topic := setupTopic(t, admin, 2)
 	for p := range uint32(2) {
 		if err := admin.SendMessages(stream, topic, iggcon.PartitionId(p), headerMessages(t, int(p)*10, 3)); err != nil {
@@ -345,8 +344,8 @@ func TestConsumerGroupMembersSplitPartitions(t *testing.T) {
 	}
 	consumer := iggcon.NewGroupConsumer(group)
 
-	first := testkit.LoggedInClient(t, srv)
-	second := testkit.LoggedInClient(t, srv)
+	first := loggedInClient(t, srv)
+	second := loggedInClient(t, srv)
 	if _, err := first.PollMessages(stream, topic, consumer, iggcon.NextPollingStrategy(), 10, true, nil); !errors.Is(err, ierror.ErrConsumerGroupMemberNotFound) {
 		t.Fatalf("poll before joining: err = %v, want ConsumerGroupMemberNotFound", err)
 	}
@@ -415,11 +414,13 @@ func TestConsumerGroupMembersSplitPartitions(t *testing.T) {
 }
 
 func TestLogin(t *testing.T) {
-	srv := testkit.StartBroker(t, testkit.WithToken("secret-token"),
-		testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	srv := startBroker(t, devbroker.Config{
+		PersonalAccessTokens: []devbroker.PersonalAccessToken{{Token: "secret-token"}},
+		Streams:              []devbroker.StreamConfig{{Name: "demo", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
+	})
 
 	t.Run("personal access token", func(t *testing.T) {
-		cli := testkit.NewClient(t, srv.Addr())
+		cli := newClient(t, srv.Addr())
 		identity, err := cli.LoginWithPersonalAccessToken("secret-token")
 		if err != nil || identity.UserId != 0 {
 			t.Fatalf("PAT login = %+v, %v; want root user 0", identity, err)
@@ -429,13 +430,13 @@ func TestLogin(t *testing.T) {
 		}
 	})
 	t.Run("unknown token", func(t *testing.T) {
-		cli := testkit.NewClient(t, srv.Addr())
+		cli := newClient(t, srv.Addr())
 		if _, err := cli.LoginWithPersonalAccessToken("wrong"); !errors.Is(err, ierror.ErrResourceNotFound) {
 			t.Fatalf("login with an unknown token: err = %v, want ResourceNotFound", err)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
-		cli := testkit.NewClient(t, srv.Addr())
+		cli := newClient(t, srv.Addr())
 		if _, err := cli.LoginUser("iggy", "wrong"); !errors.Is(err, ierror.ErrInvalidCredentials) {
 			t.Fatalf("login with a wrong password: err = %v, want InvalidCredentials", err)
 		}
@@ -444,7 +445,7 @@ func TestLogin(t *testing.T) {
 		}
 	})
 	t.Run("logout", func(t *testing.T) {
-		cli := testkit.LoggedInClient(t, srv)
+		cli := loggedInClient(t, srv)
 		if err := cli.LogoutUser(); err != nil {
 			t.Fatalf("logout: %v", err)
 		}
@@ -459,8 +460,8 @@ func TestLogin(t *testing.T) {
 }
 
 func TestRestartAndDroppedConnections(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	cli := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), headerMessages(t, 0, 3)); err != nil {
 		t.Fatal(err)
@@ -476,7 +477,7 @@ func TestRestartAndDroppedConnections(t *testing.T) {
 	if _, err := cli.GetStreams(); err == nil {
 		t.Fatal("the old connection still works after a restart; want an error")
 	}
-	reconnected := testkit.LoggedInClient(t, srv)
+	reconnected := loggedInClient(t, srv)
 	polled, err := reconnected.PollMessages(stream, topic, iggcon.DefaultConsumer(), iggcon.FirstPollingStrategy(), 10, false, nil)
 	if err != nil || len(polled.Messages) != 3 {
 		t.Fatalf("poll after restart with data = %d messages, %v; want 3", len(polled.Messages), err)
@@ -485,7 +486,7 @@ func TestRestartAndDroppedConnections(t *testing.T) {
 	if err := srv.Restart(false); err != nil {
 		t.Fatalf("restart without data: %v", err)
 	}
-	fresh := testkit.LoggedInClient(t, srv)
+	fresh := loggedInClient(t, srv)
 	if _, err := fresh.GetStream(stream); !errors.Is(err, ierror.ErrStreamIdNotFound) {
 		t.Fatalf("GetStream after a restart without data: err = %v, want StreamIdNotFound", err)
 	}
@@ -495,8 +496,8 @@ func TestRestartAndDroppedConnections(t *testing.T) {
 }
 
 func TestClientDetails(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	cli := testkit.LoggedInClient(t, srv)
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
 	meta, err := cli.GetClusterMetadata()
 	if err != nil || len(meta.Nodes) != 1 || meta.Name != "single-node" {
 		t.Fatalf("GetClusterMetadata = %+v, %v; want one node", meta, err)
