@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -55,28 +54,38 @@ func Handler(g prometheus.Gatherer, logger *slog.Logger) http.Handler {
 	})
 }
 
-// WriteOpenMetrics writes families as OpenMetrics text in upstream's family
-// order (see SortUpstream), ending with "# EOF". A family that fails to
-// encode is left out and reported; the others are written.
+// WriteOpenMetrics writes families as OpenMetrics text the way upstream's
+// encoder lays it out (integral counter and gauge values as integers,
+// histogram _sum, _count, then _bucket lines, le bounds like "0.00005" and
+// "1.0"), in upstream's family order (see SortUpstream), ending with
+// "# EOF". Like upstream it lists every connector family, with only its
+// HELP and TYPE lines while it has no series. A family that fails to encode is left out and reported; the
+// others are written.
 func WriteOpenMetrics(w io.Writer, families []*dto.MetricFamily) error {
 	families = slices.Clone(families)
+	for _, f := range connectorFamilies {
+		if !slices.ContainsFunc(families, func(g *dto.MetricFamily) bool { return g.GetName() == f.name }) {
+			families = append(families, &dto.MetricFamily{Name: &f.name, Help: &f.help, Type: f.typ.Enum()})
+		}
+	}
 	SortUpstream(families)
-	var errs prometheus.MultiError
-	var one bytes.Buffer
-	for _, f := range families {
-		one.Reset()
-		if _, err := expfmt.MetricFamilyToOpenMetrics(&one, f); err != nil {
-			errs = append(errs, fmt.Errorf("encode family %q: %w", f.GetName(), err))
-			continue
-		}
-		if _, err := w.Write(one.Bytes()); err != nil {
-			return fmt.Errorf("write metrics: %w", err)
-		}
-	}
-	if _, err := expfmt.FinalizeOpenMetrics(w); err != nil {
-		return fmt.Errorf("write metrics: %w", err)
-	}
-	return errs.MaybeUnwrap()
+	return writeFamilies(w, families)
+}
+
+// connectorFamilies are upstream's labelled families, which its /metrics
+// always lists, as two comment lines while they have no series; a Go
+// registry leaves such families out, so WriteOpenMetrics adds them back.
+var connectorFamilies = []struct {
+	name, help string
+	typ        dto.MetricType
+}{
+	{FamilyMessagesProduced, helpMessagesProduced, dto.MetricType_COUNTER},
+	{FamilyMessagesSent, helpMessagesSent, dto.MetricType_COUNTER},
+	{FamilyMessagesConsumed, helpMessagesConsumed, dto.MetricType_COUNTER},
+	{FamilyMessagesProcessed, helpMessagesProcessed, dto.MetricType_COUNTER},
+	{FamilyMessagesFiltered, helpMessagesFiltered, dto.MetricType_COUNTER},
+	{FamilyErrors, helpErrors, dto.MetricType_COUNTER},
+	{FamilyStageDuration, helpStageDuration, dto.MetricType_HISTOGRAM},
 }
 
 // SortUpstream orders families as upstream's /metrics lists them (its

@@ -76,46 +76,9 @@ func (f Float32) MarshalJSON() ([]byte, error) {
 
 // appendRyuFloat32 formats f with the shortest round-trip digits laid out
 // as Rust's ryu crate does for f32: plain decimals for magnitudes from
-// 1e-6 up to 1e13, scientific notation ("1e-7", "1.5e20") beyond.
+// 1e-6 below 1e13, scientific notation ("1e-7", "1.5e20") beyond.
 func appendRyuFloat32(dst []byte, f float32) []byte {
-	if f == 0 {
-		if math.Signbit(float64(f)) {
-			return append(dst, "-0.0"...)
-		}
-		return append(dst, "0.0"...)
-	}
-	sci := strconv.FormatFloat(float64(f), 'e', -1, 32) // "-d.ddde±XX"
-	if sci[0] == '-' {
-		dst = append(dst, '-')
-		sci = sci[1:]
-	}
-	mantissa, expText, _ := strings.Cut(sci, "e")
-	digits := strings.Replace(mantissa, ".", "", 1)
-	exp, _ := strconv.Atoi(expText)
-	kk := exp + 1 // value = 0.digits × 10^kk
-	n := len(digits)
-	switch {
-	case n <= kk && kk <= 13:
-		dst = append(dst, digits...)
-		dst = append(dst, strings.Repeat("0", kk-n)...)
-		return append(dst, ".0"...)
-	case 0 < kk && kk <= 13:
-		dst = append(dst, digits[:kk]...)
-		dst = append(dst, '.')
-		return append(dst, digits[kk:]...)
-	case -6 < kk && kk <= 0:
-		dst = append(dst, "0."...)
-		dst = append(dst, strings.Repeat("0", -kk)...)
-		return append(dst, digits...)
-	default:
-		dst = append(dst, digits[0])
-		if n > 1 {
-			dst = append(dst, '.')
-			dst = append(dst, digits[1:]...)
-		}
-		dst = append(dst, 'e')
-		return strconv.AppendInt(dst, int64(kk-1), 10)
-	}
+	return appendShortest(dst, float64(f), 32, 13)
 }
 
 // NumericVersion is the numeric form of a version string (http-api.md

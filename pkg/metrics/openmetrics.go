@@ -1,0 +1,214 @@
+package metrics
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// appendFamily writes one family byte for byte as upstream's encoder
+// (prometheus-client for Rust) does: integral counter and gauge values as
+// integers, histogram lines in _sum, _count, _bucket order, and floats such
+// as le bounds in dtoa style ("0.00005", "1.0"). Families of other types
+// (summaries, gauge histograms, native histograms) are left to expfmt.
+func appendFamily(buf *bytes.Buffer, f *dto.MetricFamily) error {
+	switch f.GetType() {
+	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
+	case dto.MetricType_HISTOGRAM:
+		for _, m := range f.Metric {
+			if m.GetHistogram().GetSchema() != 0 || len(m.GetHistogram().GetPositiveSpan()) > 0 || len(m.GetHistogram().GetNegativeSpan()) > 0 {
+				_, err := expfmt.MetricFamilyToOpenMetrics(buf, f)
+				return err
+			}
+		}
+	default:
+		_, err := expfmt.MetricFamilyToOpenMetrics(buf, f)
+		return err
+	}
+	name := f.GetName()
+	typ := "unknown"
+	switch f.GetType() {
+	case dto.MetricType_COUNTER:
+		typ = "counter"
+		name = strings.TrimSuffix(name, "_total")
+	case dto.MetricType_GAUGE:
+		typ = "gauge"
+	case dto.MetricType_HISTOGRAM:
+		typ = "histogram"
+	}
+	if f.Help != nil {
+		buf.WriteString("# HELP " + name + " ")
+		writeEscaped(buf, f.GetHelp())
+		buf.WriteByte('\n')
+	}
+	buf.WriteString("# TYPE " + name + " " + typ + "\n")
+	if f.GetUnit() != "" {
+		buf.WriteString("# UNIT " + name + " " + f.GetUnit() + "\n")
+	}
+	for _, m := range f.Metric {
+		switch f.GetType() {
+		case dto.MetricType_COUNTER:
+			writeSample(buf, name+"_total", m, "", "", numberText(m.GetCounter().GetValue()))
+		case dto.MetricType_GAUGE:
+			writeSample(buf, name, m, "", "", numberText(m.GetGauge().GetValue()))
+		case dto.MetricType_UNTYPED:
+			writeSample(buf, name, m, "", "", numberText(m.GetUntyped().GetValue()))
+		case dto.MetricType_HISTOGRAM:
+			h := m.GetHistogram()
+			writeSample(buf, name+"_sum", m, "", "", string(appendDtoa(nil, h.GetSampleSum())))
+			writeSample(buf, name+"_count", m, "", "", strconv.FormatUint(h.GetSampleCount(), 10))
+			sawInf := false
+			for _, b := range h.GetBucket() {
+				sawInf = sawInf || math.IsInf(b.GetUpperBound(), +1)
+				writeSample(buf, name+"_bucket", m, "le", string(appendDtoa(nil, b.GetUpperBound())), strconv.FormatUint(b.GetCumulativeCount(), 10))
+			}
+			if !sawInf {
+				writeSample(buf, name+"_bucket", m, "le", "+Inf", strconv.FormatUint(h.GetSampleCount(), 10))
+			}
+		}
+	}
+	return nil
+}
+
+func writeSample(buf *bytes.Buffer, name string, m *dto.Metric, extraName, extraValue, value string) {
+	buf.WriteString(name)
+	if len(m.Label) > 0 || extraName != "" {
+		buf.WriteByte('{')
+		for i, l := range m.Label {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(l.GetName() + `="`)
+			writeEscaped(buf, l.GetValue())
+			buf.WriteByte('"')
+		}
+		if extraName != "" {
+			if len(m.Label) > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(extraName + `="` + extraValue + `"`)
+		}
+		buf.WriteByte('}')
+	}
+	buf.WriteByte(' ')
+	buf.WriteString(value)
+	if m.TimestampMs != nil {
+		buf.WriteByte(' ')
+		buf.Write(appendDtoa(nil, float64(m.GetTimestampMs())/1000))
+	}
+	buf.WriteByte('\n')
+}
+
+// writeEscaped escapes backslash, double quote and newline, as OpenMetrics
+// requires in label values and help texts.
+func writeEscaped(buf *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			buf.WriteString(`\\`)
+		case '"':
+			buf.WriteString(`\"`)
+		case '\n':
+			buf.WriteString(`\n`)
+		default:
+			buf.WriteByte(c)
+		}
+	}
+}
+
+// numberText renders a counter or gauge value: upstream's are integers, so
+// integral values print without a fraction; anything else in dtoa style.
+func numberText(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return string(appendDtoa(nil, v))
+}
+
+// appendDtoa formats f with the shortest round-trip digits laid out as the
+// Rust dtoa crate does: plain decimals for magnitudes from 1e-6 below 1e21
+// with ".0" on integral values, scientific notation ("1e-7") beyond.
+func appendDtoa(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, +1):
+		return append(dst, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Inf"...)
+	}
+	return appendShortest(dst, f, 64, 21)
+}
+
+// appendShortest lays out the shortest digits of f (bitSize 32 or 64):
+// value = 0.digits × 10^kk; plain notation while -6 < kk <= maxKK.
+func appendShortest(dst []byte, f float64, bitSize, maxKK int) []byte {
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(dst, "-0.0"...)
+		}
+		return append(dst, "0.0"...)
+	}
+	sci := strconv.FormatFloat(f, 'e', -1, bitSize) // "-d.ddde±XX"
+	if sci[0] == '-' {
+		dst = append(dst, '-')
+		sci = sci[1:]
+	}
+	mantissa, expText, _ := strings.Cut(sci, "e")
+	digits := strings.Replace(mantissa, ".", "", 1)
+	exp, _ := strconv.Atoi(expText)
+	kk := exp + 1
+	n := len(digits)
+	switch {
+	case n <= kk && kk <= maxKK:
+		dst = append(dst, digits...)
+		dst = append(dst, strings.Repeat("0", kk-n)...)
+		return append(dst, ".0"...)
+	case 0 < kk && kk <= maxKK:
+		dst = append(dst, digits[:kk]...)
+		dst = append(dst, '.')
+		return append(dst, digits[kk:]...)
+	case -6 < kk && kk <= 0:
+		dst = append(dst, "0."...)
+		dst = append(dst, strings.Repeat("0", -kk)...)
+		return append(dst, digits...)
+	default:
+		dst = append(dst, digits[0])
+		if n > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
+		}
+		dst = append(dst, 'e')
+		return strconv.AppendInt(dst, int64(kk-1), 10)
+	}
+}
+
+// writeFamilies writes families (already ordered) and the final "# EOF".
+func writeFamilies(w io.Writer, families []*dto.MetricFamily) error {
+	var errs []error
+	var one bytes.Buffer
+	for _, f := range families {
+		one.Reset()
+		if err := appendFamily(&one, f); err != nil {
+			errs = append(errs, fmt.Errorf("encode family %q: %w", f.GetName(), err))
+			continue
+		}
+		if _, err := w.Write(one.Bytes()); err != nil {
+			return fmt.Errorf("write metrics: %w", err)
+		}
+	}
+	if _, err := io.WriteString(w, "# EOF\n"); err != nil {
+		return fmt.Errorf("write metrics: %w", err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d families left out: %w", len(errs), errors.Join(errs...))
+	}
+	return nil
+}
