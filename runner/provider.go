@@ -2,13 +2,27 @@ package runner
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"log/slog"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
-// fetchConnector asks the configured provider for the active config of (kind, key).
+// fetchConnector asks the configured provider (connectors.config_type: local directory or HTTP) for
+// the active config of (kind, key). The local provider applies the connector's env overrides itself.
 func fetchConnector(ctx context.Context, rt config.Runtime, environ []string, kind, key string) (config.Connector, error) {
-	_, _, _, _, _ = ctx, rt, environ, kind, key
-	return config.Connector{}, errors.New("fetching connectors from the provider is not available in this build yet")
+	k, err := config.ParseKind(kind)
+	if err != nil {
+		return config.Connector{}, err
+	}
+	p, err := provider.New(rt, environ, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return config.Connector{}, fmt.Errorf("open connector provider: %w", err)
+	}
+	c, err := p.Get(ctx, k, key)
+	if err != nil {
+		return config.Connector{}, fmt.Errorf("fetch %s %q from the %s provider: %w", kind, key, rt.Connectors.ConfigType, err)
+	}
+	return c, nil
 }

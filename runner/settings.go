@@ -116,7 +116,7 @@ func loadConnector(ctx context.Context, e Env, rt config.Runtime, environ []stri
 		}
 		c, err = config.ParseConnector(varConfigInline, []byte(e.ConfigInline), format)
 		if err != nil {
-			return config.Connector{}, fmt.Errorf("%s: %w", varConfigInline, err)
+			return config.Connector{}, err // the error already names IGGY_CONNECTOR_CONFIG
 		}
 	default:
 		// The provider applies the connector env overrides itself (local provider, config.md §4.5).

@@ -1,0 +1,161 @@
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/runner"
+)
+
+const validSink = `type = "sink"
+key = "orders"
+enabled = true
+version = 2
+name = "Orders"
+path = "libiggy_connector_stdout_sink"
+
+[[streams]]
+stream = "shop"
+topics = ["created", "paid"]
+schema = "json"
+batch_length = 250
+poll_interval = "20ms"
+
+[plugin_config]
+print_payload = true
+`
+
+func background() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }
+
+// A missing or invalid setting stops the runner before anything starts, with exit code 2 and one
+// message naming the variable or key at fault.
+func TestMainRejectsBadConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	sinkFile := filepath.Join(dir, "orders.toml")
+	if err := os.WriteFile(sinkFile, []byte(validSink), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withSchema := func(schema string) string {
+		return strings.Replace(validSink, `schema = "json"`, `schema = "`+schema+`"`, 1)
+	}
+	cases := []struct {
+		name    string
+		env     []string
+		mention []string
+	}{
+		{"no connector", nil, []string{"IGGY_CONNECTOR_CONFIG_PATH", "IGGY_CONNECTOR_CONFIG", "IGGY_CONNECTOR_TYPE"}},
+		{"two connector sources", []string{"IGGY_CONNECTOR_CONFIG_PATH=" + sinkFile, "IGGY_CONNECTOR_CONFIG=" + validSink}, []string{"only one of"}},
+		{"type without key", []string{"IGGY_CONNECTOR_TYPE=sink"}, []string{"IGGY_CONNECTOR_KEY"}},
+		{"unknown type", []string{"IGGY_CONNECTOR_TYPE=pipe", "IGGY_CONNECTOR_KEY=x"}, []string{"IGGY_CONNECTOR_TYPE", "pipe"}},
+		{"bad runner duration", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=soon"}, []string{"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT"}},
+		{"bad log level", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTOR_LOG_LEVEL=loud"}, []string{"IGGY_CONNECTOR_LOG_LEVEL"}},
+		{"bad runtime bool", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_IGGY_TLS_ENABLED=maybe"}, []string{"IGGY_CONNECTORS_IGGY_TLS_ENABLED"}},
+		{"bad logging format", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_LOGGING_FORMAT=xml"}, []string{"IGGY_CONNECTORS_LOGGING_FORMAT"}},
+		{"missing runtime file", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_CONFIG_PATH=" + filepath.Join(dir, "absent.toml")}, []string{"IGGY_CONNECTORS_CONFIG_PATH", "absent.toml"}},
+		{"missing connector file", []string{"IGGY_CONNECTOR_CONFIG_PATH=" + filepath.Join(dir, "nope.toml")}, []string{"IGGY_CONNECTOR_CONFIG_PATH", "nope.toml"}},
+		{"connector without streams key", []string{"IGGY_CONNECTOR_CONFIG=" + strings.Replace(validSink, `stream = "shop"`, ``, 1)}, []string{"stream"}},
+		{"bad poll interval", []string{"IGGY_CONNECTOR_CONFIG=" + strings.Replace(validSink, `"20ms"`, `"soon"`, 1)}, []string{"poll_interval"}},
+		{"avro not supported yet", []string{"IGGY_CONNECTOR_CONFIG=" + withSchema("avro")}, []string{"not supported yet", "avro"}},
+		{"proto not supported yet", []string{"IGGY_CONNECTOR_CONFIG=" + withSchema("proto")}, []string{"not supported yet"}},
+		{"convert transform not supported yet", []string{"IGGY_CONNECTOR_CONFIG=" + validSink + "\n[transforms.avro_convert]\nenabled = true\n"}, []string{"not supported yet", "avro_convert"}},
+		{"bad offset_commit", []string{"IGGY_CONNECTOR_CONFIG=" + strings.Replace(validSink, `batch_length = 250`, "batch_length = 250\noffset_commit = \"sometimes\"", 1)}, []string{"offset_commit", "sometimes"}},
+		{"bad transform body", []string{"IGGY_CONNECTOR_CONFIG=" + validSink + "\n[transforms.unwrap_envelope]\nenabled = true\nfield = \"\"\n"}, []string{"unwrap_envelope"}},
+		{"provider without config dir", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders"}, []string{"config_dir"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := runner.Main(c.env, &stderr, background)
+			if code != runner.ExitConfig {
+				t.Fatalf("exit code %d, want %d; output:\n%s", code, runner.ExitConfig, stderr.String())
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(stderr.String(), m) {
+					t.Errorf("message does not mention %q:\n%s", m, stderr.String())
+				}
+			}
+			if n := strings.Count(stderr.String(), "\n"); n != 1 {
+				t.Errorf("want exactly one message line, got %d:\n%s", n, stderr.String())
+			}
+		})
+	}
+}
+
+// The three ways to hand a runner its connector give the same result, and the connector's env
+// overrides apply to each.
+func TestLoadSettingsConnectorSources(t *testing.T) {
+	dir := t.TempDir()
+	sinkFile := filepath.Join(dir, "orders.toml")
+	if err := os.WriteFile(sinkFile, []byte(validSink), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	providerDir := filepath.Join(dir, "connectors")
+	if err := os.MkdirAll(providerDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(providerDir, "orders_v2.toml"), []byte(validSink), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	override := "IGGY_CONNECTORS_SINK_ORDERS_PLUGIN_CONFIG_PRINT_PAYLOAD=false"
+	jsonSink := `{"type":"sink","key":"orders","enabled":true,"version":2,"name":"Orders","path":"libiggy_connector_stdout_sink",
+	 "streams":[{"stream":"shop","topics":["created","paid"],"schema":"json","batch_length":250,"poll_interval":"20ms"}],
+	 "plugin_config":{"print_payload":true}}`
+	for _, c := range []struct {
+		name string
+		env  []string
+	}{
+		{"file", []string{"IGGY_CONNECTOR_CONFIG_PATH=" + sinkFile}},
+		{"inline toml", []string{"IGGY_CONNECTOR_CONFIG=" + validSink}},
+		{"inline json", []string{"IGGY_CONNECTOR_CONFIG=" + jsonSink}},
+		{"local provider", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders", "IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR=" + providerDir}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := runner.LoadSettings(context.Background(), append(c.env, override))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.Connector
+			if got.Kind != config.KindSink || got.Key != "orders" || got.Version != 2 || len(got.Streams) != 1 ||
+				got.Streams[0].BatchLength != 250 || got.Streams[0].PollInterval != 20*time.Millisecond ||
+				len(got.Streams[0].Topics) != 2 {
+				t.Fatalf("connector %+v", got)
+			}
+			if v := got.PluginConfig["print_payload"]; v != false {
+				t.Fatalf("plugin_config.print_payload = %v, want the env override false", v)
+			}
+		})
+	}
+}
+
+// --help lists every variable the runner reads, each with its default.
+func TestUsageListsEveryVariable(t *testing.T) {
+	var out bytes.Buffer
+	runner.Usage(&out)
+	text := out.String()
+	var names []string
+	for _, v := range runner.RunnerEnvVars() {
+		names = append(names, v.Name)
+	}
+	for _, v := range config.RuntimeEnvVars() {
+		if v.Key != "" {
+			names = append(names, v.Name)
+		}
+	}
+	for _, name := range names {
+		line := ""
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), name+" ") {
+				line = l
+			}
+		}
+		if line == "" || !strings.Contains(line, "(default") {
+			t.Errorf("--help has no line with a default for %s", name)
+		}
+	}
+}
