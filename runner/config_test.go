@@ -31,7 +31,9 @@ poll_interval = "20ms"
 print_payload = true
 `
 
-func background() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }
+func background() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}
 
 // A missing or invalid setting stops the runner before anything starts, with exit code 2 and one
 // message naming the variable or key at fault.
