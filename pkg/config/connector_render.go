@@ -118,6 +118,10 @@ func (c Connector) MarshalTOML() ([]byte, error) {
 	if err := encodeTOML(&buf, map[string]any{"streams": doc["streams"]}); err != nil {
 		return nil, fmt.Errorf("encode %s %q streams: %w", c.Kind, c.Key, err)
 	}
+	if c.Transforms != nil {
+		// Written even when empty, so an empty table stays a table.
+		buf.WriteString("\n[transforms]\n")
+	}
 	for _, name := range c.TransformOrder {
 		body, ok := c.Transforms[name]
 		if !ok {
@@ -127,7 +131,7 @@ func (c Connector) MarshalTOML() ([]byte, error) {
 		if err := encodeTOML(&part, map[string]any{"transforms": map[string]any{name: body}}); err != nil {
 			return nil, fmt.Errorf("encode %s %q transform %s: %w", c.Kind, c.Key, name, err)
 		}
-		// Each part repeats the parent header; TOML allows it only once.
+		// Each part repeats the parent header, already written above.
 		text := strings.Replace(part.String(), "[transforms]\n", "", 1)
 		buf.WriteString("\n")
 		buf.WriteString(text)

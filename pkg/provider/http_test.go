@@ -36,7 +36,7 @@ type configAPI struct {
 	resetConns int           // close the next resetConns connections without answering
 }
 
-func newConfigAPI(t *testing.T) (*configAPI, *httptest.Server) {
+func newConfigAPI(t testing.TB) (*configAPI, *httptest.Server) {
 	api := &configAPI{versions: map[string]map[uint64]config.Connector{}, active: map[string]uint64{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /configs/active", api.listActive)
