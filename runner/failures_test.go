@@ -78,6 +78,14 @@ func TestFatalErrorsExitNonZero(t *testing.T) {
 			reason: "source stalled",
 		},
 		{
+			name: "source batches keep being rejected",
+			// The fault source produces JSON; a raw stream cannot encode it, so every batch is NACKed.
+			toml: func(string) string {
+				return strings.Replace(sourceTOML("p4", fault, "demo", "events", "", ""), `schema = "json"`, `schema = "raw"`, 1)
+			},
+			reason: "5 consecutive NACKs",
+		},
+		{
 			name:   "source target missing",
 			toml:   func(string) string { return sourceTOML("p3", fault, "nowhere", "events", "", "") },
 			reason: "stream or topic not found",

@@ -1,0 +1,119 @@
+package runner_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// A source with two [[streams]] entries sends every batch to both (decision 4), after running its
+// transforms in file order (decision 2).
+func TestSourceSendsToEveryStreamWithTransforms(t *testing.T) {
+	const total = 60
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"a": 1, "b": 1}))
+	cfg := `type = "source"
+key = "fanout"
+enabled = true
+version = 1
+name = "fan-out"
+path = "` + pluginPath(t, "fault") + `"
+
+[[streams]]
+stream = "demo"
+topic = "a"
+schema = "json"
+
+[[streams]]
+stream = "demo"
+topic = "b"
+schema = "text"
+
+[transforms.add_fields]
+enabled = true
+[[transforms.add_fields.fields]]
+key = "origin"
+value.static = "fault"
+
+[transforms.delete_fields]
+enabled = true
+fields = ["origin"]
+
+[plugin_config]
+messages_per_batch = 10
+max_messages = 60
+interval_ms = 2
+`
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
+	p.WaitStatus(t, "running", waitLong)
+	p.WaitUntil(t, waitLong, "both streams written", func() bool { return u64(p.Stats(t).MessagesSent) >= 2*total })
+
+	for _, topic := range []string{"a", "b"} {
+		msgs := readTopic(t, srv, "demo", topic)
+		if len(msgs) != total {
+			t.Fatalf("topic %s holds %d messages, want %d", topic, len(msgs), total)
+		}
+		for i, m := range msgs {
+			var body map[string]any
+			if err := json.Unmarshal(m.Payload, &body); err != nil {
+				t.Fatalf("topic %s message %d: %q: %v", topic, i, m.Payload, err)
+			}
+			// add_fields ran first and delete_fields second, so "origin" is gone again.
+			if _, has := body["origin"]; has || body["seq"] != float64(i) {
+				t.Fatalf("topic %s message %d = %s; want {\"seq\":%d} with transforms applied in file order", topic, i, m.Payload, i)
+			}
+		}
+	}
+	if s := p.Stats(t); u64(s.MessagesProduced) != total || s.Errors != 0 {
+		t.Fatalf("produced %d errors %d; want %d and 0", u64(s.MessagesProduced), s.Errors, total)
+	}
+}
+
+// A sink decodes per the stream schema: messages that are not JSON are dropped and counted as
+// errors, the rest reach the plugin transformed, and consumed counts every message polled.
+func TestSinkDecodeErrorsAndTransforms(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"mixed": 1}))
+	cli := testkit.LoggedInClient(t, srv)
+	sid, _ := iggcon.NewIdentifier("demo")
+	tid, _ := iggcon.NewIdentifier("mixed")
+	var batch []iggcon.IggyMessage
+	payloads := []string{`{"data":{"n":1},"meta":1}`, `not json`, `{"data":{"n":2}}`, `{"data":"x"`, `{"other":3}`}
+	for _, pl := range payloads {
+		m, _ := iggcon.NewIggyMessage([]byte(pl))
+		batch = append(batch, m)
+	}
+	if err := cli.SendMessages(sid, tid, iggcon.PartitionId(0), batch); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sinkTOML("mixed", pluginPath(t, "stdout_sink"), "demo", "mixed", "", "print_payload = true") + `
+[transforms.unwrap_envelope]
+enabled = true
+field = "data"
+
+[transforms.add_fields]
+enabled = true
+[[transforms.add_fields.fields]]
+key = "seen"
+value.static = true
+`
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
+	p.WaitStatus(t, "running", waitLong)
+	p.WaitUntil(t, waitLong, "the batch processed", func() bool { return u64(p.Stats(t).MessagesConsumed) == 5 })
+	s := p.Stats(t)
+	if u64(s.MessagesProcessed) != 3 || s.Errors != 2 {
+		t.Fatalf("processed %d errors %d; want 3 handed to the plugin and 2 decode errors", u64(s.MessagesProcessed), s.Errors)
+	}
+	logs := p.Logs()
+	for _, want := range []string{
+		`Message offset: 0, payload: Json({\"n\":1,\"seen\":true})`,
+		`Message offset: 2, payload: Json({\"n\":2,\"seen\":true})`,
+		`Message offset: 4, payload: Json({\"other\":3,\"seen\":true})`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the plugin did not log %s; logs:\n%s", want, logs)
+		}
+	}
+}
