@@ -100,17 +100,14 @@ func (c Connector) MarshalTOML() ([]byte, error) {
 		}
 	}
 	var buf bytes.Buffer
+	// The TOML encoder sorts keys; the identity goes first for readers.
+	fmt.Fprintf(&buf, "type = %s\nkey = %s\nversion = %d\n", tomlString(string(c.Kind)), tomlString(c.Key), c.Version)
 	head := map[string]any{}
-	for _, k := range []string{"type", "key", "enabled", "version", "name", "path", "plugin_config_format", "verbose", "benchmark"} {
+	for _, k := range []string{"enabled", "name", "path", "plugin_config_format", "verbose", "benchmark"} {
 		if v, ok := doc[k]; ok {
 			head[k] = v
 		}
 	}
-	// The TOML encoder sorts keys; write the identity first for readers.
-	fmt.Fprintf(&buf, "type = %s\nkey = %s\nversion = %d\n", tomlString(string(c.Kind)), tomlString(c.Key), c.Version)
-	delete(head, "type")
-	delete(head, "key")
-	delete(head, "version")
 	if err := encodeTOML(&buf, head); err != nil {
 		return nil, fmt.Errorf("encode %s %q: %w", c.Kind, c.Key, err)
 	}

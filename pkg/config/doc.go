@@ -1,2 +1,19 @@
-// Package config reads the runtime configuration (file, IGGY_CONNECTORS_* overrides, .env) and the connector configuration file format shared by the runner and the supervisor.
+// Package config reads the configuration shared by the runner and the
+// supervisor (spec: config.md §1-4).
+//
+// The runtime side: Load finds the runtime file (IGGY_CONNECTORS_CONFIG_PATH,
+// searched upwards from the working directory), merges a dotenv file, and
+// layers defaults, file and IGGY_CONNECTORS_* variables into a Runtime;
+// RuntimeEnvVars lists every variable and Runtime.Environ renders a Runtime
+// back into them, which is how the supervisor configures its runners.
+//
+// The connector side: ParseConnector reads one connector file (TOML, or
+// the same keys as JSON) into a Connector, keeping [transforms] in file
+// order; IGGY_CONNECTORS_<SINK|SOURCE>_<KEY>_* overrides apply through
+// ParseOptions.Env or ApplyConnectorEnv; MarshalTOML, MarshalDocument,
+// MarshalJSON and VersionJSON write it back in the file and REST shapes.
+//
+// Values are read as upstream reads them; where upstream rejects input only
+// by accident (numeric-looking strings in env, partial retry tables), this
+// package accepts it.
 package config

@@ -22,6 +22,9 @@ type Loaded struct {
 	// Warnings are worth logging but did not stop loading: a missing file,
 	// unknown IGGY_CONNECTORS_* variables.
 	Warnings []string
+	// Overrides describe each variable that changed a key, secrets masked,
+	// for the info log upstream also writes.
+	Overrides []string
 }
 
 // Load does what the supervisor does at startup (config.md §1.1): merge the
@@ -47,7 +50,27 @@ func Load(env []string, workDir string) (Loaded, error) {
 		return out, err
 	}
 	out.Runtime = r
+	out.Overrides = AppliedRuntimeVars(env)
 	return out, nil
+}
+
+// AppliedRuntimeVars describes the runtime variables in env that set a key:
+// "<NAME> value changed to: <value> from environment variable", with
+// secrets shown as ******.
+func AppliedRuntimeVars(env []string) []string {
+	vars := envMap(env)
+	var out []string
+	for _, f := range runtimeFields {
+		value, ok := vars[f.envName()]
+		if !ok || value == "" {
+			continue
+		}
+		if f.secret {
+			value = masked
+		}
+		out = append(out, fmt.Sprintf("%s value changed to: %s from environment variable", f.envName(), value))
+	}
+	return out
 }
 
 // FindRuntimeFile resolves the runtime file path: an absolute path is used

@@ -323,6 +323,13 @@ func TestLoadFindsFileAndDotEnv(t *testing.T) {
 	if !slices.Contains(loaded.Env, "IGGY_CONNECTORS_IGGY_USERNAME=from_dotenv") {
 		t.Errorf("Env lacks the dotenv value: %q", loaded.Env)
 	}
+	wantOverrides := []string{
+		"IGGY_CONNECTORS_IGGY_USERNAME value changed to: from_dotenv from environment variable",
+		"IGGY_CONNECTORS_IGGY_PASSWORD value changed to: ****** from environment variable",
+	}
+	if !slices.Equal(loaded.Overrides, wantOverrides) {
+		t.Errorf("Overrides = %q, want %q", loaded.Overrides, wantOverrides)
+	}
 }
 
 func TestLoadExplicitPathsAndMissingFile(t *testing.T) {
