@@ -220,3 +220,35 @@ interval_ms = 5`)))
 		}
 	}
 }
+
+// SIGTERM during a slow consume lets that batch finish and commits it before the runner exits 0:
+// the next runner of the group starts right after it, neither losing nor repeating it.
+func TestSinkSIGTERMSettlesInFlightBatch(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	fillTopic(t, srv, "demo", "events", 300)
+	env := baseEnv(srv, t.TempDir())
+	stream := "batch_length = 100\nconsumer_group = \"shared\""
+	slow := testkit.StartRunner(t, withConfig(env, sinkTOML("k", pluginPath(t, "fault"), "demo", "events", stream, "sleep_ms = 400")))
+	slow.WaitStatus(t, "running", waitLong)
+	// consumed moves before the plugin is called: at 200 the second batch is inside its 400 ms consume.
+	slow.WaitUntil(t, waitLong, "the second batch in the plugin", func() bool { return u64(slow.Stats(t).MessagesConsumed) >= 200 })
+	if err := slow.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := slow.Wait(15 * time.Second); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v after SIGTERM; logs:\n%s", code, err, slow.Logs())
+	}
+
+	next := testkit.StartRunner(t, withConfig(env, sinkTOML("k", pluginPath(t, "stdout_sink"), "demo", "events", stream, "print_payload = true")))
+	next.WaitStatus(t, "running", waitLong)
+	next.WaitUntil(t, waitLong, "the rest of the topic", func() bool { return len(offsetsSeen(next.Logs())) >= 100 })
+	seen := offsetsSeen(next.Logs())
+	for off := range seen {
+		if off < 200 {
+			t.Fatalf("offset %d was delivered again: the batch settled at SIGTERM was not committed", off)
+		}
+	}
+	if len(seen) != 100 {
+		t.Fatalf("the next runner saw %d messages, want the remaining 100", len(seen))
+	}
+}
