@@ -11,6 +11,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // appendFamily writes one family byte for byte as upstream's encoder
@@ -29,6 +30,10 @@ func appendFamily(buf *bytes.Buffer, f *dto.MetricFamily) error {
 			}
 		}
 	default:
+		_, err := expfmt.MetricFamilyToOpenMetrics(buf, f)
+		return err
+	}
+	if !legacyNames(f) { // names that need quoting: expfmt knows how
 		_, err := expfmt.MetricFamilyToOpenMetrics(buf, f)
 		return err
 	}
@@ -75,6 +80,22 @@ func appendFamily(buf *bytes.Buffer, f *dto.MetricFamily) error {
 		}
 	}
 	return nil
+}
+
+// legacyNames reports whether the family's metric and label names all
+// match [a-zA-Z_:][a-zA-Z0-9_:]*, so they can be written unquoted.
+func legacyNames(f *dto.MetricFamily) bool {
+	if !model.LegacyValidation.IsValidMetricName(f.GetName()) {
+		return false
+	}
+	for _, m := range f.Metric {
+		for _, l := range m.Label {
+			if !model.LegacyValidation.IsValidLabelName(l.GetName()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func writeSample(buf *bytes.Buffer, name string, m *dto.Metric, extraName, extraValue, value string) {

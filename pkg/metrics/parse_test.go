@@ -144,7 +144,8 @@ func (endlessReader) Read(p []byte) (int, error) {
 }
 
 // FuzzParse feeds arbitrary runner output to Parse: it must never panic,
-// and whatever it accepts must encode back as OpenMetrics.
+// and whatever it accepts must encode as OpenMetrics that parses again
+// into as many series.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(upstreamBody), "text/plain; charset=utf-8")
 	f.Add([]byte(classicBody), "text/plain; version=0.0.4")
@@ -155,6 +156,24 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = metrics.WriteOpenMetrics(&bytes.Buffer{}, families)
+		var out bytes.Buffer
+		if err := metrics.WriteOpenMetrics(&out, families); err != nil {
+			return // a family expfmt refuses to encode is left out and reported
+		}
+		again, err := metrics.Parse(bytes.NewReader(out.Bytes()), metrics.TextContentType)
+		if err != nil {
+			t.Fatalf("re-parse of our own output: %v\n%s", err, out.Bytes())
+		}
+		if a, b := countSeries(families), countSeries(again); a != b {
+			t.Fatalf("series before/after a round trip: %d/%d\n%s", a, b, out.Bytes())
+		}
 	})
+}
+
+func countSeries(families []*dto.MetricFamily) int {
+	n := 0
+	for _, f := range families {
+		n += len(f.Metric)
+	}
+	return n
 }
