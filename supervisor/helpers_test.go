@@ -1,0 +1,224 @@
+package supervisor_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+const waitLong = 40 * time.Second
+
+// fixture is a working directory holding a runtime config file and a connectors directory, as an
+// operator would lay them out, plus the dev broker the connectors talk to.
+type fixture struct {
+	dir     string
+	broker  *devbroker.Server
+	plugins string
+}
+
+func newFixture(t *testing.T, broker *devbroker.Server) *fixture {
+	t.Helper()
+	f := &fixture{dir: t.TempDir(), broker: broker, plugins: testkit.BuildPlugins(t)}
+	if err := os.MkdirAll(filepath.Join(f.dir, "connectors"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// plugin is the path of an example plugin compiled from C for this test process.
+func (f *fixture) plugin(name string) string { return filepath.Join(f.plugins, testkit.PluginLibrary(name)) }
+
+// writeRuntime writes config.toml with the given [http] extras.
+func (f *fixture) writeRuntime(t *testing.T, httpExtra string) {
+	t.Helper()
+	f.write(t, "config.toml", fmt.Sprintf(`[http]
+enabled = true
+address = "127.0.0.1:0"
+%s
+
+[http.metrics]
+enabled = true
+endpoint = "/metrics"
+
+[iggy]
+address = %q
+username = "iggy"
+password = "iggy"
+
+[state]
+path = "state"
+
+[connectors]
+config_type = "local"
+config_dir = "connectors"
+`, httpExtra, f.broker.Addr()))
+}
+
+func (f *fixture) write(t *testing.T, name, content string) {
+	t.Helper()
+	path := filepath.Join(f.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// env is what each supervisor of these tests gets: the config file and fast timings.
+func (f *fixture) env(extra ...string) []string {
+	return append([]string{
+		"IGGY_CONNECTORS_CONFIG_PATH=config.toml",
+		"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN=100ms",
+		"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX=1s",
+		"IGGY_SUPERVISOR_HEALTH_INTERVAL=100ms",
+		"IGGY_SUPERVISOR_DRAIN_TIMEOUT=10s",
+		"IGGY_SUPERVISOR_START_TIMEOUT=20s",
+		"IGGY_CONNECTOR_RECONNECT_MIN=20ms",
+		"IGGY_CONNECTOR_RECONNECT_MAX=200ms",
+	}, extra...)
+}
+
+func sinkFile(key, path, stream, topic, extra string) string {
+	return fmt.Sprintf(`type = "sink"
+key = %q
+enabled = true
+version = 0
+name = "sink %s"
+path = %q
+%s
+[[streams]]
+stream = %q
+topics = [%q]
+schema = "json"
+batch_length = 50
+poll_interval = "5ms"
+`, key, key, path, extra, stream, topic)
+}
+
+func sourceFile(key, path, stream, topic, extra string) string {
+	return fmt.Sprintf(`type = "source"
+key = %q
+enabled = true
+version = 0
+name = "source %s"
+path = %q
+%s
+[[streams]]
+stream = %q
+topic = %q
+schema = "json"
+batch_length = 100
+linger_time = "5ms"
+`, key, key, path, extra, stream, topic)
+}
+
+// getJSON fetches path from the supervisor's API and decodes the JSON body into v.
+func getJSON(t *testing.T, p *testkit.SupervisorProc, header http.Header, path string, v any) {
+	t.Helper()
+	resp, body, err := p.Do(http.MethodGet, path, header, "")
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d: %s", path, resp.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: %v: %s", path, err, body)
+	}
+}
+
+// connectorStats is the part of a /stats connector object the tests look at.
+type connectorStats struct {
+	Key               string  `json:"key"`
+	ConnectorType     string  `json:"connector_type"`
+	Status            string  `json:"status"`
+	PID               int     `json:"pid"`
+	Restarts          uint64  `json:"restarts"`
+	MessagesProduced  *uint64 `json:"messages_produced"`
+	MessagesSent      *uint64 `json:"messages_sent"`
+	MessagesConsumed  *uint64 `json:"messages_consumed"`
+	MessagesProcessed *uint64 `json:"messages_processed"`
+	Errors            uint64  `json:"errors"`
+	LastError         *struct {
+		Message string `json:"message"`
+	} `json:"last_error"`
+}
+
+type runtimeStats struct {
+	ProcessID   int              `json:"process_id"`
+	MemoryUsage uint64           `json:"memory_usage"`
+	Connectors  []connectorStats `json:"connectors"`
+}
+
+func statsOf(t *testing.T, p *testkit.SupervisorProc, header http.Header) map[string]connectorStats {
+	t.Helper()
+	var rs runtimeStats
+	getJSON(t, p, header, "/stats", &rs)
+	out := map[string]connectorStats{}
+	for _, c := range rs.Connectors {
+		out[c.ConnectorType+"/"+c.Key] = c
+	}
+	return out
+}
+
+// waitFor polls cond every 50 ms until it holds, failing the test after timeout.
+func waitFor(t *testing.T, p *testkit.SupervisorProc, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		if p.Exited() {
+			t.Fatalf("supervisor exited while waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", timeout, what)
+}
+
+func u64(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// metricValue finds one sample in a text exposition; ok is false when the series is absent.
+func metricValue(text, series string) (float64, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		if rest, found := strings.CutPrefix(line, series+" "); found {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+var stdoutOffsetLine = regexp.MustCompile(`\[sink (\S+)\] .*Message offset: (\d+), payload`)
+
+// offsetsLogged counts, per offset, the stdout-sink lines of connector key in the logs.
+func offsetsLogged(key string, logs ...string) map[uint64]int {
+	seen := map[uint64]int{}
+	for _, l := range logs {
+		for _, m := range stdoutOffsetLine.FindAllStringSubmatch(l, -1) {
+			if m[1] != key {
+				continue
+			}
+			off, _ := strconv.ParseUint(m[2], 10, 64)
+			seen[off]++
+		}
+	}
+	return seen
+}
