@@ -198,3 +198,7 @@ func codeOf(err error) (int32, bool) {
 	}
 	return 0, false
 }
+
+// discardLogger drops every record (for fuzzing, where plugin error lines
+// would flood the output).
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

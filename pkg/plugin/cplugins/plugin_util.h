@@ -146,23 +146,24 @@ static inline uint64_t pu_get_u64(pu_reader *r) { return pu_get_varint_n(r, 10, 
 static inline uint32_t pu_get_u32(pu_reader *r) { return (uint32_t)pu_get_varint_n(r, 5, 0x0F); }
 
 static inline void pu_get_u128(pu_reader *r, uint64_t *hi, uint64_t *lo) {
+    unsigned __int128 v = 0;
     *hi = *lo = 0;
     for (int i = 0; i < 19; i++) {
-        uint8_t byte = pu_get_u8(r);
-        if (r->err) return;
+        if (r->pos >= r->len) {
+            pu_fail(r, "unexpected end of input");
+            return;
+        }
+        uint8_t byte = r->p[r->pos++];
         if (i == 18 && byte > 0x03) {
             pu_fail(r, "varint overflow");
             return;
         }
-        uint64_t bits = byte & 0x7F;
-        int shift = 7 * i;
-        if (shift < 64) {
-            *lo |= bits << shift;
-            if (shift > 57) *hi |= bits >> (64 - shift);
-        } else {
-            *hi |= bits << (shift - 64);
+        v |= (unsigned __int128)(byte & 0x7F) << (7 * i);
+        if (!(byte & 0x80)) {
+            *hi = (uint64_t)(v >> 64);
+            *lo = (uint64_t)v;
+            return;
         }
-        if (!(byte & 0x80)) return;
     }
 }
 
