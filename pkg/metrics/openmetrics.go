@@ -57,25 +57,27 @@ func appendFamily(buf *bytes.Buffer, f *dto.MetricFamily) error {
 	if f.GetUnit() != "" {
 		buf.WriteString("# UNIT " + name + " " + f.GetUnit() + "\n")
 	}
+	var value, le []byte // scratch, reused for every sample
 	for _, m := range f.Metric {
 		switch f.GetType() {
 		case dto.MetricType_COUNTER:
-			writeSample(buf, name+"_total", m, "", "", numberText(m.GetCounter().GetValue()))
+			writeSample(buf, name, "_total", m, nil, appendNumber(value[:0], m.GetCounter().GetValue()))
 		case dto.MetricType_GAUGE:
-			writeSample(buf, name, m, "", "", numberText(m.GetGauge().GetValue()))
+			writeSample(buf, name, "", m, nil, appendNumber(value[:0], m.GetGauge().GetValue()))
 		case dto.MetricType_UNTYPED:
-			writeSample(buf, name, m, "", "", numberText(m.GetUntyped().GetValue()))
+			writeSample(buf, name, "", m, nil, appendNumber(value[:0], m.GetUntyped().GetValue()))
 		case dto.MetricType_HISTOGRAM:
 			h := m.GetHistogram()
-			writeSample(buf, name+"_sum", m, "", "", string(appendDtoa(nil, h.GetSampleSum())))
-			writeSample(buf, name+"_count", m, "", "", strconv.FormatUint(h.GetSampleCount(), 10))
+			writeSample(buf, name, "_sum", m, nil, appendDtoa(value[:0], h.GetSampleSum()))
+			writeSample(buf, name, "_count", m, nil, strconv.AppendUint(value[:0], h.GetSampleCount(), 10))
 			sawInf := false
 			for _, b := range h.GetBucket() {
 				sawInf = sawInf || math.IsInf(b.GetUpperBound(), +1)
-				writeSample(buf, name+"_bucket", m, "le", string(appendDtoa(nil, b.GetUpperBound())), strconv.FormatUint(b.GetCumulativeCount(), 10))
+				le = appendDtoa(le[:0], b.GetUpperBound())
+				writeSample(buf, name, "_bucket", m, le, strconv.AppendUint(value[:0], b.GetCumulativeCount(), 10))
 			}
 			if !sawInf {
-				writeSample(buf, name+"_bucket", m, "le", "+Inf", strconv.FormatUint(h.GetSampleCount(), 10))
+				writeSample(buf, name, "_bucket", m, []byte("+Inf"), strconv.AppendUint(value[:0], h.GetSampleCount(), 10))
 			}
 		}
 	}
@@ -98,28 +100,34 @@ func legacyNames(f *dto.MetricFamily) bool {
 	return true
 }
 
-func writeSample(buf *bytes.Buffer, name string, m *dto.Metric, extraName, extraValue, value string) {
+// writeSample writes one sample line; le, when not nil, is added as the
+// last label.
+func writeSample(buf *bytes.Buffer, name, suffix string, m *dto.Metric, le, value []byte) {
 	buf.WriteString(name)
-	if len(m.Label) > 0 || extraName != "" {
+	buf.WriteString(suffix)
+	if len(m.Label) > 0 || le != nil {
 		buf.WriteByte('{')
 		for i, l := range m.Label {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			buf.WriteString(l.GetName() + `="`)
+			buf.WriteString(l.GetName())
+			buf.WriteString(`="`)
 			writeEscaped(buf, l.GetValue())
 			buf.WriteByte('"')
 		}
-		if extraName != "" {
+		if le != nil {
 			if len(m.Label) > 0 {
 				buf.WriteByte(',')
 			}
-			buf.WriteString(extraName + `="` + extraValue + `"`)
+			buf.WriteString(`le="`)
+			buf.Write(le)
+			buf.WriteByte('"')
 		}
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(' ')
-	buf.WriteString(value)
+	buf.Write(value)
 	if m.TimestampMs != nil {
 		buf.WriteByte(' ')
 		buf.Write(appendDtoa(nil, float64(m.GetTimestampMs())/1000))
@@ -144,13 +152,13 @@ func writeEscaped(buf *bytes.Buffer, s string) {
 	}
 }
 
-// numberText renders a counter or gauge value: upstream's are integers, so
-// integral values print without a fraction; anything else in dtoa style.
-func numberText(v float64) string {
+// appendNumber renders a counter or gauge value: upstream's are integers,
+// so integral values print without a fraction; anything else in dtoa style.
+func appendNumber(dst []byte, v float64) []byte {
 	if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
-		return strconv.FormatInt(int64(v), 10)
+		return strconv.AppendInt(dst, int64(v), 10)
 	}
-	return string(appendDtoa(nil, v))
+	return appendDtoa(dst, v)
 }
 
 // appendDtoa formats f with the shortest round-trip digits laid out as the
