@@ -2,6 +2,9 @@ package devbroker_test
 
 import (
 	"context"
+	"io"
+	"log"
+	"os"
 	"testing"
 
 	"github.com/apache/iggy/foreign/go/client"
@@ -13,6 +16,13 @@ import (
 
 // Local test helpers, like pkg/testkit's, kept here so this package's tests
 // build on their own.
+
+// TestMain silences the SDK, which logs every login's leader check with the
+// standard logger and would bury test and benchmark output.
+func TestMain(m *testing.M) {
+	log.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}
 
 func startBroker(tb testing.TB, cfg devbroker.Config) *devbroker.Server {
 	tb.Helper()
