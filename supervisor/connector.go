@@ -166,7 +166,7 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 			m.setError(exit.String())
 			report(errors.New(exit.String()))
 			m.sup.log.Warn("runner exited", "connector", m.label(), "pid", c.pid, "exit", exit.String())
-			if exit.Code == runner.ExitConfig {
+			if exit.Code == runner.ExitConfig && exit.ConfigError {
 				// A configuration error does not heal by itself: wait for a restart request.
 				m.setError(exit.String() + " (invalid configuration; not restarted until POST /" + m.kind.Plural() + "/" + m.key + "/restart)")
 				<-stop

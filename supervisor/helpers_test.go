@@ -36,7 +36,9 @@ func newFixture(t *testing.T, broker *devbroker.Server) *fixture {
 }
 
 // plugin is the path of an example plugin compiled from C for this test process.
-func (f *fixture) plugin(name string) string { return filepath.Join(f.plugins, testkit.PluginLibrary(name)) }
+func (f *fixture) plugin(name string) string {
+	return filepath.Join(f.plugins, testkit.PluginLibrary(name))
+}
 
 // writeRuntime writes config.toml with the given [http] extras.
 func (f *fixture) writeRuntime(t *testing.T, httpExtra string) {

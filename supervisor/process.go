@@ -52,6 +52,8 @@ type exitInfo struct {
 	Signal string // the signal's name when killed by one
 	// Fatal is the runner's last fatal or error log line, the best explanation of the exit.
 	Fatal string
+	// ConfigError: the runner refused its configuration (it will refuse it again).
+	ConfigError bool
 }
 
 func (e exitInfo) String() string {
@@ -78,7 +80,12 @@ type child struct {
 	exit   exitInfo
 	logsMu sync.Mutex
 	fatal  string // last fatal/error line seen in the output
-	copied chan struct{}
+	// crashed: the Go runtime reported a fatal signal or panic (it exits with code 2 too, which
+	// is otherwise the runner's invalid-configuration code).
+	crashed bool
+	// configError: the runner said its configuration is invalid.
+	configError bool
+	copied      chan struct{}
 }
 
 // lineFunc receives each output line of a runner.
@@ -122,6 +129,7 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 		}
 		c.logsMu.Lock()
 		info.Fatal = c.fatal
+		info.ConfigError = c.configError && !c.crashed
 		c.logsMu.Unlock()
 		c.exit = info
 		c.http.CloseIdleConnections()
@@ -140,21 +148,33 @@ func (c *child) forward(r io.ReadCloser, onLine lineFunc) {
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, runnerFatalPrefix); ok {
-			c.setFatal(rest)
-		} else if strings.Contains(line, "level=ERROR") || strings.Contains(line, `"level":"ERROR"`) {
-			c.setFatal(line)
-		}
+		c.note(line)
 		onLine(line)
 	}
 	// A line longer than the buffer stops the scanner; drain the rest so the runner never blocks.
 	_, _ = io.Copy(io.Discard, r)
 }
 
-func (c *child) setFatal(s string) {
+// note keeps the line that best explains an exit: a Go runtime crash report wins over the
+// runner's own fatal line, which wins over any other error line.
+func (c *child) note(line string) {
 	c.logsMu.Lock()
-	c.fatal = s
-	c.logsMu.Unlock()
+	defer c.logsMu.Unlock()
+	switch {
+	case strings.HasPrefix(line, "fatal error: "), strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "SIGSEGV: "), strings.HasPrefix(line, "SIGABRT: "):
+		if !c.crashed {
+			c.crashed, c.fatal = true, line
+		}
+	case strings.HasPrefix(line, "[signal ") && c.crashed:
+		c.fatal += " " + line
+	case c.crashed:
+	case strings.HasPrefix(line, runnerFatalPrefix):
+		c.fatal = strings.TrimPrefix(line, runnerFatalPrefix)
+	case strings.Contains(line, `msg="invalid configuration"`), strings.Contains(line, `"msg":"invalid configuration"`):
+		c.configError, c.fatal = true, line
+	case strings.Contains(line, "level=ERROR"), strings.Contains(line, `"level":"ERROR"`):
+		c.fatal = line
+	}
 }
 
 func (c *child) exited() bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -122,9 +123,19 @@ func (s *Supervisor) connectorStats(ctx context.Context, m *managed) (metrics.Co
 			return st, true
 		}
 	}
+	var unanswered error
+	if sn.proc != nil && !sn.proc.exited() {
+		unanswered = fmt.Errorf("runner pid %d does not answer", sn.proc.pid)
+	}
 	st := metrics.ConnectorStats{
 		Key: m.key, Name: sn.cfg.Name, ConnectorType: string(m.kind), Version: sn.version,
 		Status: sn.status, Enabled: sn.cfg.Enabled, LastError: sn.lastErr, Restarts: sn.restarts,
+	}
+	if unanswered != nil {
+		// Alive but silent (hung, stopped, overloaded): down for this answer.
+		st.Status = statusError
+		st.LastError = &metrics.LastError{Message: unanswered.Error(), Timestamp: uint64(time.Now().UnixMicro())}
+		st.PID = int32(sn.proc.pid)
 	}
 	if v, ok := metrics.NumericVersion(sn.version); ok {
 		st.VersionSemver = &v

@@ -1,0 +1,249 @@
+package supervisor_test
+
+import (
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// A sink whose plugin segfaults on every first batch takes down only its own runner: the
+// supervisor restarts it again and again (counted in /stats and /metrics) while a neighbour sink on
+// the same topic keeps its process and keeps consuming.
+func TestCrashingConnectorIsRestartedWhileOthersKeepFlowing(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("fault"), "demo", "events", "")+`
+[plugin_config]
+messages_per_batch = 5
+interval_ms = 20
+`)
+	f.write(t, "connectors/crashy.toml", sinkFile("crashy", f.plugin("fault"), "demo", "events", "")+`
+[plugin_config]
+crash_on_batch = 1
+`)
+	f.write(t, "connectors/steady.toml", sinkFile("steady", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+
+	first := statsOf(t, p, nil)["sink/steady"]
+	waitFor(t, p, waitLong, "the crashing sink to be restarted twice", func() bool {
+		return statsOf(t, p, nil)["sink/crashy"].Restarts >= 2
+	})
+	st := statsOf(t, p, nil)
+	steady, crashy := st["sink/steady"], st["sink/crashy"]
+	if steady.PID != first.PID || steady.Restarts != 0 || steady.Status != "running" {
+		t.Errorf("neighbour sink: pid %d -> %d, restarts %d, status %s; want the same process, running", first.PID, steady.PID, steady.Restarts, steady.Status)
+	}
+	waitFor(t, p, waitLong, "the neighbour sink to keep consuming", func() bool {
+		return u64(statsOf(t, p, nil)["sink/steady"].MessagesProcessed) > u64(steady.MessagesProcessed)
+	})
+	resp, body, err := p.Do(http.MethodGet, "/metrics", nil, "")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %v %v", resp, err)
+	}
+	if v, ok := metricValue(string(body), `iggy_connector_restarts_total{connector_key="crashy",connector_type="sink"}`); !ok || v < float64(crashy.Restarts) {
+		t.Errorf("iggy_connector_restarts_total for crashy = %v (present %v), /stats said %d", v, ok, crashy.Restarts)
+	}
+	if _, ok := metricValue(string(body), `iggy_connector_restarts_total{connector_key="steady",connector_type="sink"}`); ok {
+		t.Errorf("the neighbour sink has a restarts series; it never restarted")
+	}
+	if !strings.Contains(p.Logs(), "[sink crashy]") || !strings.Contains(p.Logs(), "crashing at batch 1") {
+		t.Errorf("the crashing runner's output is not in the supervisor log tagged with its connector")
+	}
+}
+
+// A runner that stops answering (SIGSTOP) shows as down in /metrics and as an error in /stats;
+// both answers still come back, with every other connector in them. After SIGCONT it is up again.
+func TestUnansweringRunnerIsDownButNeverFailsTheScrape(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	for _, key := range []string{"a", "b"} {
+		f.write(t, "connectors/"+key+".toml", sinkFile(key, f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
+	}
+	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_SUPERVISOR_RUNNER_TIMEOUT=300ms", "IGGY_SUPERVISOR_HEALTH_INTERVAL=5s"), waitLong)
+	frozen := statsOf(t, p, nil)["sink/a"].PID
+	if err := syscall.Kill(frozen, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(frozen, syscall.SIGCONT) })
+
+	st := statsOf(t, p, nil)
+	if a, b := st["sink/a"], st["sink/b"]; a.Status != "error" || a.LastError == nil || b.Status != "running" {
+		t.Errorf("/stats with a frozen runner: a %+v, b %+v; want a in error, b running", a, b)
+	}
+	_, body, err := p.Do(http.MethodGet, "/metrics", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := metricValue(string(body), `iggy_connector_up{connector_key="a",connector_type="sink"}`); !ok || v != 0 {
+		t.Errorf("frozen runner up = %v (present %v), want 0", v, ok)
+	}
+	if v, ok := metricValue(string(body), `iggy_connector_up{connector_key="b",connector_type="sink"}`); !ok || v != 1 {
+		t.Errorf("healthy runner up = %v (present %v), want 1", v, ok)
+	}
+	if _, ok := metricValue(string(body), `iggy_connector_messages_consumed_total{connector_key="b",connector_type="sink"}`); !ok {
+		t.Errorf("the healthy runner's families are missing from the merged /metrics:\n%s", body)
+	}
+
+	if err := syscall.Kill(frozen, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, p, waitLong, "the thawed runner to be up again", func() bool {
+		_, body, err := p.Do(http.MethodGet, "/metrics", nil, "")
+		v, ok := metricValue(string(body), `iggy_connector_up{connector_key="a",connector_type="sink"}`)
+		return err == nil && ok && v == 1
+	})
+}
+
+// Upstream's own example layout (core/connectors/runtime/config.toml found by the default
+// IGGY_CONNECTORS_CONFIG_PATH, its connectors directory, plugin paths under target/release) runs
+// unchanged: only the broker address comes from the environment, as an operator would set it.
+func TestUpstreamConfigLayoutLoadsUnchanged(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("example_stream", map[string]uint32{"example_topic": 1}))
+	root := t.TempDir()
+	copyTree(t, "testdata/upstream", root)
+	plugins := testkit.BuildPlugins(t)
+	release := filepath.Join(root, "target", "release")
+	if err := os.MkdirAll(release, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"random_source", "stdout_sink"} {
+		lib := testkit.PluginLibrary(name)
+		if err := os.Symlink(filepath.Join(plugins, lib), filepath.Join(release, lib)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := testkit.StartSupervisor(t, root, []string{"IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr()}, waitLong)
+
+	var sources, sinks []map[string]any
+	getJSON(t, p, nil, "/sources", &sources)
+	getJSON(t, p, nil, "/sinks", &sinks)
+	if len(sources) != 1 || sources[0]["key"] != "random" || sources[0]["status"] != "running" {
+		t.Errorf("sources %v: want random running", sources)
+	}
+	status := map[string]any{}
+	for _, s := range sinks {
+		status[s["key"].(string)] = s["status"]
+	}
+	if status["stdout"] != "running" || status["quickwit"] != "error" {
+		t.Errorf("sink statuses %v: want stdout running, quickwit (no plugin here) error", status)
+	}
+	var active struct {
+		Version uint64 `json:"version"`
+	}
+	getJSON(t, p, nil, "/sources/random/configs/active", &active)
+	if active.Version != 1 {
+		t.Errorf("random source runs version %d, want the highest, 1", active.Version)
+	}
+	waitFor(t, p, waitLong, "the stdout sink to print the random source's messages", func() bool {
+		return len(offsetsLogged("stdout", p.Logs())) > 0
+	})
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SIGTERM drains the runners (sources first, so what they produced is in the topic before the
+// sinks stop) and exits 0; a second supervisor run on the same state continues where the first
+// stopped. Every message of the topic reaches the sink, and the source resumes from its state:
+// nothing is lost and nothing is produced twice.
+func TestSIGTERMDrainsWithNothingLost(t *testing.T) {
+	const total = 400
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("fault"), "demo", "events", "")+fmt.Sprintf(`
+[plugin_config]
+messages_per_batch = 10
+interval_ms = 20
+max_messages = %d
+`, total))
+	f.write(t, "connectors/out.toml", sinkFile("out", f.plugin("stdout_sink"), "demo", "events", "")+"\n[plugin_config]\nprint_payload = true\n")
+
+	first := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	waitFor(t, first, waitLong, "the sink to print some messages", func() bool {
+		return len(offsetsLogged("out", first.Logs())) >= 50
+	})
+	if err := first.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code, err := first.Wait(30 * time.Second)
+	if err != nil || code != 0 {
+		t.Fatalf("after SIGTERM: exit code %d, %v; want 0 within the drain time", code, err)
+	}
+	logs := first.Logs()
+	if s, k := strings.Index(logs, "[source gen] "), strings.LastIndex(logs, `[source gen]`); s < 0 || k > strings.LastIndex(logs, `[sink out] `) {
+		t.Errorf("the source's last line comes after the sink's: sources must drain first")
+	}
+	firstRun := len(offsetsLogged("out", logs))
+	if firstRun >= total {
+		t.Fatalf("the first run already moved all %d messages; the test needs an interrupted flow", total)
+	}
+
+	second := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	waitFor(t, second, waitLong, "the sink to print every message", func() bool {
+		return len(offsetsLogged("out", logs, second.Logs())) >= total
+	})
+	time.Sleep(300 * time.Millisecond) // a stray extra batch would show up now
+	msgs := readAll(t, broker, "demo", "events")
+	seen := offsetsLogged("out", logs, second.Logs())
+	if len(msgs) != total {
+		t.Errorf("topic holds %d messages, want %d (the source resumed from its state)", len(msgs), total)
+	}
+	for _, m := range msgs {
+		if seen[m.Header.Offset] == 0 {
+			t.Errorf("message at offset %d never reached the sink", m.Header.Offset)
+		}
+	}
+}
+
+// readAll reads every message of partition 0 through the official SDK.
+func readAll(t *testing.T, broker *devbroker.Server, stream, topic string) []iggcon.IggyMessage {
+	t.Helper()
+	cli := testkit.LoggedInClient(t, broker)
+	sid, _ := iggcon.NewIdentifier(stream)
+	tid, _ := iggcon.NewIdentifier(topic)
+	partition := uint32(0)
+	var all []iggcon.IggyMessage
+	for {
+		polled, err := cli.PollMessages(sid, tid, iggcon.DefaultConsumer(), iggcon.OffsetPollingStrategy(uint64(len(all))), 1000, false, &partition)
+		if err != nil {
+			t.Fatalf("SDK poll %s/%s: %v", stream, topic, err)
+		}
+		if len(polled.Messages) == 0 {
+			return all
+		}
+		all = append(all, polled.Messages...)
+	}
+}
