@@ -15,6 +15,7 @@ import (
 	"github.com/shirou/gopsutil/v4/cpu"
 	"github.com/shirou/gopsutil/v4/mem"
 	"github.com/shirou/gopsutil/v4/process"
+	"golang.org/x/sys/unix"
 )
 
 // ProcessStats are one process's figures as /stats needs them.
@@ -80,13 +81,16 @@ type HostStats struct {
 	TotalCPUUsage   float64
 	TotalMemory     uint64 // host RAM, or the cgroup limit when lower
 	AvailableMemory uint64 // MemAvailable, or what a capping cgroup leaves
-	NumCPU          int
+	NumCPU          int    // logical CPUs of the host
 }
 
 // Sampler keeps the previous CPU sample of each process and of the host, so
 // CPU figures are deltas between consecutive reads, as upstream's
 // process-wide sampler gives them. Safe for concurrent use.
 type Sampler struct {
+	hostCPUs int          // logical CPUs of the host
+	affinity map[int]bool // the cores this process may run on, when a strict subset; nil otherwise
+
 	mu       sync.Mutex
 	procs    map[int32]cpuSample
 	hostPrev hostCPU
@@ -100,8 +104,25 @@ type cpuSample struct {
 
 type hostCPU struct{ total, busy float64 }
 
-// NewSampler returns a sampler with no previous samples.
-func NewSampler() *Sampler { return &Sampler{procs: map[int32]cpuSample{}} }
+// NewSampler returns a sampler with no previous samples. Like upstream it
+// takes the process's CPU affinity once: when it is a strict subset of the
+// host's cores, the host CPU share is averaged over those cores only.
+func NewSampler() *Sampler {
+	s := &Sampler{procs: map[int32]cpuSample{}, hostCPUs: runtime.NumCPU()}
+	if n, err := cpu.Counts(true); err == nil && n > 0 {
+		s.hostCPUs = n
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err == nil && set.Count() > 0 && set.Count() < s.hostCPUs {
+		s.affinity = map[int]bool{}
+		for i := range s.hostCPUs {
+			if set.IsSet(i) {
+				s.affinity[i] = true
+			}
+		}
+	}
+	return s
+}
 
 // Process reads the memory and CPU figures of process pid (Threads and
 // CreateTime are left zero); CPUUsage is Δ(process CPU) ÷ (Δ host CPU ÷
@@ -121,7 +142,7 @@ func (s *Sampler) Process(pid int32) (ProcessStats, error) {
 	if err != nil {
 		return ProcessStats{}, err
 	}
-	host, err := readHostCPU()
+	host, err := readHostCPU(nil)
 	if err != nil {
 		return st, err
 	}
@@ -129,7 +150,7 @@ func (s *Sampler) Process(pid int32) (ProcessStats, error) {
 	s.procs[pid] = cpuSample{handle: p, processSeconds: st.CPUSeconds, hostSeconds: host.total}
 	s.mu.Unlock()
 	if seen {
-		st.CPUUsage = cpuShare(st.CPUSeconds-prev.processSeconds, host.total-prev.hostSeconds, float64(runtime.NumCPU()))
+		st.CPUUsage = cpuShare(st.CPUSeconds-prev.processSeconds, host.total-prev.hostSeconds, float64(s.hostCPUs))
 	}
 	return st, nil
 }
@@ -154,8 +175,8 @@ func (s *Sampler) Forget(pid int32) {
 
 // Host reads the host-wide CPU and memory figures.
 func (s *Sampler) Host() (HostStats, error) {
-	h := HostStats{NumCPU: runtime.NumCPU()}
-	cur, err := readHostCPU()
+	h := HostStats{NumCPU: s.hostCPUs}
+	cur, err := readHostCPU(s.affinity)
 	if err != nil {
 		return h, err
 	}
@@ -178,15 +199,27 @@ func (s *Sampler) Host() (HostStats, error) {
 	return h, nil
 }
 
-func readHostCPU() (hostCPU, error) {
-	times, err := cpu.Times(false)
+// readHostCPU sums the host's CPU times, over the cores in only when only
+// is not nil.
+func readHostCPU(only map[int]bool) (hostCPU, error) {
+	times, err := cpu.Times(only != nil)
 	if err != nil || len(times) == 0 {
 		return hostCPU{}, fmt.Errorf("read host CPU times: %w", err)
 	}
-	t := times[0]
-	// Guest time is already part of user time on Linux, so it is left out.
-	total := t.User + t.Nice + t.System + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
-	return hostCPU{total: total, busy: total - t.Idle - t.Iowait}, nil
+	var sum hostCPU
+	for _, t := range times {
+		if only != nil {
+			core, err := strconv.Atoi(strings.TrimPrefix(t.CPU, "cpu"))
+			if err != nil || !only[core] {
+				continue
+			}
+		}
+		// Guest time is already part of user time on Linux, so it is left out.
+		total := t.User + t.Nice + t.System + t.Idle + t.Iowait + t.Irq + t.Softirq + t.Steal
+		sum.total += total
+		sum.busy += total - t.Idle - t.Iowait
+	}
+	return sum, nil
 }
 
 // cgroupRoot is where the cgroup file systems are mounted.
