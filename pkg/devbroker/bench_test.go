@@ -33,10 +33,11 @@ func benchMessages(b *testing.B) []iggcon.IggyMessage {
 	return msgs
 }
 
-func benchTopic(b *testing.B) (iggcon.Client, iggcon.Identifier, iggcon.Identifier) {
+func benchTopic(b *testing.B, retain uint64) (iggcon.Client, iggcon.Identifier, iggcon.Identifier) {
 	b.Helper()
 	srv := startBroker(b, devbroker.Config{
-		Streams: []devbroker.StreamConfig{{Name: "bench", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
+		Streams:                 []devbroker.StreamConfig{{Name: "bench", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
+		RetainBytesPerPartition: retain,
 	})
 	cli := loggedInClient(b, srv)
 	stream, _ := iggcon.NewIdentifier(uint32(0))
@@ -44,20 +45,31 @@ func benchTopic(b *testing.B) (iggcon.Client, iggcon.Identifier, iggcon.Identifi
 	return cli, stream, topic
 }
 
+// retentions: keeping everything (the default) grows the heap with every
+// batch; a cap reuses dropped batches' memory.
+var retentions = []struct {
+	name  string
+	bytes uint64
+}{{"keep-all", 0}, {"retain-64MiB", 64 << 20}}
+
 func BenchmarkSDKSend(b *testing.B) {
-	cli, stream, topic := benchTopic(b)
-	msgs := benchMessages(b)
-	b.SetBytes(benchBatch * benchPayload)
-	for b.Loop() {
-		if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), msgs); err != nil {
-			b.Fatal(err)
-		}
+	for _, r := range retentions {
+		b.Run(r.name, func(b *testing.B) {
+			cli, stream, topic := benchTopic(b, r.bytes)
+			msgs := benchMessages(b)
+			b.SetBytes(benchBatch * benchPayload)
+			for b.Loop() {
+				if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), msgs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "msgs/s")
+		})
 	}
-	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "msgs/s")
 }
 
 func BenchmarkSDKPoll(b *testing.B) {
-	cli, stream, topic := benchTopic(b)
+	cli, stream, topic := benchTopic(b, 0)
 	msgs := benchMessages(b)
 	const batches = 100
 	for range batches {

@@ -40,7 +40,7 @@ type connection struct {
 	request []byte   // reused request buffer
 	reply   encoder  // reused response payload buffer
 	ends    []uint32 // reused message boundaries of a SendMessages request
-	chunks  [][]byte // reused slices of stored messages for a poll reply
+	polled  []byte   // reused copy of the messages of a poll reply
 }
 
 func (s *Server) serveConn(conn net.Conn, data *store) {

@@ -28,8 +28,8 @@ func benchSendPayload(count int) []byte {
 	return p
 }
 
-func benchConnection(b *testing.B) *connection {
-	srv := New(Config{})
+func benchConnection(b *testing.B, retainBytes uint64) *connection {
+	srv := New(Config{RetainBytesPerPartition: retainBytes})
 	data := srv.currentData()
 	st, _ := data.createStream("bench")
 	if _, err := data.createTopic(st, "events", topicSettings{partitions: 1, compression: 1}); err != nil {
@@ -39,19 +39,27 @@ func benchConnection(b *testing.B) *connection {
 }
 
 func BenchmarkDispatchSend(b *testing.B) {
-	c := benchConnection(b)
-	payload := benchSendPayload(1000)
-	b.SetBytes(int64(len(payload)))
-	for b.Loop() {
-		if err := c.dispatch(codeSendMessages, payload); err != nil {
-			b.Fatal(err)
+	for _, retain := range []uint64{0, 64 << 20} {
+		name := "keep-all"
+		if retain > 0 {
+			name = "retain-64MiB"
 		}
+		b.Run(name, func(b *testing.B) {
+			c := benchConnection(b, retain)
+			payload := benchSendPayload(1000)
+			b.SetBytes(int64(len(payload)))
+			for b.Loop() {
+				if err := c.dispatch(codeSendMessages, payload); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "msgs/s")
+		})
 	}
-	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "msgs/s")
 }
 
 func BenchmarkDispatchPoll(b *testing.B) {
-	c := benchConnection(b)
+	c := benchConnection(b, 0)
 	payload := benchSendPayload(1000)
 	for range 100 {
 		if err := c.dispatch(codeSendMessages, payload); err != nil {

@@ -17,6 +17,7 @@ const (
 	EnvTLSKey     = "IGGY_TCP_TLS_KEY_FILE"
 	EnvTokens     = "IGGY_DEV_PERSONAL_ACCESS_TOKENS"
 	EnvStreams    = "IGGY_DEV_STREAMS"
+	EnvRetain     = "IGGY_DEV_RETAIN_BYTES_PER_PARTITION"
 )
 
 // EnvHelp documents the variables ConfigFromEnv reads.
@@ -30,6 +31,8 @@ const EnvHelp = `  IGGY_TCP_ADDRESS                 listen address (default 127.
   IGGY_DEV_STREAMS                 streams and topics to create at start:
                                    "stream:topic=partitions,topic;other:topic=3"
                                    (a topic without "=n" gets 1 partition)
+  IGGY_DEV_RETAIN_BYTES_PER_PARTITION  keep at most this many bytes per partition,
+                                   dropping the oldest batches (default 0: keep all)
 `
 
 // ConfigFromEnv builds a Config from environment variables read with getenv
@@ -59,6 +62,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			}
 			cfg.PersonalAccessTokens = append(cfg.PersonalAccessTokens, PersonalAccessToken{Token: token})
 		}
+	}
+	if raw := getenv(EnvRetain); raw != "" {
+		n, err := strconv.ParseUint(raw, 10, 64)
+		if err != nil {
+			return Config{}, fmt.Errorf("%s=%q: want a number of bytes", EnvRetain, raw)
+		}
+		cfg.RetainBytesPerPartition = n
 	}
 	streams, err := ParseStreams(getenv(EnvStreams))
 	if err != nil {

@@ -58,11 +58,12 @@ func TestConfigFromEnv(t *testing.T) {
 			env: map[string]string{
 				"IGGY_TCP_ADDRESS": "0.0.0.0:9000", "IGGY_ROOT_USERNAME": "admin", "IGGY_ROOT_PASSWORD": "s3cret",
 				"IGGY_DEV_PERSONAL_ACCESS_TOKENS": "a, b,", "IGGY_DEV_STREAMS": "demo:t=2",
+				"IGGY_DEV_RETAIN_BYTES_PER_PARTITION": "1048576",
 			},
 			check: func(c devbroker.Config) bool {
 				return c.Address == "0.0.0.0:9000" && c.RootUsername == "admin" && c.RootPassword == "s3cret" &&
 					len(c.PersonalAccessTokens) == 2 && c.PersonalAccessTokens[1].Token == "b" &&
-					len(c.Streams) == 1 && c.Streams[0].Topics[0].Partitions == 2
+					len(c.Streams) == 1 && c.Streams[0].Topics[0].Partitions == 2 && c.RetainBytesPerPartition == 1<<20
 			},
 		},
 		{
@@ -77,6 +78,7 @@ func TestConfigFromEnv(t *testing.T) {
 		},
 		{name: "TLS without a key", env: map[string]string{"IGGY_TCP_TLS_ENABLED": "true", "IGGY_TCP_TLS_CERT_FILE": "c.pem"}, wantErr: "IGGY_TCP_TLS_KEY_FILE"},
 		{name: "TLS flag not a bool", env: map[string]string{"IGGY_TCP_TLS_ENABLED": "yes please"}, wantErr: "IGGY_TCP_TLS_ENABLED"},
+		{name: "retention not a number", env: map[string]string{"IGGY_DEV_RETAIN_BYTES_PER_PARTITION": "1GB"}, wantErr: "IGGY_DEV_RETAIN_BYTES_PER_PARTITION"},
 		{name: "bad streams", env: map[string]string{"IGGY_DEV_STREAMS": "demo:t=x"}, wantErr: "IGGY_DEV_STREAMS"},
 	}
 	for _, tc := range tests {

@@ -494,7 +494,7 @@ func (c *connection) createPartitions(payload []byte) error {
 	if count == 0 || count > maxPartitions {
 		return StatusTooManyPartitions
 	}
-	t.addPartitions(count, s.clock())
+	t.addPartitions(count, s.clock(), s.retainBytes)
 	s.groupMu.Lock()
 	for _, g := range t.groups {
 		if g != nil {

@@ -149,7 +149,7 @@ func (c *connection) pollMessages(payload []byte) error {
 		}
 		s.groupMu.Unlock()
 		if !owned {
-			c.writePoll(0, 0, 0, nil, 0) // the real server's answer to a member without that partition
+			c.writePoll(0, 0, 0, nil) // the real server's answer to a member without that partition
 			return nil
 		}
 		key = offsetKey{kind: consumerGroup, id: g.id}
@@ -162,7 +162,7 @@ func (c *connection) pollMessages(payload []byte) error {
 	p.mu.RLock()
 	current := p.currentOffsetLocked()
 	from, to := p.pollRangeLocked(req, key)
-	chunks, size := p.readLocked(from, to, c.chunks[:0])
+	c.polled = p.readLocked(from, to, c.polled[:0])
 	p.mu.RUnlock()
 	returned := to - from
 
@@ -171,9 +171,10 @@ func (c *connection) pollMessages(payload []byte) error {
 		p.offsets[key] = to - 1
 		p.mu.Unlock()
 	}
-	c.writePoll(partitionID, current, uint32(returned), chunks, size)
-	clear(chunks) // drop references so old batches can be freed
-	c.chunks = chunks[:0]
+	c.writePoll(partitionID, current, uint32(returned), c.polled)
+	if cap(c.polled) > keepBufferCap {
+		c.polled = nil
+	}
 	return nil
 }
 
@@ -201,23 +202,23 @@ func (p *partition) pollRangeLocked(req pollRequest, key offsetKey) (from, to ui
 			from = stored + 1
 		}
 	}
+	// Messages dropped by retention are gone: reading resumes at the oldest kept.
+	from = max(from, p.firstRetainedLocked())
 	if from >= end {
 		return 0, 0
 	}
 	return from, min(end, from+uint64(req.count))
 }
 
-// writePoll writes the poll reply straight from the stored bytes.
-func (c *connection) writePoll(partitionID uint32, current uint64, count uint32, chunks [][]byte, size int) {
+// writePoll writes the poll reply: the 16-byte head and the stored messages.
+func (c *connection) writePoll(partitionID uint32, current uint64, count uint32, messages []byte) {
 	var head [24]byte
-	binary.LittleEndian.PutUint32(head[4:8], uint32(16+size))
+	binary.LittleEndian.PutUint32(head[4:8], uint32(16+len(messages)))
 	binary.LittleEndian.PutUint32(head[8:12], partitionID)
 	binary.LittleEndian.PutUint64(head[12:20], current)
 	binary.LittleEndian.PutUint32(head[20:24], count)
 	_, _ = c.w.Write(head[:])
-	for _, chunk := range chunks {
-		_, _ = c.w.Write(chunk)
-	}
+	_, _ = c.w.Write(messages)
 }
 
 // consumerOffset handles Get (120), Store (121) and Delete (122) consumer offset:

@@ -121,33 +121,61 @@ func decodeSend(payload []byte, ends []uint32) (sendRequest, error) {
 // offset, the server timestamp (one per request), a UUID v4 for a zero id and
 // the XXH3 checksum, as the real server does.
 func (p *partition) append(messages []byte, ends []uint32, now uint64) {
-	data := make([]byte, len(messages))
-	copy(data, messages)
-	stored := make([]uint32, len(ends))
-	copy(stored, ends)
-
-	start := uint32(0)
-	for _, end := range stored {
-		fillMissingID(data[start+8 : start+24])
-		start = end
-	}
-
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	stored := p.newBatchLocked(len(messages), len(ends))
+	stored.data = append(stored.data, messages...)
+	stored.ends = append(stored.ends, ends...)
+
 	timestamp := max(now, p.lastTimestamp) // never backwards, so timestamp polls can binary search
 	p.lastTimestamp = timestamp
-	first := p.nextOffset
-	start = 0
-	for i, end := range stored {
-		msg := data[start:end]
-		binary.LittleEndian.PutUint64(msg[24:], first+uint64(i))
+	stored.firstOffset = p.nextOffset
+	stored.timestamp = timestamp
+	start := uint32(0)
+	for i, end := range stored.ends {
+		msg := stored.data[start:end]
+		fillMissingID(msg[8:24])
+		binary.LittleEndian.PutUint64(msg[24:], stored.firstOffset+uint64(i))
 		binary.LittleEndian.PutUint64(msg[32:], timestamp)
 		binary.LittleEndian.PutUint64(msg[0:], xxh3.Hash(msg[8:]))
 		start = end
 	}
-	p.batches = append(p.batches, batch{firstOffset: first, timestamp: timestamp, data: data, ends: stored})
-	p.nextOffset += uint64(len(stored))
-	p.sizeBytes += uint64(len(data))
+	p.batches = append(p.batches, stored)
+	p.nextOffset += uint64(len(stored.ends))
+	p.messages += uint64(len(stored.ends))
+	p.sizeBytes += uint64(len(stored.data))
+	p.enforceRetentionLocked()
+}
+
+// newBatchLocked returns an empty batch with room for size bytes and count
+// messages, reusing a dropped batch's memory when one is big enough. Fresh
+// memory is what bounds send throughput where page faults are slow.
+func (p *partition) newBatchLocked(size, count int) batch {
+	for i, b := range p.spare {
+		if cap(b.data) >= size && cap(b.ends) >= count {
+			p.spare = append(p.spare[:i], p.spare[i+1:]...)
+			return batch{data: b.data[:0], ends: b.ends[:0]}
+		}
+	}
+	return batch{data: make([]byte, 0, size), ends: make([]uint32, 0, count)}
+}
+
+// maxSpareBatches bounds the memory kept for reuse per partition.
+const maxSpareBatches = 4
+
+// enforceRetentionLocked drops the oldest batches while the partition holds
+// more than retainBytes, always keeping the newest batch.
+func (p *partition) enforceRetentionLocked() {
+	for p.retainBytes > 0 && p.sizeBytes > p.retainBytes && len(p.batches) > 1 {
+		old := p.batches[0]
+		p.batches[0] = batch{}
+		p.batches = p.batches[1:]
+		p.sizeBytes -= uint64(len(old.data))
+		p.messages -= uint64(len(old.ends))
+		if len(p.spare) < maxSpareBatches {
+			p.spare = append(p.spare, old)
+		}
+	}
 }
 
 // fillMissingID replaces an all-zero 16-byte id with a random UUID v4 in RFC

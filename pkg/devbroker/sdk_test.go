@@ -518,3 +518,43 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestRetentionDropsOldestBatches(t *testing.T) {
+	// Each batch below is 10 messages of 164 bytes (1,640 bytes): a 4,000-byte
+	// cap keeps the two newest batches.
+	srv := startBroker(t, devbroker.Config{RetainBytesPerPartition: 4000})
+	cli := loggedInClient(t, srv)
+	stream, topic := setupTopic(t, cli, 1)
+	payload := make([]byte, 100)
+	for range 5 {
+		var batch []iggcon.IggyMessage
+		for range 10 {
+			m, err := iggcon.NewIggyMessage(payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, m)
+		}
+		if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consumer := iggcon.NewSingleConsumer(id(t, uint32(1)))
+	if err := cli.StoreConsumerOffset(consumer, stream, topic, 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, strategy := range []iggcon.PollingStrategy{iggcon.FirstPollingStrategy(), iggcon.OffsetPollingStrategy(3), iggcon.NextPollingStrategy()} {
+		polled, err := cli.PollMessages(stream, topic, consumer, strategy, 100, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(polled.Messages) != 20 || polled.Messages[0].Header.Offset != 30 || polled.CurrentOffset != 49 {
+			t.Errorf("poll %+v: %d messages, current %d; want 20 from offset 30, current 49",
+				strategy, len(polled.Messages), polled.CurrentOffset)
+		}
+	}
+	details, err := cli.GetTopic(stream, topic)
+	if err != nil || details.Partitions[0].MessagesCount != 20 || details.Partitions[0].SizeBytes != 3280 {
+		t.Fatalf("GetTopic = %+v, %v; want 20 retained messages of 3,280 bytes", details, err)
+	}
+}

@@ -31,6 +31,12 @@ type Config struct {
 	PersonalAccessTokens []PersonalAccessToken
 	// Streams are created at start (and again by Restart without data).
 	Streams []StreamConfig
+	// RetainBytesPerPartition caps what each partition keeps: beyond it the
+	// oldest batches are dropped and their memory reused, as segment deletion
+	// would on a real server. 0 keeps everything, like the real server's
+	// defaults. A cap makes long benchmarks run in constant memory, and faster
+	// where touching fresh memory is slow.
+	RetainBytesPerPartition uint64
 	// Logger receives connection and error logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -148,6 +154,7 @@ func (s *Server) watch(ctx context.Context) {
 
 func (s *Server) initialData() (*store, error) {
 	data := newStore()
+	data.retainBytes = s.cfg.RetainBytesPerPartition
 	for _, sc := range s.cfg.Streams {
 		if err := validName(sc.Name); err != nil {
 			return nil, fmt.Errorf("configured stream %q: %w", sc.Name, err)
@@ -294,6 +301,7 @@ func (s *Server) currentData() *store {
 		data, err := s.initialData()
 		if err != nil {
 			data = newStore() // Start reports the configuration error
+			data.retainBytes = s.cfg.RetainBytesPerPartition
 		}
 		s.data = data
 	}

@@ -31,7 +31,8 @@ type store struct {
 
 	groupMu sync.Mutex
 
-	clock func() uint64 // µs since the Unix epoch; tests pin it
+	clock       func() uint64 // µs since the Unix epoch; tests pin it
+	retainBytes uint64        // per partition, see Config.RetainBytesPerPartition
 }
 
 type stream struct {
@@ -85,10 +86,14 @@ type partition struct {
 	id        uint32
 	createdAt uint64
 
+	retainBytes uint64 // 0 keeps everything; otherwise the oldest batches go beyond this size
+
 	mu            sync.RWMutex
-	batches       []batch // in offset order; each holds one SendMessages request
+	batches       []batch // retained batches in offset order; each holds one SendMessages request
+	spare         []batch // dropped batches whose memory the next appends reuse
 	nextOffset    uint64
-	sizeBytes     uint64
+	sizeBytes     uint64 // of the retained batches
+	messages      uint64 // retained messages
 	lastTimestamp uint64
 	offsets       map[offsetKey]uint64
 }
@@ -222,7 +227,7 @@ func (s *store) createTopic(st *stream, name string, cfg topicSettings) (*topic,
 		maxTopicSize:      cfg.maxTopicSize,
 		replicationFactor: cfg.replicationFactor,
 	}
-	t.addPartitions(cfg.partitions, t.createdAt)
+	t.addPartitions(cfg.partitions, t.createdAt, s.retainBytes)
 	st.topics[id] = t
 	st.topicsByName[name] = t
 	return t, nil
@@ -235,10 +240,10 @@ func (st *stream) deleteTopic(t *topic) {
 }
 
 // addPartitions appends count partitions with the next ids; callers hold store.mu.
-func (t *topic) addPartitions(count uint32, now uint64) {
+func (t *topic) addPartitions(count uint32, now, retainBytes uint64) {
 	for range count {
 		id := uint32(len(t.partitions))
-		t.partitions = append(t.partitions, &partition{id: id, createdAt: now, offsets: map[offsetKey]uint64{}})
+		t.partitions = append(t.partitions, &partition{id: id, createdAt: now, retainBytes: retainBytes, offsets: map[offsetKey]uint64{}})
 	}
 }
 
@@ -280,7 +285,7 @@ func (st *stream) stats() (topics uint32, sizeBytes, messages uint64) {
 func (p *partition) snapshot() (sizeBytes, messages, currentOffset uint64) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.sizeBytes, p.nextOffset, p.currentOffsetLocked()
+	return p.sizeBytes, p.messages, p.currentOffsetLocked()
 }
 
 func (p *partition) currentOffsetLocked() uint64 {
@@ -308,12 +313,18 @@ func (p *partition) firstOffsetAtLocked(timestamp uint64) (uint64, bool) {
 	return p.batches[i].firstOffset, true
 }
 
-// readLocked appends to chunks the stored bytes of the messages [from, to), at
-// most one contiguous slice per batch, and returns their total size. Stored
-// bytes are never modified after the append, so the slices stay valid
-// outside the lock.
-func (p *partition) readLocked(from, to uint64, chunks [][]byte) ([][]byte, int) {
-	total := 0
+// firstRetainedLocked is the oldest offset still held (nextOffset when none is).
+func (p *partition) firstRetainedLocked() uint64 {
+	if len(p.batches) == 0 {
+		return p.nextOffset
+	}
+	return p.batches[0].firstOffset
+}
+
+// readLocked appends to dst the stored bytes of the messages [from, to), which
+// must be retained. It copies: dropped batches' memory is reused, so stored
+// bytes must not be read outside the lock.
+func (p *partition) readLocked(from, to uint64, dst []byte) []byte {
 	for i := p.batchIndexLocked(from); i < len(p.batches) && from < to; i++ {
 		b := &p.batches[i]
 		first := from - b.firstOffset
@@ -322,10 +333,8 @@ func (p *partition) readLocked(from, to uint64, chunks [][]byte) ([][]byte, int)
 		if first > 0 {
 			start = b.ends[first-1]
 		}
-		end := b.ends[last-1]
-		chunks = append(chunks, b.data[start:end])
-		total += int(end - start)
+		dst = append(dst, b.data[start:b.ends[last-1]]...)
 		from = b.firstOffset + last
 	}
-	return chunks, total
+	return dst
 }

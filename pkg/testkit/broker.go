@@ -42,6 +42,14 @@ func WithCredentials(username, password string) BrokerOption {
 	}
 }
 
+// WithRetention caps what each partition keeps (devbroker.Config.RetainBytesPerPartition),
+// so long benchmarks run in constant memory.
+func WithRetention(bytesPerPartition uint64) BrokerOption {
+	return func(cfg *devbroker.Config) {
+		cfg.RetainBytesPerPartition = bytesPerPartition
+	}
+}
+
 // StartBroker starts an in-memory Iggy server on a free loopback port and
 // stops it when the test ends. Its Addr() is what clients dial.
 func StartBroker(tb testing.TB, opts ...BrokerOption) *devbroker.Server {
