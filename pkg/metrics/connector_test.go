@@ -467,3 +467,25 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+func TestConcurrentCountingIsExact(t *testing.T) {
+	c := metrics.NewConnector(prometheus.NewRegistry(), "pg_main", metrics.KindSink)
+	const workers, batches = 8, 500
+	done := make(chan struct{})
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range batches {
+				c.AddConsumed(10)
+				c.ObserveStage(metrics.StageTotal, time.Microsecond)
+				_ = c.Snapshot
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	if got := *c.Snapshot().MessagesConsumed; got != workers*batches*10 {
+		t.Fatalf("consumed = %d, want %d", got, workers*batches*10)
+	}
+}
