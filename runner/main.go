@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"time"
 )
 
@@ -43,6 +44,18 @@ func Main(environ []string, stderr io.Writer, signals func() (context.Context, c
 	if err != nil {
 		log.Error("invalid configuration", "error", err)
 		return ExitConfig
+	}
+	if s.Env.CPUProfile != "" {
+		f, err := os.Create(s.Env.CPUProfile)
+		if err != nil {
+			log.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
+			return ExitConfig
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
+			return ExitConfig
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	log.Info("starting connector runner", "connector_key", s.Connector.Key, "connector_type", string(s.Connector.Kind),
 		"pid", os.Getpid(), "iggy_address", s.Iggy.Address)

@@ -130,6 +130,14 @@ type sinkConsumer struct {
 	msgsBuf   []byte
 	hdrBuf    []byte
 	records   []postcard.RawMessage
+	fields    []messageFields // backing store of each message's optional fields, reused per batch
+}
+
+// messageFields holds the values a codec.Message points at, so a batch needs one allocation
+// instead of five per message.
+type messageFields struct {
+	id                           postcard.Uint128
+	offset, sum, ts, originStamp uint64
 }
 
 func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
@@ -195,6 +203,10 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	c.hdrBuf = c.hdrBuf[:0]
 	type hdrSpan struct{ from, to int }
 	spans := make([]hdrSpan, 0, len(batch.Messages))
+	if cap(c.fields) < len(batch.Messages) {
+		c.fields = make([]messageFields, len(batch.Messages))
+	}
+	fields := c.fields[:len(batch.Messages)]
 	for i := range batch.Messages {
 		in := &batch.Messages[i]
 		t0 := time.Now()
@@ -205,7 +217,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 			r.log.Debug("decode failed; message dropped", "offset", in.Offset, "error", err)
 			continue
 		}
-		msg := inMessageToCodec(in, payload)
+		msg := inMessageToCodec(in, payload, &fields[i])
 		keep, err := transform.Run(r.spec.Transforms, &msg)
 		if err != nil {
 			errCount++ // decision 3: a transform failure counts once, as an error
@@ -316,11 +328,11 @@ func (c *sinkConsumer) storeOffset(ctx context.Context, partition uint32, offset
 	return c.client.StoreOffset(ctx, c.t.Stream, c.t.Topic, c.t.Group, partition, offset)
 }
 
-// inMessageToCodec builds the message transforms see, every optional field set (pipeline.md §1.4).
-func inMessageToCodec(in *iggyclient.InMessage, p codec.Payload) codec.Message {
-	id := idFromBytes(in.ID)
-	off, sum, ts, ots := in.Offset, in.Checksum, in.Timestamp, in.OriginTimestamp
-	m := codec.Message{ID: &id, Offset: &off, Checksum: &sum, Timestamp: &ts, OriginTimestamp: &ots, Payload: p}
+// inMessageToCodec builds the message transforms see, every optional field set (pipeline.md §1.4),
+// pointing into f.
+func inMessageToCodec(in *iggyclient.InMessage, p codec.Payload, f *messageFields) codec.Message {
+	*f = messageFields{id: idFromBytes(in.ID), offset: in.Offset, sum: in.Checksum, ts: in.Timestamp, originStamp: in.OriginTimestamp}
+	m := codec.Message{ID: &f.id, Offset: &f.offset, Checksum: &f.sum, Timestamp: &f.ts, OriginTimestamp: &f.originStamp, Payload: p}
 	if len(in.Headers) > 0 {
 		m.Headers = headersToPostcard(in.Headers)
 		m.HasHeaders = true

@@ -1,0 +1,209 @@
+package runner_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// Benchmark sizes: 1,000-message batches of 100-byte JSON payloads, as the other packages measure.
+const (
+	benchMessages = 200_000
+	benchBatch    = 1000
+	benchPayload  = 100
+)
+
+// benchPayloadJSON is a 100-byte JSON object (the sink decodes JSON).
+var benchPayloadJSON = []byte(`{"id":123456,"title":"Hello","text":"` + strings.Repeat("x", benchPayload-38) + `"}`)
+
+func fillTopicN(b *testing.B, srv *devbroker.Server, stream, topic string, n int) {
+	b.Helper()
+	cli := testkit.LoggedInClient(b, srv)
+	sid, _ := iggcon.NewIdentifier(stream)
+	tid, _ := iggcon.NewIdentifier(topic)
+	batch := make([]iggcon.IggyMessage, 0, benchBatch)
+	for len(batch) < benchBatch {
+		m, err := iggcon.NewIggyMessage(benchPayloadJSON)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch = append(batch, m)
+	}
+	for sent := 0; sent < n; sent += benchBatch {
+		if err := cli.SendMessages(sid, tid, iggcon.PartitionId(0), batch[:min(benchBatch, n-sent)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// sdkDrain reads n messages of partition 0 with a bare SDK offset-poll loop and returns the time.
+func sdkDrain(b *testing.B, srv *devbroker.Server, stream, topic string, n int) time.Duration {
+	b.Helper()
+	cli := testkit.LoggedInClient(b, srv)
+	sid, _ := iggcon.NewIdentifier(stream)
+	tid, _ := iggcon.NewIdentifier(topic)
+	partition := uint32(0)
+	start := time.Now()
+	for read := 0; read < n; {
+		polled, err := cli.PollMessages(sid, tid, iggcon.DefaultConsumer(), iggcon.OffsetPollingStrategy(uint64(read)), benchBatch, false, &partition)
+		if err != nil {
+			b.Fatal(err)
+		}
+		read += len(polled.Messages)
+	}
+	return time.Since(start)
+}
+
+// sdkSend writes n messages in batches with a bare SDK send loop and returns the time.
+func sdkSend(b *testing.B, srv *devbroker.Server, stream, topic string, n int) time.Duration {
+	b.Helper()
+	start := time.Now()
+	fillTopicN(b, srv, stream, topic, n)
+	return time.Since(start)
+}
+
+func stopRunner(b *testing.B, p *testkit.RunnerProc) {
+	b.Helper()
+	_ = p.Signal(syscall.SIGTERM)
+	if code, err := p.Wait(15 * time.Second); err != nil || code != 0 {
+		b.Fatalf("runner exit %d, %v", code, err)
+	}
+}
+
+// BenchmarkSinkThroughput drains a pre-filled topic into the null sink through a runner process
+// and, in the same run and on the same broker, with a bare SDK poll loop. Reported: messages per
+// second of each and their ratio, and the runner's RSS idle and after the drain.
+func BenchmarkSinkThroughput(b *testing.B) {
+	nullSink := pluginPath(b, "null_sink")
+	var runnerTotal, sdkTotal time.Duration
+	var idleRSS, loadedRSS uint64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"drain": 1, "empty": 1}))
+		env := baseEnv(srv, b.TempDir())
+		cfg := sinkTOML("drain", nullSink, "bench", "drain", fmt.Sprintf("batch_length = %d\npoll_interval = \"0\"", benchBatch), "")
+		fillTopicN(b, srv, "bench", "drain", benchMessages)
+		sdkTotal += sdkDrain(b, srv, "bench", "drain", benchMessages)
+
+		// Idle: a runner on an empty topic.
+		idle := testkit.StartRunner(b, withConfig(env, sinkTOML("idle", nullSink, "bench", "empty", "", "")))
+		idle.WaitStatus(b, "running", waitLong)
+		time.Sleep(500 * time.Millisecond)
+		idleRSS = idle.Stats(b).MemoryUsage
+		stopRunner(b, idle)
+
+		p := testkit.StartRunner(b, append(withConfig(env, cfg), profileEnv("sink")...))
+		p.WaitStatus(b, "running", waitLong)
+		b.StartTimer()
+		start := time.Now()
+		for u64(p.Stats(b).MessagesProcessed) < benchMessages {
+			time.Sleep(10 * time.Millisecond)
+		}
+		runnerTotal += time.Since(start)
+		b.StopTimer()
+		logStages(b, p, "drain", "sink", "decode", "prepare", "ffi", "total")
+		loadedRSS = p.Stats(b).MemoryUsage
+		stopRunner(b, p)
+		srv.Stop()
+	}
+	reportThroughput(b, runnerTotal, sdkTotal)
+	b.ReportMetric(float64(idleRSS)/(1<<20), "idle_rss_MiB")
+	b.ReportMetric(float64(loadedRSS)/(1<<20), "loaded_rss_MiB")
+}
+
+// BenchmarkSourceThroughput moves messages from the random source plugin into a topic through a
+// runner process and, in the same run on the same broker, with a bare SDK send loop of the same
+// batches.
+func BenchmarkSourceThroughput(b *testing.B) {
+	random := pluginPath(b, "random_source")
+	var runnerTotal, sdkTotal time.Duration
+	var loadedRSS uint64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"fill": 1, "sdk": 1}))
+		sdkTotal += sdkSend(b, srv, "bench", "sdk", benchMessages)
+		cfg := sourceTOML("gen", random, "bench", "fill", fmt.Sprintf("batch_length = %d\nlinger_time = \"0\"", benchBatch),
+			fmt.Sprintf("interval = \"1ms\"\nmax_count = %d\nmessages_range = [%d, %d]\npayload_size = %d", benchMessages, benchBatch, benchBatch+1, benchPayload-60))
+		p := testkit.StartRunner(b, append(withConfig(baseEnv(srv, b.TempDir()), cfg), profileEnv("source")...))
+		p.WaitStatus(b, "running", waitLong)
+		b.StartTimer()
+		start := time.Now()
+		for u64(p.Stats(b).MessagesSent) < benchMessages {
+			time.Sleep(10 * time.Millisecond)
+		}
+		runnerTotal += time.Since(start)
+		b.StopTimer()
+		logStages(b, p, "gen", "source", "decode", "prepare", "iggy_send", "state_save", "total")
+		loadedRSS = p.Stats(b).MemoryUsage
+		stopRunner(b, p)
+		srv.Stop()
+	}
+	reportThroughput(b, runnerTotal, sdkTotal)
+	b.ReportMetric(float64(loadedRSS)/(1<<20), "loaded_rss_MiB")
+}
+
+func reportThroughput(b *testing.B, runnerTotal, sdkTotal time.Duration) {
+	msgs := float64(benchMessages * b.N)
+	runnerRate := msgs / runnerTotal.Seconds()
+	sdkRate := msgs / sdkTotal.Seconds()
+	b.ReportMetric(runnerRate, "runner_msgs/s")
+	b.ReportMetric(sdkRate, "sdk_msgs/s")
+	b.ReportMetric(runnerRate/sdkRate, "runner/sdk")
+}
+
+// BenchmarkExecToRunning is the time from exec of the runner binary to status running (plugin
+// loaded and opened, Iggy dialled, consumer group joined), per start.
+func BenchmarkExecToRunning(b *testing.B) {
+	srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"events": 1}))
+	env := withConfig(baseEnv(srv, b.TempDir()), sinkTOML("start", pluginPath(b, "null_sink"), "bench", "events", "", ""))
+	testkit.RunnerBinary(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := testkit.StartRunner(b, env)
+		for {
+			if h, err := p.Health(); err == nil && h.ConnectorStatus == "running" {
+				break
+			}
+			if p.Exited() {
+				b.Fatalf("runner exited: %s", p.Logs())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		b.StopTimer()
+		stopRunner(b, p)
+		b.StartTimer()
+	}
+}
+
+// profileEnv asks the runner for a CPU profile when RUNNER_BENCH_PROFILE_DIR is set.
+func profileEnv(name string) []string {
+	dir := os.Getenv("RUNNER_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return nil
+	}
+	return []string{"IGGY_CONNECTOR_CPU_PROFILE=" + filepath.Join(dir, name+".pprof")}
+}
+
+// logStages logs the mean per-batch duration of each pipeline stage from the runner's histogram.
+func logStages(b *testing.B, p *testkit.RunnerProc, key, kind string, stages ...string) {
+	text := p.Metrics(b)
+	var parts []string
+	for _, st := range stages {
+		labels := fmt.Sprintf(`{connector_key=%q,connector_type=%q,stage=%q}`, key, kind, st)
+		sum := metricValue(b, text, "iggy_connector_stage_duration_seconds_sum"+labels)
+		count := metricValue(b, text, "iggy_connector_stage_duration_seconds_count"+labels)
+		if count > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2fms", st, sum/count*1000))
+		}
+	}
+	b.Logf("%s mean per batch: %s", kind, strings.Join(parts, ", "))
+}
