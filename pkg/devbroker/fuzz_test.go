@@ -37,9 +37,10 @@ func seedFrames(t testing.TB) [][]byte {
 }
 
 // newFuzzConnection is a logged-in connection over in-memory streams, to a
-// store with a stream, a two-partition topic, messages and a group.
+// store with a stream, a two-partition topic, messages and a group. The small
+// retention cap makes sends drop old batches, so that path is fuzzed too.
 func newFuzzConnection(t testing.TB, input []byte, out *bytes.Buffer) *connection {
-	srv := New(Config{})
+	srv := New(Config{RetainBytesPerPartition: 400})
 	data := srv.currentData()
 	st, err := data.createStream("demo")
 	if err != nil {
