@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
@@ -28,13 +30,63 @@ const (
 
 // session is one logged-in SDK connection.
 type session struct {
-	sdk       *tcp.IggyTcpClient
-	closeOnce sync.Once
-	lastUse   atomic.Int64 // unix nanoseconds of the last call start
+	sdk     *tcp.IggyTcpClient
+	lastUse atomic.Int64 // unix nanoseconds of the last call start
+
+	mu     sync.Mutex
+	conn   net.Conn // the SDK's socket (see connOf); nil if not found
+	closed bool
 }
 
+func newSession(sdk *tcp.IggyTcpClient) *session {
+	return &session{sdk: sdk, conn: connOf(sdk)}
+}
+
+// refreshConn re-reads the socket, which a leader redirect during login
+// replaces.
+func (s *session) refreshConn() {
+	conn := connOf(s.sdk)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		if conn != nil {
+			_ = conn.Close()
+		}
+		return
+	}
+	s.conn = conn
+}
+
+// close interrupts any call in flight and releases the connection. The
+// SDK's own Close waits for its request mutex, which a call blocked on a
+// silent server never releases, so the socket is closed first and the
+// SDK's Close runs aside.
 func (s *session) close() {
-	s.closeOnce.Do(func() { _ = s.sdk.Close() })
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
+	}
+	go func() { _ = s.sdk.Close() }()
+}
+
+// connOf returns the SDK client's socket. SDK v0.8.0 keeps it in the
+// unexported field "conn" and offers neither deadlines nor a way to cancel
+// a request, so closing the socket is the only way to honour a context
+// while a call waits for an answer. Tests that cancel a call against a
+// silent server fail if a newer SDK moves the field.
+func connOf(sdk *tcp.IggyTcpClient) net.Conn {
+	f := reflect.ValueOf(sdk).Elem().FieldByName("conn")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[net.Conn]() {
+		return nil
+	}
+	return *(*net.Conn)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
 // groupKey names a consumer group the client has joined and must rejoin
@@ -332,7 +384,7 @@ func (c *sdkClient) connect(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{sdk: sdk}
+	s := newSession(sdk)
 	err = c.call(ctx, s, func(sdk *tcp.IggyTcpClient) error {
 		var err error
 		if c.opts.Token != "" {
@@ -353,6 +405,7 @@ func (c *sdkClient) connect(ctx context.Context) (*session, error) {
 		}
 		return nil, fmt.Errorf("log in %s: %w", who, classifyLogin(err))
 	}
+	s.refreshConn()
 	if err := c.rejoinGroups(ctx, s); err != nil {
 		s.close()
 		return nil, err
