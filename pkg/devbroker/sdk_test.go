@@ -558,3 +558,46 @@ func TestRetentionDropsOldestBatches(t *testing.T) {
 		t.Fatalf("GetTopic = %+v, %v; want 20 retained messages of 3,280 bytes", details, err)
 	}
 }
+
+func TestMessagesShowsWhatATopicHolds(t *testing.T) {
+	srv := startBroker(t, devbroker.Config{})
+	cli := loggedInClient(t, srv)
+	stream, topic := setupTopic(t, cli, 2)
+	explicitID := iggcon.MessageID{0x6f, 0x1c, 0x2a, 0x3b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	key, err := iggcon.NewHeaderKeyString("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := []iggcon.HeaderEntry{{Key: key, Value: iggcon.HeaderValue{Kind: iggcon.String, Value: []byte("v")}}}
+	withID, err := iggcon.NewIggyMessage([]byte("kept id"), iggcon.WithID(explicitID), iggcon.WithUserHeaders(headers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := iggcon.NewIggyMessage([]byte("fresh id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(1), []iggcon.IggyMessage{withID, plain}); err != nil {
+		t.Fatal(err)
+	}
+
+	stored, err := srv.Messages("demo", "events")
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("Messages = %+v, %v; want 2", stored, err)
+	}
+	first, second := stored[0], stored[1]
+	if first.Partition != 1 || first.Offset != 0 || string(first.Payload) != "kept id" || first.ID != explicitID ||
+		first.OriginTimestamp != withID.Header.OriginTimestamp || first.Checksum == 0 {
+		t.Errorf("first stored message = %+v; want partition 1, offset 0, the sent id and origin timestamp", first)
+	}
+	// The spec §5.2 example: string key "k", string value "v".
+	if want := []byte{2, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}; string(first.UserHeaders) != string(want) {
+		t.Errorf("stored user headers % x, want % x", first.UserHeaders, want)
+	}
+	if second.Offset != 1 || second.ID == (iggcon.MessageID{}) || second.UserHeaders != nil || second.Timestamp != first.Timestamp {
+		t.Errorf("second stored message = %+v; want offset 1, a generated id, no headers, the batch's timestamp", second)
+	}
+	if _, err := srv.Messages("demo", "nope"); !errors.Is(err, devbroker.ErrTopicNotFound) {
+		t.Errorf("Messages of a missing topic: err = %v, want ErrTopicNotFound", err)
+	}
+}
