@@ -423,3 +423,33 @@ func pollAll(t testing.TB, c iggyclient.Client, topic, group string, n int) []st
 	}
 	return got
 }
+
+func TestStoreOffsetOnPartitionOfAnotherMember(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 2}))
+	ctx := testContext(t)
+	producer := dial(t, srv)
+	for p := range uint32(2) {
+		msg := []iggyclient.OutMessage{{Payload: []byte("x")}}
+		if err := producer.Send(ctx, "demo", "orders", iggyclient.Partitioning{Kind: iggyclient.PartitionByID, PartitionID: p}, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := dial(t, srv), dial(t, srv)
+	for _, m := range []iggyclient.Client{a, b} {
+		if err := m.EnsureConsumerGroup(ctx, "demo", "orders", "owners"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch, err := a.Poll(ctx, iggyclient.PollRequest{Stream: "demo", Topic: "orders", Group: "owners", Count: 1})
+	if err != nil || len(batch.Messages) != 1 {
+		t.Fatalf("poll: %v, %d messages", err, len(batch.Messages))
+	}
+	other := 1 - batch.PartitionID
+	err = a.StoreOffset(ctx, "demo", "orders", "owners", other, 0)
+	if err == nil || !strings.Contains(err.Error(), "assigned to another group member") {
+		t.Fatalf("error %v, want one saying partition %d belongs to another member", err, other)
+	}
+	if err := a.StoreOffset(ctx, "demo", "orders", "owners", batch.PartitionID, 0); err != nil {
+		t.Fatalf("store on its own partition: %v", err)
+	}
+}

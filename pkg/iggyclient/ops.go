@@ -84,6 +84,11 @@ func (c *sdkClient) StoreOffset(ctx context.Context, stream, topic, group string
 	err = c.runInGroup(ctx, groupKey{stream, topic, group}, func(sdk *tcp.IggyTcpClient) error {
 		return sdk.StoreConsumerOffset(consumer, streamID, topicID, offset, &partitionID)
 	})
+	if errors.Is(err, ierror.ErrError) {
+		// The SDK reports codes it does not know as a bare "error"; here
+		// that is nearly always 3022, a partition this member does not own.
+		err = fmt.Errorf("%w (is the partition assigned to another group member?)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("store offset %d of group %q on stream %q topic %q partition %d: %w", offset, group, stream, topic, partitionID, err)
 	}

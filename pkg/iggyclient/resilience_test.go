@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -101,7 +102,7 @@ func TestDialRespectsContextWhenServerNeverAnswers(t *testing.T) {
 // An idle client notices a dead connection through its heartbeat.
 func TestHeartbeatDetectsLostConnection(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
-	logs := &capturingHandler{seen: make(chan string, 100)}
+	logs := &capturingHandler{}
 	c := dial(t, srv, func(o *iggyclient.Options) {
 		o.HeartbeatInterval = 10 * time.Millisecond
 		o.Logger = slog.New(logs)
@@ -117,29 +118,32 @@ func TestHeartbeatDetectsLostConnection(t *testing.T) {
 
 func waitForLog(t *testing.T, h *capturingHandler, msg string) {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
-	for {
-		select {
-		case got := <-h.seen:
-			if got == msg {
-				return
-			}
-		case <-timeout:
+	deadline := time.Now().Add(5 * time.Second)
+	for !h.saw(msg) {
+		if time.Now().After(deadline) {
 			t.Fatalf("no %q log within 5s", msg)
 		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// capturingHandler forwards every log message to a channel (dropping when
-// it is full).
-type capturingHandler struct{ seen chan string }
+// capturingHandler records every log message.
+type capturingHandler struct {
+	mu       sync.Mutex
+	messages []string
+}
+
+func (h *capturingHandler) saw(msg string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Contains(h.messages, msg)
+}
 
 func (h *capturingHandler) Enabled(context.Context, slog.Level) bool { return true }
 func (h *capturingHandler) Handle(_ context.Context, r slog.Record) error {
-	select {
-	case h.seen <- r.Message:
-	default:
-	}
+	h.mu.Lock()
+	h.messages = append(h.messages, r.Message)
+	h.mu.Unlock()
 	return nil
 }
 func (h *capturingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }

@@ -2,6 +2,7 @@ package iggyclient_test
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +17,8 @@ import (
 // and every sent message must come out of the group at least once.
 func TestRecoversFromBrokerRestart(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 2}))
-	c := dial(t, srv)
+	logs := &capturingHandler{}
+	c := dial(t, srv, func(o *iggyclient.Options) { o.Logger = slog.New(logs) })
 	ctx := testContext(t)
 	if err := c.EnsureConsumerGroup(ctx, "demo", "orders", "restart"); err != nil {
 		t.Fatal(err)
@@ -81,5 +83,13 @@ func TestRecoversFromBrokerRestart(t *testing.T) {
 		if seen[fmt.Sprintf("m%d", i)] == 0 {
 			t.Fatalf("message m%d was lost across the restart", i)
 		}
+	}
+	// The reconnect itself rejoined the group: no poll had to find out
+	// that the new connection was not a member.
+	if !logs.saw("iggy connection lost, reconnecting") {
+		t.Fatal("the client never reconnected: the restart did not hit it")
+	}
+	if logs.saw("not a member of the consumer group, joining again") {
+		t.Fatal("a poll had to rejoin the group: reconnecting did not rejoin it")
 	}
 }

@@ -100,9 +100,9 @@ type sdkClient struct {
 	tlsConfig *tls.Config // nil without TLS; only used to probe the server
 
 	// closing is cancelled by Close so that dials and backoffs stop.
-	closing context.Context
-	stop    context.CancelFunc
-	done    chan struct{} // closed when the heartbeat goroutine has ended
+	closing    context.Context
+	stop       context.CancelFunc
+	background sync.WaitGroup // the heartbeat; Close waits for it
 
 	// dialing holds one token: only one goroutine reconnects at a time,
 	// the others wait (or give up when their context ends).
@@ -130,7 +130,6 @@ func Dial(ctx context.Context, o Options) (Client, error) {
 		log:     o.Logger,
 		dialing: make(chan struct{}, 1),
 		groups:  make(map[groupKey]struct{}),
-		done:    make(chan struct{}),
 	}
 	if o.TLSEnabled {
 		cfg, err := o.probeTLSConfig()
@@ -144,7 +143,7 @@ func Dial(ctx context.Context, o Options) (Client, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("connect to iggy at %s: %w", o.Address, err)
 	}
-	go c.heartbeat()
+	c.background.Go(c.heartbeat)
 	return c, nil
 }
 
@@ -216,6 +215,7 @@ func (c *sdkClient) Close() error {
 	if s != nil {
 		s.close()
 	}
+	c.background.Wait()
 	return nil
 }
 
