@@ -415,7 +415,10 @@ func TestConsumerGroupMembersSplitPartitions(t *testing.T) {
 
 func TestLogin(t *testing.T) {
 	srv := startBroker(t, devbroker.Config{
-		PersonalAccessTokens: []devbroker.PersonalAccessToken{{Token: "secret-token"}},
+		PersonalAccessTokens: []devbroker.PersonalAccessToken{
+			{Token: "secret-token"},
+			{Token: "old-token", ExpiresAt: time.Now().Add(-time.Minute)},
+		},
 		Streams:              []devbroker.StreamConfig{{Name: "demo", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
 	})
 
@@ -433,6 +436,12 @@ func TestLogin(t *testing.T) {
 		cli := newClient(t, srv.Addr())
 		if _, err := cli.LoginWithPersonalAccessToken("wrong"); !errors.Is(err, ierror.ErrResourceNotFound) {
 			t.Fatalf("login with an unknown token: err = %v, want ResourceNotFound", err)
+		}
+	})
+	t.Run("expired token", func(t *testing.T) {
+		cli := newClient(t, srv.Addr())
+		if _, err := cli.LoginWithPersonalAccessToken("old-token"); !errors.Is(err, ierror.ErrPersonalAccessTokenExpired) {
+			t.Fatalf("login with an expired token: err = %v, want PersonalAccessTokenExpired", err)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
@@ -599,5 +608,49 @@ func TestMessagesShowsWhatATopicHolds(t *testing.T) {
 	}
 	if _, err := srv.Messages("demo", "nope"); !errors.Is(err, devbroker.ErrTopicNotFound) {
 		t.Errorf("Messages of a missing topic: err = %v, want ErrTopicNotFound", err)
+	}
+}
+
+func TestGroupOffsetsAndOwnership(t *testing.T) {
+	srv := startBroker(t, devbroker.Config{})
+	admin := loggedInClient(t, srv)
+	stream, topic := setupTopic(t, admin, 2)
+	for p := range uint32(2) {
+		if err := admin.SendMessages(stream, topic, iggcon.PartitionId(p), headerMessages(t, 0, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := admin.CreateConsumerGroup(stream, topic, "g"); err != nil {
+		t.Fatal(err)
+	}
+	group := iggcon.NewGroupConsumer(id(t, "g"))
+	first, second := loggedInClient(t, srv), loggedInClient(t, srv)
+	for _, cli := range []iggcon.Client{first, second} {
+		if err := cli.JoinConsumerGroup(stream, topic, id(t, "g")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Cooperative join: the first member keeps partition 0, the second takes 1.
+	if err := first.StoreConsumerOffset(group, stream, topic, 1, ptr(uint32(0))); err != nil {
+		t.Fatalf("store on an owned partition: %v", err)
+	}
+	if err := first.StoreConsumerOffset(group, stream, topic, 1, ptr(uint32(1))); !errors.Is(err, ierror.ErrError) {
+		t.Fatalf("store on a partition owned by the other member: err = %v, want status 3022 (ErrError in the SDK)", err)
+	}
+	polled, err := first.PollMessages(stream, topic, group, iggcon.FirstPollingStrategy(), 10, false, ptr(uint32(1)))
+	if err != nil || len(polled.Messages) != 0 || polled.PartitionId != 0 || polled.CurrentOffset != 0 {
+		t.Fatalf("poll of a partition the member does not own = %+v, %v; want OK with nothing", polled, err)
+	}
+	// The group's offset is shared: the second member's reader sees it, without membership.
+	offset, err := admin.GetConsumerOffset(group, stream, topic, ptr(uint32(0)))
+	if err != nil || offset == nil || offset.StoredOffset != 1 {
+		t.Fatalf("group offset on partition 0 = %+v, %v; want 1", offset, err)
+	}
+	polled, err = first.PollMessages(stream, topic, group, iggcon.NextPollingStrategy(), 10, true, nil)
+	if err != nil || len(polled.Messages) != 1 || polled.Messages[0].Header.Offset != 2 {
+		t.Fatalf("next poll after group offset 1 = %+v, %v; want offset 2 only", polled, err)
+	}
+	if _, err := admin.PollMessages(stream, topic, iggcon.NewGroupConsumer(id(t, "nope")), iggcon.NextPollingStrategy(), 1, false, nil); !errors.Is(err, ierror.ErrConsumerGroupIdNotFound) {
+		t.Fatalf("poll by a missing group: err = %v, want ConsumerGroupIdNotFound", err)
 	}
 }
