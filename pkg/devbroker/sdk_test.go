@@ -419,7 +419,7 @@ func TestLogin(t *testing.T) {
 			{Token: "secret-token"},
 			{Token: "old-token", ExpiresAt: time.Now().Add(-time.Minute)},
 		},
-		Streams:              []devbroker.StreamConfig{{Name: "demo", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
+		Streams: []devbroker.StreamConfig{{Name: "demo", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
 	})
 
 	t.Run("personal access token", func(t *testing.T) {
