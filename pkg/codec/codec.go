@@ -54,6 +54,17 @@ var formats = map[postcard.Schema]format{
 		newDecoder: func(postcard.Schema, Options) (Decoder, error) { return textDecoder{}, nil },
 		newEncoder: func(postcard.Schema, Options) (Encoder, error) { return textEncoder{}, nil },
 	},
+	// proto, flat_buffer: no stream options, as upstream (proto.go, flatbuffer.go).
+	postcard.SchemaProto: {
+		newDecoder: func(postcard.Schema, Options) (Decoder, error) { return protoStreamDecoder{}, nil },
+		newEncoder: func(postcard.Schema, Options) (Encoder, error) { return protoStreamEncoder{now: unixMillis}, nil },
+	},
+	postcard.SchemaFlatBuffer: {
+		newDecoder: func(postcard.Schema, Options) (Decoder, error) { return FlatBufferDecoder{Verify: true}, nil },
+		newEncoder: func(postcard.Schema, Options) (Encoder, error) { return FlatBufferEncoder{}, nil },
+	},
+	// avro: avro_schema_json or avro_schema_path (avro.go).
+	postcard.SchemaAvro: {newDecoder: newAvroDecoder, newEncoder: newAvroEncoder},
 }
 
 // schemaByName maps the config spelling to the schema. Only "flat_buffer" is

@@ -1,0 +1,659 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hamba/avro/v2"
+
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+)
+
+// ErrInvalidAvro: bytes that are not one datum of the Avro schema, or a JSON
+// value the schema cannot hold.
+var ErrInvalidAvro = errors.New("invalid Avro payload")
+
+// ErrAvroSchema: an Avro schema that cannot be read or does not parse.
+var ErrAvroSchema = errors.New("invalid Avro schema")
+
+// maxAvroDepth bounds the nesting of decoded and encoded values, so a
+// recursive schema fed hostile bytes cannot exhaust the stack.
+const maxAvroDepth = 256
+
+// avroSpareElements is how many array or map elements a datum may hold
+// beyond one per input byte. Only items that encode to zero bytes (null,
+// empty records) can exceed one per byte; the cap stops a tiny input from
+// claiming billions of them.
+const avroSpareElements = 4096
+
+// avroConfig keeps the library's 1 MiB cap on any single bytes or string
+// value (a message is at most that large anyway).
+var avroConfig = avro.Config{MaxByteSliceSize: 1 << 20}.Freeze()
+
+// AvroSchema is a parsed Avro schema that converts between the JSON value
+// model and one bare binary datum (no container file, no fingerprint
+// header), the format upstream reads and writes. Safe for concurrent use.
+type AvroSchema struct {
+	schema avro.Schema
+	text   string
+}
+
+// ParseAvroSchema parses a schema written in Avro's JSON schema language.
+// Named types are resolved within this one schema only.
+func ParseAvroSchema(text string) (*AvroSchema, error) {
+	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrAvroSchema, err)
+	}
+	return &AvroSchema{schema: s, text: text}, nil
+}
+
+// LoadAvroSchema reads and parses the schema file at path; errors name the
+// file.
+func LoadAvroSchema(path string) (*AvroSchema, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s: %v", ErrAvroSchema, path, errors.Unwrap(err))
+	}
+	s, err := ParseAvroSchema(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("avro schema file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// avroSchemaFromOptions builds the schema a stream entry names:
+// avro_schema_json wins over avro_schema_path, as upstream. It returns nil
+// when neither is set.
+func avroSchemaFromOptions(opts Options) (*AvroSchema, error) {
+	if text, _ := opts["avro_schema_json"].(string); text != "" {
+		s, err := ParseAvroSchema(text)
+		if err != nil {
+			return nil, fmt.Errorf("avro_schema_json: %w", err)
+		}
+		return s, nil
+	}
+	if path, _ := opts["avro_schema_path"].(string); path != "" {
+		s, err := LoadAvroSchema(path)
+		if err != nil {
+			return nil, fmt.Errorf("avro_schema_path: %w", err)
+		}
+		return s, nil
+	}
+	return nil, nil
+}
+
+// String returns the schema's canonical form.
+func (s *AvroSchema) String() string { return s.schema.String() }
+
+// DecodeJSON decodes exactly one datum (trailing bytes are an error) into
+// the JSON value model the way upstream converts Avro values: records become
+// objects in schema field order, unions are unwrapped, enums become their
+// symbol, bytes and fixed become arrays of numbers, maps become objects and
+// logical types are left as their underlying values.
+func (s *AvroSchema) DecodeJSON(b []byte) (any, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%w: empty payload", ErrInvalidAvro)
+	}
+	d := avroReader{r: avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)).Reset(b), budget: len(b) + avroSpareElements}
+	v, err := d.value(s.schema, 0)
+	if err == nil && d.r.Error != nil {
+		err = d.r.Error
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%w: the datum is truncated", ErrInvalidAvro)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInvalidAvro, err)
+	}
+	d.r.Peek() // sets io.EOF when every byte was consumed
+	if d.r.Error == nil {
+		return nil, fmt.Errorf("%w: trailing bytes after the datum", ErrInvalidAvro)
+	}
+	return v, nil
+}
+
+type avroReader struct {
+	r      *avro.Reader
+	budget int // array and map elements left
+}
+
+func (d *avroReader) value(s avro.Schema, depth int) (any, error) {
+	if depth > maxAvroDepth {
+		return nil, fmt.Errorf("nesting deeper than %d", maxAvroDepth)
+	}
+	r := d.r
+	switch s.Type() {
+	case avro.Null:
+		return nil, nil
+	case avro.Boolean:
+		// The spec allows only 0 and 1; hamba reads any non-zero as true.
+		b := r.Peek()
+		if r.Error == nil && b > 1 {
+			return nil, fmt.Errorf("boolean byte %#x", b)
+		}
+		return r.ReadBool(), r.Error
+	case avro.Int:
+		return signedToModel(int64(r.ReadInt())), r.Error
+	case avro.Long:
+		return signedToModel(r.ReadLong()), r.Error
+	case avro.Float:
+		return finiteAvroFloat(float64(r.ReadFloat()), r.Error)
+	case avro.Double:
+		return finiteAvroFloat(r.ReadDouble(), r.Error)
+	case avro.String:
+		str := r.ReadString()
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		if !utf8.ValidString(str) {
+			return nil, errors.New("string is not valid UTF-8")
+		}
+		return str, nil
+	case avro.Bytes:
+		return byteNumbers(r.ReadBytes()), r.Error
+	case avro.Fixed:
+		buf := make([]byte, s.(*avro.FixedSchema).Size())
+		r.Read(buf)
+		return byteNumbers(buf), r.Error
+	case avro.Enum:
+		symbols := s.(*avro.EnumSchema).Symbols()
+		i := r.ReadInt()
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		if i < 0 || int(i) >= len(symbols) {
+			return nil, fmt.Errorf("enum index %d out of range (%d symbols)", i, len(symbols))
+		}
+		return symbols[i], nil
+	case avro.Union:
+		types := s.(*avro.UnionSchema).Types()
+		i := r.ReadLong()
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		if i < 0 || i >= int64(len(types)) {
+			return nil, fmt.Errorf("union branch %d out of range (%d branches)", i, len(types))
+		}
+		return d.value(types[i], depth+1)
+	case avro.Record, avro.Error:
+		fields := s.(*avro.RecordSchema).Fields()
+		obj := NewOrderedMap(len(fields))
+		for _, f := range fields {
+			v, err := d.value(f.Type(), depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", f.Name(), err)
+			}
+			obj.Set(f.Name(), v)
+		}
+		return obj, nil
+	case avro.Ref:
+		return d.value(s.(*avro.RefSchema).Schema(), depth+1)
+	case avro.Array:
+		items := s.(*avro.ArraySchema).Items()
+		out := []any{}
+		err := d.blocks(func() error {
+			v, err := d.value(items, depth+1)
+			out = append(out, v)
+			return err
+		})
+		return out, err
+	case avro.Map:
+		values := s.(*avro.MapSchema).Values()
+		obj := NewOrderedMap(0)
+		err := d.blocks(func() error {
+			key := r.ReadString()
+			if r.Error != nil {
+				return r.Error
+			}
+			if !utf8.ValidString(key) {
+				return errors.New("map key is not valid UTF-8")
+			}
+			v, err := d.value(values, depth+1)
+			obj.Set(key, v)
+			return err
+		})
+		return obj, err
+	}
+	return nil, fmt.Errorf("unsupported schema type %s", s.Type())
+}
+
+// blocks reads the block-encoded items of an array or map.
+func (d *avroReader) blocks(item func() error) error {
+	for {
+		n, _ := d.r.ReadBlockHeader()
+		if d.r.Error != nil {
+			return d.r.Error
+		}
+		if n == 0 {
+			return nil
+		}
+		if n < 0 || n > int64(d.budget) {
+			return fmt.Errorf("block of %d items exceeds what the payload can hold", n)
+		}
+		d.budget -= int(n)
+		for range n {
+			if err := item(); err != nil {
+				return err
+			}
+			if d.r.Error != nil {
+				return d.r.Error
+			}
+		}
+	}
+}
+
+func finiteAvroFloat(f float64, readErr error) (any, error) {
+	if readErr != nil {
+		return nil, readErr
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("%v cannot be represented in JSON", f)
+	}
+	return f, nil
+}
+
+func byteNumbers(b []byte) []any {
+	out := make([]any, len(b))
+	for i, c := range b {
+		out[i] = uint64(c)
+	}
+	return out
+}
+
+// EncodeJSON writes v (the JSON value model) as one datum of the schema.
+// Record fields are matched by name; a missing field takes the field's
+// default when the schema declares one, else null. A union takes its first
+// branch that can hold the value; int must fit in 32 bits; bytes and fixed
+// take a string or an array of numbers 0..255; enums take a symbol; float
+// and double take any number. Errors name the path to the offending value.
+func (s *AvroSchema) EncodeJSON(v any) ([]byte, error) {
+	w := avro.NewWriter(nil, 256, avro.WithWriterConfig(avroConfig))
+	if err := encodeAvro(w, s.schema, v, "$", 0); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidAvro, err)
+	}
+	if w.Error != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidAvro, w.Error)
+	}
+	return append([]byte(nil), w.Buffer()...), nil
+}
+
+func encodeAvro(w *avro.Writer, s avro.Schema, v any, path string, depth int) error {
+	if depth > maxAvroDepth {
+		return fmt.Errorf("%s: nesting deeper than %d", path, maxAvroDepth)
+	}
+	mismatch := func() error {
+		return fmt.Errorf("%s: %s does not fit Avro type %s", path, describeJSON(v), avroTypeName(s))
+	}
+	switch s.Type() {
+	case avro.Null:
+		if v != nil {
+			return mismatch()
+		}
+	case avro.Boolean:
+		b, ok := v.(bool)
+		if !ok {
+			return mismatch()
+		}
+		w.WriteBool(b)
+	case avro.Int:
+		i, ok := jsonInteger(v, math.MinInt32, math.MaxInt32)
+		if !ok {
+			return mismatch()
+		}
+		w.WriteInt(int32(i))
+	case avro.Long:
+		i, ok := jsonInteger(v, math.MinInt64, math.MaxInt64)
+		if !ok {
+			return mismatch()
+		}
+		w.WriteLong(i)
+	case avro.Float:
+		f, ok := jsonNumber(v)
+		if !ok || math.IsInf(float64(float32(f)), 0) {
+			return mismatch()
+		}
+		w.WriteFloat(float32(f))
+	case avro.Double:
+		f, ok := jsonNumber(v)
+		if !ok {
+			return mismatch()
+		}
+		w.WriteDouble(f)
+	case avro.String:
+		str, ok := v.(string)
+		if !ok {
+			return mismatch()
+		}
+		w.WriteString(str)
+	case avro.Bytes:
+		b, ok := jsonBytes(v)
+		if !ok {
+			return mismatch()
+		}
+		w.WriteBytes(b)
+	case avro.Fixed:
+		b, ok := jsonBytes(v)
+		if !ok || len(b) != s.(*avro.FixedSchema).Size() {
+			return mismatch()
+		}
+		_, _ = w.Write(b)
+	case avro.Enum:
+		str, ok := v.(string)
+		if !ok {
+			return mismatch()
+		}
+		i := indexOf(s.(*avro.EnumSchema).Symbols(), str)
+		if i < 0 {
+			return fmt.Errorf("%s: %q is not a symbol of enum %s", path, str, avroTypeName(s))
+		}
+		w.WriteInt(int32(i))
+	case avro.Union:
+		for i, branch := range s.(*avro.UnionSchema).Types() {
+			if avroAccepts(branch, v, 0) {
+				w.WriteLong(int64(i))
+				return encodeAvro(w, branch, v, path, depth+1)
+			}
+		}
+		return mismatch()
+	case avro.Record, avro.Error:
+		obj, ok := v.(*OrderedMap)
+		if !ok {
+			return mismatch()
+		}
+		for _, f := range s.(*avro.RecordSchema).Fields() {
+			fv, err := recordFieldValue(obj, f)
+			if err != nil {
+				return fmt.Errorf("%s.%s: %w", path, f.Name(), err)
+			}
+			if err := encodeAvro(w, f.Type(), fv, path+"."+f.Name(), depth+1); err != nil {
+				return err
+			}
+		}
+	case avro.Ref:
+		return encodeAvro(w, s.(*avro.RefSchema).Schema(), v, path, depth+1)
+	case avro.Array:
+		items, ok := v.([]any)
+		if !ok {
+			return mismatch()
+		}
+		if len(items) > 0 {
+			w.WriteBlockHeader(int64(len(items)), 0)
+			for i, item := range items {
+				if err := encodeAvro(w, s.(*avro.ArraySchema).Items(), item, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		w.WriteBlockHeader(0, 0)
+	case avro.Map:
+		obj, ok := v.(*OrderedMap)
+		if !ok {
+			return mismatch()
+		}
+		if obj.Len() > 0 {
+			w.WriteBlockHeader(int64(obj.Len()), 0)
+			for _, m := range obj.Members() {
+				w.WriteString(m.Key)
+				if err := encodeAvro(w, s.(*avro.MapSchema).Values(), m.Value, path+"."+m.Key, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		w.WriteBlockHeader(0, 0)
+	default:
+		return fmt.Errorf("%s: unsupported Avro type %s", path, s.Type())
+	}
+	return nil
+}
+
+// recordFieldValue is the value written for field f: the object's member,
+// else the field default, else null.
+func recordFieldValue(obj *OrderedMap, f *avro.Field) (any, error) {
+	if v, ok := obj.Get(f.Name()); ok {
+		return v, nil
+	}
+	if !f.HasDefault() {
+		return nil, nil
+	}
+	return JSONFromGo(f.Default())
+}
+
+// avroAccepts reports whether encodeAvro would succeed for v, so a union
+// can pick its branch before writing anything.
+func avroAccepts(s avro.Schema, v any, depth int) bool {
+	if depth > maxAvroDepth {
+		return false
+	}
+	switch s.Type() {
+	case avro.Null:
+		return v == nil
+	case avro.Boolean:
+		_, ok := v.(bool)
+		return ok
+	case avro.Int:
+		_, ok := jsonInteger(v, math.MinInt32, math.MaxInt32)
+		return ok
+	case avro.Long:
+		_, ok := jsonInteger(v, math.MinInt64, math.MaxInt64)
+		return ok
+	case avro.Float:
+		f, ok := jsonNumber(v)
+		return ok && !math.IsInf(float64(float32(f)), 0)
+	case avro.Double:
+		_, ok := jsonNumber(v)
+		return ok
+	case avro.String:
+		_, ok := v.(string)
+		return ok
+	case avro.Bytes:
+		_, ok := jsonBytes(v)
+		return ok
+	case avro.Fixed:
+		b, ok := jsonBytes(v)
+		return ok && len(b) == s.(*avro.FixedSchema).Size()
+	case avro.Enum:
+		str, ok := v.(string)
+		return ok && indexOf(s.(*avro.EnumSchema).Symbols(), str) >= 0
+	case avro.Union:
+		for _, branch := range s.(*avro.UnionSchema).Types() {
+			if avroAccepts(branch, v, depth+1) {
+				return true
+			}
+		}
+		return false
+	case avro.Record, avro.Error:
+		obj, ok := v.(*OrderedMap)
+		if !ok {
+			return false
+		}
+		for _, f := range s.(*avro.RecordSchema).Fields() {
+			fv, err := recordFieldValue(obj, f)
+			if err != nil || !avroAccepts(f.Type(), fv, depth+1) {
+				return false
+			}
+		}
+		return true
+	case avro.Ref:
+		return avroAccepts(s.(*avro.RefSchema).Schema(), v, depth+1)
+	case avro.Array:
+		items, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, item := range items {
+			if !avroAccepts(s.(*avro.ArraySchema).Items(), item, depth+1) {
+				return false
+			}
+		}
+		return true
+	case avro.Map:
+		obj, ok := v.(*OrderedMap)
+		if !ok {
+			return false
+		}
+		for _, m := range obj.Members() {
+			if !avroAccepts(s.(*avro.MapSchema).Values(), m.Value, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// jsonInteger returns an integer JSON value within [lo, hi].
+func jsonInteger(v any, lo, hi int64) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, n >= lo && n <= hi
+	case uint64:
+		return int64(n), n <= uint64(hi)
+	}
+	return 0, false
+}
+
+func jsonNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// jsonBytes reads a string (its UTF-8 bytes) or an array of numbers 0..255.
+func jsonBytes(v any) ([]byte, bool) {
+	switch t := v.(type) {
+	case string:
+		return []byte(t), true
+	case []any:
+		out := make([]byte, len(t))
+		for i, e := range t {
+			n, ok := jsonInteger(e, 0, 255)
+			if !ok {
+				return nil, false
+			}
+			out[i] = byte(n)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func indexOf(list []string, s string) int {
+	for i, e := range list {
+		if e == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func avroTypeName(s avro.Schema) string {
+	if n, ok := s.(avro.NamedSchema); ok {
+		return fmt.Sprintf("%s %q", s.Type(), n.FullName())
+	}
+	if u, ok := s.(*avro.UnionSchema); ok {
+		names := make([]string, len(u.Types()))
+		for i, t := range u.Types() {
+			names[i] = string(t.Type())
+		}
+		return "union [" + strings.Join(names, ", ") + "]"
+	}
+	return string(s.Type())
+}
+
+// describeJSON names a JSON value's kind for error messages.
+func describeJSON(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case int64, uint64:
+		return fmt.Sprintf("the integer %v", t)
+	case float64:
+		return fmt.Sprintf("the number %v", t)
+	case []any:
+		return "an array"
+	case *OrderedMap:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// avro stream codec (pipeline.md §3.2, §3.3).
+type (
+	avroStreamDecoder struct{ schema *AvroSchema }
+	avroStreamEncoder struct{ schema *AvroSchema }
+)
+
+func newAvroDecoder(_ postcard.Schema, opts Options) (Decoder, error) {
+	s, err := avroSchemaFromOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("schema \"avro\": %w", err)
+	}
+	if s == nil {
+		// Upstream starts and then fails every message; a sink that can
+		// decode nothing is better refused at start.
+		return nil, fmt.Errorf("schema \"avro\": %w: a sink needs avro_schema_json or avro_schema_path", ErrInvalidOption)
+	}
+	return avroStreamDecoder{s}, nil
+}
+
+func newAvroEncoder(_ postcard.Schema, opts Options) (Encoder, error) {
+	s, err := avroSchemaFromOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("schema \"avro\": %w", err)
+	}
+	// Without a schema a source can still pass Avro and Raw payloads through.
+	return avroStreamEncoder{s}, nil
+}
+
+func (avroStreamDecoder) Schema() postcard.Schema { return postcard.SchemaAvro }
+func (d avroStreamDecoder) Decode(b []byte) (Payload, error) {
+	v, err := d.schema.DecodeJSON(b)
+	if err != nil {
+		return Payload{}, err
+	}
+	return JSONPayload(v), nil
+}
+
+// NewAvroEncoder returns the avro stream encoder for schema, which may be
+// nil (then only byte payloads pass).
+func NewAvroEncoder(schema *AvroSchema) Encoder { return avroStreamEncoder{schema} }
+
+func (avroStreamEncoder) Schema() postcard.Schema { return postcard.SchemaAvro }
+func (e avroStreamEncoder) Encode(p Payload) ([]byte, error) {
+	switch p.Kind {
+	case postcard.SchemaAvro, postcard.SchemaRaw, postcard.SchemaFlatBuffer:
+		return p.Bytes, nil
+	case postcard.SchemaJSON:
+		return e.encodeJSON(p.JSON)
+	case postcard.SchemaText, postcard.SchemaProto:
+		v, err := ParseJSON([]byte(p.Text))
+		if err != nil {
+			return nil, fmt.Errorf("%w: the avro encoder takes text only when it is JSON: %v", ErrInvalidPayloadType, err)
+		}
+		return e.encodeJSON(v)
+	}
+	return nil, fmt.Errorf("%w: payload kind %s", ErrInvalidPayloadType, p.Kind)
+}
+
+func (e avroStreamEncoder) encodeJSON(v any) ([]byte, error) {
+	if e.schema == nil {
+		return nil, fmt.Errorf("%w: no Avro schema configured (set avro_schema_json or avro_schema_path)", ErrInvalidAvro)
+	}
+	return e.schema.EncodeJSON(v)
+}
