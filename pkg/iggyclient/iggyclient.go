@@ -144,6 +144,9 @@ var (
 	// ErrInvalidMessage: a message, header or partitioning that the protocol
 	// cannot carry; nothing was sent.
 	ErrInvalidMessage = errors.New("invalid message")
+	// ErrInvalidIdentifier: a stream, topic or group string that Iggy
+	// cannot carry (empty, or longer than 255 bytes).
+	ErrInvalidIdentifier = errors.New("invalid identifier")
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("iggy client closed")
 )

@@ -13,14 +13,15 @@ import (
 )
 
 // TestRecoversFromBrokerRestart restarts the broker (keeping its data) while
-// one client sends and polls concurrently. Both must carry on by themselves,
-// and every sent message must come out of the group at least once.
+// one client sends and another polls. Both must carry on by themselves, and
+// every sent message must come out of the group at least once.
 func TestRecoversFromBrokerRestart(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 2}))
-	logs := &capturingHandler{}
-	c := dial(t, srv, func(o *iggyclient.Options) { o.Logger = slog.New(logs) })
+	producerLogs, consumerLogs := &capturingHandler{}, &capturingHandler{}
+	producer := dial(t, srv, func(o *iggyclient.Options) { o.Logger = slog.New(producerLogs) })
+	consumer := dial(t, srv, func(o *iggyclient.Options) { o.Logger = slog.New(consumerLogs) })
 	ctx := testContext(t)
-	if err := c.EnsureConsumerGroup(ctx, "demo", "orders", "restart"); err != nil {
+	if err := consumer.EnsureConsumerGroup(ctx, "demo", "orders", "restart"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -43,7 +44,7 @@ func TestRecoversFromBrokerRestart(t *testing.T) {
 			for i := range msgs {
 				msgs[i].Payload = fmt.Appendf(nil, "m%d", b*perBatch+i)
 			}
-			if err := c.Send(ctx, "demo", "orders", iggyclient.Partitioning{}, msgs); err != nil {
+			if err := producer.Send(ctx, "demo", "orders", iggyclient.Partitioning{}, msgs); err != nil {
 				sendErr = fmt.Errorf("batch %d: %w", b, err)
 				return
 			}
@@ -51,7 +52,7 @@ func TestRecoversFromBrokerRestart(t *testing.T) {
 	})
 	wg.Go(func() {
 		for len(seen) < total {
-			batch, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "demo", Topic: "orders", Group: "restart", Count: 10, AutoCommit: true})
+			batch, err := consumer.Poll(ctx, iggyclient.PollRequest{Stream: "demo", Topic: "orders", Group: "restart", Count: 10, AutoCommit: true})
 			if err != nil {
 				pollErr = fmt.Errorf("after %d distinct messages: %w", len(seen), err)
 				return
@@ -86,10 +87,12 @@ func TestRecoversFromBrokerRestart(t *testing.T) {
 	}
 	// The reconnect itself rejoined the group: no poll had to find out
 	// that the new connection was not a member.
-	if !logs.saw("iggy connection lost, reconnecting") {
-		t.Fatal("the client never reconnected: the restart did not hit it")
+	for name, logs := range map[string]*capturingHandler{"producer": producerLogs, "consumer": consumerLogs} {
+		if !logs.saw("iggy connection lost, reconnecting") {
+			t.Fatalf("the %s never reconnected: the restart did not hit it", name)
+		}
 	}
-	if logs.saw("not a member of the consumer group, joining again") {
+	if consumerLogs.saw("not a member of the consumer group, joining again") {
 		t.Fatal("a poll had to rejoin the group: reconnecting did not rejoin it")
 	}
 }

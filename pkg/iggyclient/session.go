@@ -563,7 +563,3 @@ func parseIdentifier(s string) (iggcon.Identifier, error) {
 	}
 	return iggcon.NewIdentifier(s)
 }
-
-// ErrInvalidIdentifier: a stream, topic or group string that Iggy cannot
-// carry (empty, or longer than 255 bytes).
-var ErrInvalidIdentifier = errors.New("invalid identifier")
