@@ -1,2 +1,26 @@
-// Package runner runs exactly one connector (sink or source) end to end in this process: plugin, Iggy pump, state, and a small HTTP endpoint.
+// Package runner runs exactly one connector (sink or source plugin) end to end in this process:
+// the plugin, its Iggy pump, source state, and a small HTTP endpoint. It is the unit an operator
+// deploys as one container per connector, and what the supervisor spawns per connector.
+//
+// Configuration is environment only (see Usage for the full list with defaults):
+//   - the runtime sections under the supervisor's names (IGGY_CONNECTORS_IGGY_*, _HTTP_*, _STATE_PATH,
+//     _LOGGING_FORMAT, ...), optionally over a runtime file named by IGGY_CONNECTORS_CONFIG_PATH;
+//   - the connector from exactly one of IGGY_CONNECTOR_CONFIG_PATH (a connector file),
+//     IGGY_CONNECTOR_CONFIG (the same content inline, TOML or JSON) or IGGY_CONNECTOR_TYPE +
+//     IGGY_CONNECTOR_KEY (the active version from the configured provider), with the
+//     IGGY_CONNECTORS_SINK_<KEY>_* / _SOURCE_<KEY>_* overrides applied;
+//   - the runner's own timeouts and retry limits (IGGY_CONNECTOR_*, read with caarlos0/env).
+//
+// Endpoint (IGGY_CONNECTORS_HTTP_ADDRESS, host:port or unix:/path): GET / (text), GET /health
+// ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}), GET /stats (the
+// connector's /stats object of http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage,
+// start_time, run_time) and GET on the metrics endpoint (default /metrics, always served: the
+// supervisor scrapes it). An api_key guards everything but / and /health, as upstream.
+//
+// Lifecycle: starting -> running -> stopping -> stopped, or error. SIGTERM/SIGINT stops polling,
+// settles the batch in flight (its offset is stored, or its state saved, only when the plugin took
+// it or Iggy confirmed it), closes the plugin and exits 0. A fatal error (missing stream or topic,
+// plugin open failure, consume still failing after its retries, a hung plugin call, a stalled
+// source) exits 1 with the reason logged; bad configuration exits 2 with one message naming the
+// variable or key.
 package runner

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
 // httpSettings is the runner's endpoint configuration (the runtime file's [http] section).
@@ -80,9 +81,9 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	if metricsPath == "" {
 		metricsPath = "/metrics"
 	}
-	if !strings.HasPrefix(metricsPath, "/") {
+	if !strings.HasPrefix(metricsPath, "/") || metricsPath == "/" || metricsPath == "/health" || metricsPath == "/stats" {
 		ln.Close()
-		return nil, fmt.Errorf("http metrics endpoint %q: must start with /", metricsPath)
+		return nil, fmt.Errorf("http metrics endpoint %q: must start with / and not clash with /, /health or /stats", metricsPath)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
@@ -95,7 +96,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, r.Stats())
 	})
-	mux.Handle("GET "+metricsPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	mux.Handle("GET "+metricsPath, metrics.Handler(gatherer, log))
 
 	e := &endpoint{
 		srv: &http.Server{

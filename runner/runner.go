@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
-	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 )
 
@@ -162,8 +160,6 @@ func (r *Runner) pluginCall(op string, fn func() error) error {
 	}
 }
 
-func (r *Runner) pid() int { return os.Getpid() }
-
 // backoff is a capped doubling pause.
 type backoff struct {
 	min, max, next time.Duration
@@ -201,5 +197,3 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
-
-var _ = metrics.NewConnector
