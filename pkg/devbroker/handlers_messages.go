@@ -162,7 +162,7 @@ func (c *connection) pollMessages(payload []byte) error {
 	p.mu.RLock()
 	current := p.currentOffsetLocked()
 	from, to := p.pollRangeLocked(req, key)
-	c.polled = p.readLocked(from, to, c.polled[:0])
+	c.polled, to = p.readLocked(from, to, c.polled[:0])
 	p.mu.RUnlock()
 	returned := to - from
 

@@ -321,11 +321,16 @@ func (p *partition) firstRetainedLocked() uint64 {
 	return p.batches[0].firstOffset
 }
 
+// maxPollBytes bounds one poll reply (checked between batches), so a huge
+// count cannot build a reply whose length overflows the u32 frame field.
+var maxPollBytes = 64 << 20 // a variable so tests can shrink it
+
 // readLocked appends to dst the stored bytes of the messages [from, to), which
-// must be retained. It copies: dropped batches' memory is reused, so stored
-// bytes must not be read outside the lock.
-func (p *partition) readLocked(from, to uint64, dst []byte) []byte {
-	for i := p.batchIndexLocked(from); i < len(p.batches) && from < to; i++ {
+// must be retained, and returns the offset after the last one copied (less
+// than to when the reply grew past maxPollBytes). It copies: dropped batches'
+// memory is reused, so stored bytes must not be read outside the lock.
+func (p *partition) readLocked(from, to uint64, dst []byte) ([]byte, uint64) {
+	for i := p.batchIndexLocked(from); i < len(p.batches) && from < to && len(dst) < maxPollBytes; i++ {
 		b := &p.batches[i]
 		first := from - b.firstOffset
 		last := min(to-b.firstOffset, uint64(len(b.ends))) // exclusive, relative to the batch
@@ -336,5 +341,5 @@ func (p *partition) readLocked(from, to uint64, dst []byte) []byte {
 		dst = append(dst, b.data[start:b.ends[last-1]]...)
 		from = b.firstOffset + last
 	}
-	return dst
+	return dst, from
 }
