@@ -2,9 +2,17 @@
 // payload model, per stream schema (pipeline.md §3): decoders for the sink
 // path (Iggy bytes → Payload), encoders for the source path (Payload → Iggy
 // bytes), and the payload bytes exchanged with plugins (PayloadToFFI,
-// PayloadFromFFI). json, raw and text are implemented; proto, flat_buffer and
-// avro are recognised but report ErrUnsupportedSchema until their codecs are
-// registered in the formats table.
+// PayloadFromFFI), for all six schemas:
+//
+//	json, raw, text  codec.go
+//	proto            proto.go: google.protobuf.Any with StringValue/BytesValue
+//	                 wrappers on streams; ProtoSchema for .proto message types
+//	flat_buffer      flatbuffer.go: schemaless buffers (root string, byte
+//	                 vector, or vector of key/value strings for objects)
+//	avro             avro.go: one bare datum of the avro_schema_json or
+//	                 avro_schema_path schema; AvroSchema for the transforms
+//
+// ProtoSchema and AvroSchema are also what the *_convert transforms use.
 //
 // # JSON value model
 //
