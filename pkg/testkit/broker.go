@@ -4,6 +4,8 @@ package testkit
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/apache/iggy/foreign/go/client"
@@ -17,12 +19,13 @@ import (
 type BrokerOption func(*devbroker.Config)
 
 // WithStream creates a stream with topics of the given partition counts at start,
-// e.g. WithStream("demo", map[string]uint32{"orders": 3}).
+// e.g. WithStream("demo", map[string]uint32{"orders": 3}). Topics are created
+// in name order, so their ids (0, 1, ...) are the same on every run.
 func WithStream(name string, topics map[string]uint32) BrokerOption {
 	return func(cfg *devbroker.Config) {
 		sc := devbroker.StreamConfig{Name: name}
-		for topic, partitions := range topics {
-			sc.Topics = append(sc.Topics, devbroker.TopicConfig{Name: topic, Partitions: partitions})
+		for _, topic := range slices.Sorted(maps.Keys(topics)) {
+			sc.Topics = append(sc.Topics, devbroker.TopicConfig{Name: topic, Partitions: topics[topic]})
 		}
 		cfg.Streams = append(cfg.Streams, sc)
 	}
