@@ -453,3 +453,56 @@ func TestStoreOffsetOnPartitionOfAnotherMember(t *testing.T) {
 		t.Fatalf("store on its own partition: %v", err)
 	}
 }
+
+func TestEnsureTopic(t *testing.T) {
+	tests := []struct {
+		name, stream, topic string
+		partitions          uint32
+		wantPartitions      uint32 // of the topic afterwards
+		wantErr             error
+	}{
+		{"creates stream and topic", "fresh", "events", 3, 3, nil},
+		{"creates topic in existing stream", "demo", "events", 2, 2, nil},
+		{"keeps an existing topic", "demo", "orders", 1, 4, nil},
+		{"existing stream and topic by id", "0", "0", 1, 4, nil},
+		{"cannot create a stream by id", "9", "events", 1, 0, iggyclient.ErrNotFound},
+		{"cannot create a topic by id", "demo", "9", 1, 0, iggyclient.ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 4}))
+			c := dial(t, srv)
+			ctx := testContext(t)
+			for round := range 2 { // a second call finds everything in place
+				err := c.EnsureTopic(ctx, tt.stream, tt.topic, tt.partitions)
+				if tt.wantErr != nil {
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("round %d: error %v, want %v", round, err, tt.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				info, err := c.TopicInfo(ctx, tt.stream, tt.topic)
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				if info.Partitions != tt.wantPartitions {
+					t.Fatalf("round %d: %d partitions, want %d", round, info.Partitions, tt.wantPartitions)
+				}
+			}
+		})
+	}
+}
+
+func TestEnsureTopicRejectsPartitionCount(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	c := dial(t, srv)
+	for _, n := range []uint32{0, 1001} {
+		err := c.EnsureTopic(testContext(t), "s", "t", n)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("partition count %d is out of range 1..1000", n)) {
+			t.Errorf("EnsureTopic with %d partitions: error %v", n, err)
+		}
+	}
+}

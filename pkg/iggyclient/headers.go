@@ -5,13 +5,6 @@ import (
 	"fmt"
 )
 
-// Wire limits of user headers (iggy-protocol.md §1.4, §5.2).
-const (
-	maxHeaderFieldLen  = 255
-	maxUserHeadersSize = 100_000
-	maxPayloadSize     = 10_000_000
-)
-
 // fixedHeaderSize is the size a fixed-width kind must have, or 0 for the
 // variable-length kinds raw and string.
 func fixedHeaderSize(kind uint8) int {

@@ -20,6 +20,11 @@ type Client interface {
 	Send(ctx context.Context, stream, topic string, p Partitioning, msgs []OutMessage) error
 	// TopicInfo describes a topic; ErrNotFound when the stream or topic is missing.
 	TopicInfo(ctx context.Context, stream, topic string) (TopicInfo, error)
+	// EnsureTopic creates the stream and the topic (with the given number of
+	// partitions and the server's default expiry and size) when missing, as
+	// upstream's producer init does. Only names can be created: a missing
+	// numeric id gives ErrNotFound.
+	EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error
 	// EnsureConsumerGroup creates the group if it is missing and joins it.
 	// The client rejoins it by itself after every reconnect.
 	EnsureConsumerGroup(ctx context.Context, stream, topic, group string) error
@@ -149,4 +154,12 @@ var (
 	ErrInvalidIdentifier = errors.New("invalid identifier")
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("iggy client closed")
+)
+
+// Protocol limits (iggy-protocol.md §1.4, §5.2).
+const (
+	maxHeaderFieldLen  = 255
+	maxUserHeadersSize = 100_000
+	maxPayloadSize     = 10_000_000
+	maxPartitions      = 1000
 )

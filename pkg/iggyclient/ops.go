@@ -198,6 +198,57 @@ func (c *sdkClient) TopicInfo(ctx context.Context, stream, topic string) (TopicI
 	return TopicInfo{Partitions: details.PartitionsCount}, nil
 }
 
+// EnsureTopic implements Client.
+func (c *sdkClient) EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error {
+	if err := c.ensureTopic(ctx, stream, topic, partitions); err != nil {
+		return fmt.Errorf("ensure stream %q topic %q: %w", stream, topic, err)
+	}
+	return nil
+}
+
+func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, partitions uint32) error {
+	if partitions == 0 || partitions > maxPartitions {
+		return fmt.Errorf("partition count %d is out of range 1..%d", partitions, maxPartitions)
+	}
+	streamID, err := c.identifier("stream", stream)
+	if err != nil {
+		return err
+	}
+	topicID, err := c.identifier("topic", topic)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, func(sdk *tcp.IggyTcpClient) error {
+		if _, err := sdk.GetStream(streamID); err != nil {
+			if !errors.Is(err, ierror.ErrStreamIdNotFound) {
+				return err
+			}
+			if streamID.Kind == iggcon.NumericId {
+				return fmt.Errorf("stream %w: the server assigns ids, so only a stream given by name can be created", ErrNotFound)
+			}
+			if _, err := sdk.CreateStream(stream); err != nil && !errors.Is(err, ierror.ErrStreamNameAlreadyExists) {
+				return err
+			}
+			c.log.Info("created stream", "stream", stream)
+		}
+		if _, err := sdk.GetTopic(streamID, topicID); err != nil {
+			if !errors.Is(err, ierror.ErrTopicIdNotFound) {
+				return err
+			}
+			if topicID.Kind == iggcon.NumericId {
+				return fmt.Errorf("topic %w: the server assigns ids, so only a topic given by name can be created", ErrNotFound)
+			}
+			// Expiry and maximum size 0 mean the server's defaults.
+			_, err := sdk.CreateTopic(streamID, topic, partitions, iggcon.CompressionAlgorithmNone, iggcon.IggyExpiryServerDefault, 0, nil)
+			if err != nil && !errors.Is(err, ierror.ErrTopicNameAlreadyExists) {
+				return err
+			}
+			c.log.Info("created topic", "stream", stream, "topic", topic, "partitions", partitions)
+		}
+		return nil
+	})
+}
+
 // sendBuffers recycles the SDK message slices of Send.
 var sendBuffers = sync.Pool{New: func() any { return new([]iggcon.IggyMessage) }}
 
