@@ -3,8 +3,9 @@
 // v0.8.0.
 //
 // The interface (Client) covers exactly what a sink or source needs: poll a
-// consumer group, store a group offset, send messages, look a topic up and
-// make sure a consumer group exists and is joined. Keeping the SDK behind it
+// consumer group, store a group offset, send messages, look a topic up,
+// create a missing stream and topic, and make sure a consumer group exists
+// and is joined. Keeping the SDK behind it
 // means a newer SDK (Iggy 0.9+ speaks a different wire protocol) can replace
 // v0.8.0 without touching the pumps.
 //
@@ -15,6 +16,10 @@
 // and Send are all retried, so Send delivers at least once (a resend after a
 // lost reply can duplicate). Missing streams or topics (ErrNotFound) and bad
 // credentials (ErrUnauthorized) are returned at once and never retried.
+//
+// Calls honour their context even while the server does not answer: the
+// SDK has no deadlines, so the client closes the SDK's socket to interrupt a
+// call whose context ends (the next call reconnects).
 //
 // Stream and topic strings that parse as a u32 are numeric ids, anything else
 // is a name (pipeline.md §1.1). Consumer group strings are always names.
