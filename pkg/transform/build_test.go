@@ -97,9 +97,9 @@ func TestBuildRejectsBadConfig(t *testing.T) {
 	}{
 		{"unknown type", `{"rename_fields": {"enabled": true}}`, transform.ErrUnknownTransform, `"rename_fields"`},
 		{"upstream spelling only", `{"flatbuffer_convert": {"enabled": false}}`, transform.ErrUnknownTransform, `"flatbuffer_convert"`},
-		{"proto_convert", `{"proto_convert": {"enabled": true}}`, transform.ErrNotSupported, `transform "proto_convert": transform not supported yet`},
-		{"flat_buffer_convert", `{"flat_buffer_convert": {"enabled": true}}`, transform.ErrNotSupported, `"flat_buffer_convert"`},
-		{"avro_convert", `{"avro_convert": {"enabled": true}}`, transform.ErrNotSupported, `"avro_convert"`},
+		{"proto_convert without its keys", `{"proto_convert": {"enabled": true}}`, transform.ErrInvalidConfig, `transform "proto_convert": invalid transform config: missing required key "source_format"`},
+		{"flat_buffer_convert without its keys", `{"flat_buffer_convert": {"enabled": true}}`, transform.ErrInvalidConfig, `"flat_buffer_convert"`},
+		{"avro_convert without its keys", `{"avro_convert": {"enabled": true}}`, transform.ErrInvalidConfig, `"avro_convert"`},
 		{"enabled missing", `{"add_fields": {"fields": []}}`, transform.ErrInvalidConfig, `missing required key "enabled"`},
 		{"enabled not a bool", `{"add_fields": {"enabled": "yes"}}`, transform.ErrInvalidConfig, `"enabled" must be a boolean, got a string`},
 		{"enabled null", `{"add_fields": {"enabled": null}}`, transform.ErrInvalidConfig, `"enabled" must be a boolean, got null`},

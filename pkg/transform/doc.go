@@ -1,14 +1,23 @@
-// Package transform implements the connector field transforms of
-// pipeline.md §4 (add_fields, delete_fields, filter_fields, update_fields,
-// unwrap_envelope). Build turns a connector's decoded [transforms] table into
+// Package transform implements the connector transforms of pipeline.md §4:
+// the field transforms (add_fields, delete_fields, filter_fields,
+// update_fields, unwrap_envelope) and the format conversions (proto_convert,
+// flat_buffer_convert, avro_convert; the *_convert.go files, on top of the
+// codecs in pkg/codec). Build turns a connector's decoded [transforms] table into
 // a list that runs in config-file order (decision 2); Run applies it to one
 // message and tells a dropped message (keep=false) apart from a failed one
 // (an error), so callers count them separately (decision 3).
 //
 // The field transforms touch only the top-level keys of a JSON object
 // payload; any other payload (text, raw, JSON arrays and scalars) passes
-// through unchanged. The *_convert transforms are recognised but refused by
-// Build with ErrNotSupported until their codecs exist.
+// through unchanged.
+//
+// The convert transforms require every key upstream requires. Unlike
+// upstream, a schema file that is missing or does not parse fails Build
+// (upstream logs it and then fails or mangles every message), proto_convert
+// encodes real protobuf binary by the schema and reports JSON that does not
+// fit it as an error, and proto -> json also reads what the proto stream
+// decoder produces ({"type_url", "value"}), unwrapping StringValue,
+// BytesValue and messages of the configured type.
 //
 // Differences from upstream, by design: numeric filters (greater_than,
 // less_than, between, and equals on numbers) compare integers and floats by

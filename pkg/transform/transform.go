@@ -43,14 +43,16 @@ const (
 
 var enumOrder = []string{AddFields, DeleteFields, FilterFields, UpdateFields, ProtoConvert, FlatBufferConvert, AvroConvert, UnwrapEnvelope}
 
-// builders construct each supported type from its config table. The
-// *_convert types are absent: they need the proto/flat_buffer/avro codecs.
+// builders construct each type from its config table.
 var builders = map[string]func(table) (Transform, error){
-	AddFields:      newAddFields,
-	DeleteFields:   newDeleteFields,
-	FilterFields:   newFilterFields,
-	UpdateFields:   newUpdateFields,
-	UnwrapEnvelope: newUnwrapEnvelope,
+	AddFields:         newAddFields,
+	DeleteFields:      newDeleteFields,
+	FilterFields:      newFilterFields,
+	UpdateFields:      newUpdateFields,
+	ProtoConvert:      newProtoConvert,
+	FlatBufferConvert: newFlatBufferConvert,
+	AvroConvert:       newAvroConvert,
+	UnwrapEnvelope:    newUnwrapEnvelope,
 }
 
 // Build turns the decoded [transforms] table of a connector into the list of
