@@ -62,6 +62,12 @@ func pluginLevel(b uint8) slog.Level {
 
 // onPluginLog is the log_cb. It runs on plugin threads, concurrently; it copies
 // both buffers before returning and never lets a panic escape into C.
+//
+// The record is handed to the logger synchronously, as upstream's tracing
+// layer does: a line a plugin logs just before it crashes ("crashing at batch
+// N") must reach the output, which a queue drained by a goroutine would lose.
+// The callback therefore blocks only as long as the logger's handler does;
+// it takes no lock of its own and never calls into a plugin.
 func onPluginLog(level uint8, target *byte, targetLen uintptr, msg *byte, msgLen uintptr) {
 	defer func() { _ = recover() }()
 	tgt := copyText(target, targetLen, "connector")
