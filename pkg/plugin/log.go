@@ -27,7 +27,8 @@ var (
 
 // SetLogger sets where plugin log lines go. The caller attaches the connector
 // key (l.With("connector", key)); each line carries the plugin's log target
-// as connector_target. Until SetLogger is called, slog.Default() is used.
+// as connector_target. Until SetLogger is called, and after SetLogger(nil),
+// slog.Default() is used.
 func SetLogger(l *slog.Logger) { pluginLogger.Store(l) }
 
 func currentLogger() *slog.Logger {

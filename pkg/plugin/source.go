@@ -126,7 +126,8 @@ func (s *Source) openCall(ctx context.Context, id uint32, configJSON, state []by
 //
 // deliver runs on a plugin thread (foreign to Go) with a copy of each batch,
 // an encoded postcard.ProducedMessages. It must not block for long and must
-// not call back into the plugin. Returning true accepts the batch: the host
+// not call back into the plugin; a plugin may call it from several threads at
+// once, so it must be safe for concurrent use. Returning true accepts the batch: the host
 // then owes exactly one BatchResult for batchID, from another goroutine.
 // Returning false rejects it (the plugin NACKs it itself; no BatchResult).
 // For a legacy source batchID is a host-made sequence (1, 2, ...), the return
