@@ -96,3 +96,25 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 }
+
+func FuzzParseStreams(f *testing.F) {
+	for _, seed := range []string{"", "demo", "demo:orders=3,events;other:t", ":x", "a:b=1001", "a:=", ";;a:b=0,,"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		streams, err := devbroker.ParseStreams(spec)
+		if err != nil {
+			return
+		}
+		for _, s := range streams {
+			if s.Name == "" || len(s.Name) > 255 {
+				t.Fatalf("accepted stream name %q", s.Name)
+			}
+			for _, tc := range s.Topics {
+				if tc.Name == "" || len(tc.Name) > 255 || tc.Partitions > 1000 {
+					t.Fatalf("accepted topic %+v", tc)
+				}
+			}
+		}
+	})
+}
