@@ -17,6 +17,10 @@
 //	// and listens again on the same address; srv.Messages("stream", "topic")
 //	// shows what a topic holds.
 //
+// By default every message is kept, as on a real server with default settings.
+// Config.RetainBytesPerPartition caps each partition and reuses the dropped
+// batches' memory, for long benchmarks.
+//
 // pkg/testkit wraps this as StartBroker. The binary cmd/iggy-dev-server runs
 // it configured by environment variables (ConfigFromEnv).
 //
