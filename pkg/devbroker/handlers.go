@@ -9,33 +9,33 @@ import (
 
 // Command codes (spec §3).
 const (
-	codePing                = 1
-	codeGetClusterMetadata  = 12
-	codeGetMe               = 20
-	codeGetClient           = 21
-	codeLoginUser           = 38
-	codeLogoutUser          = 39
-	codeLoginWithToken      = 44
-	codePollMessages        = 100
-	codeSendMessages        = 101
-	codeGetConsumerOffset   = 120
-	codeStoreConsumerOffset = 121
-	codeDeleteConsumerOff   = 122
-	codeGetStream           = 200
-	codeGetStreams          = 201
-	codeCreateStream        = 202
-	codeDeleteStream        = 203
-	codeGetTopic            = 300
-	codeGetTopics           = 301
-	codeCreateTopic         = 302
-	codeDeleteTopic         = 303
-	codeCreatePartitions    = 402
-	codeGetConsumerGroup    = 600
-	codeGetConsumerGroups   = 601
-	codeCreateConsumerGroup = 602
-	codeDeleteConsumerGroup = 603
-	codeJoinConsumerGroup   = 604
-	codeLeaveConsumerGroup  = 605
+	codePing                 = 1
+	codeGetClusterMetadata   = 12
+	codeGetMe                = 20
+	codeGetClient            = 21
+	codeLoginUser            = 38
+	codeLogoutUser           = 39
+	codeLoginWithToken       = 44
+	codePollMessages         = 100
+	codeSendMessages         = 101
+	codeGetConsumerOffset    = 120
+	codeStoreConsumerOffset  = 121
+	codeDeleteConsumerOffset = 122
+	codeGetStream            = 200
+	codeGetStreams           = 201
+	codeCreateStream         = 202
+	codeDeleteStream         = 203
+	codeGetTopic             = 300
+	codeGetTopics            = 301
+	codeCreateTopic          = 302
+	codeDeleteTopic          = 303
+	codeCreatePartitions     = 402
+	codeGetConsumerGroup     = 600
+	codeGetConsumerGroups    = 601
+	codeCreateConsumerGroup  = 602
+	codeDeleteConsumerGroup  = 603
+	codeJoinConsumerGroup    = 604
+	codeLeaveConsumerGroup   = 605
 )
 
 const rootUserID = 0
@@ -78,7 +78,7 @@ func (c *connection) dispatch(code uint32, payload []byte) error {
 		return nil
 	case codeGetClient:
 		return c.getClient(payload)
-	case codeGetConsumerOffset, codeStoreConsumerOffset, codeDeleteConsumerOff:
+	case codeGetConsumerOffset, codeStoreConsumerOffset, codeDeleteConsumerOffset:
 		return c.consumerOffset(code, payload)
 	case codeGetStream, codeCreateStream, codeDeleteStream:
 		return c.streamCommand(code, payload)

@@ -42,7 +42,7 @@ func (c *connection) sendMessages(payload []byte) error {
 		partitionID = t.nextBalancedPartition()
 	case partitionByID:
 		partitionID = binary.LittleEndian.Uint32(req.partitioningKey)
-	case partitionByMessageID:
+	case partitionByKey:
 		if len(t.partitions) == 0 {
 			return StatusTopicIDNotFound
 		}
@@ -317,7 +317,7 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 		}
 		p.offsets[key] = offset
 		c.ok(nil)
-	case codeDeleteConsumerOff:
+	case codeDeleteConsumerOffset:
 		if !has {
 			return StatusConsumerOffsetNotFound
 		}

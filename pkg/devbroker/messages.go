@@ -16,9 +16,9 @@ const (
 
 // Partitioning kinds of SendMessages.
 const (
-	partitionBalanced    = 1
-	partitionByID        = 2
-	partitionByMessageID = 3 // "MessagesKey": the partition comes from hashing the key
+	partitionBalanced = 1
+	partitionByID     = 2
+	partitionByKey    = 3 // "MessagesKey": XXH32 of the key picks the partition
 )
 
 // sendRequest is a decoded SendMessages payload. messages aliases the request
@@ -59,7 +59,7 @@ func decodeSend(payload []byte, ends []uint32) (sendRequest, error) {
 		if keyLen != 4 {
 			return req, StatusInvalidCommand
 		}
-	case partitionByMessageID:
+	case partitionByKey:
 		if keyLen == 0 {
 			return req, StatusInvalidCommand
 		}
