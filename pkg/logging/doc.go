@@ -1,0 +1,20 @@
+// Package logging builds the process loggers of the runner and the
+// supervisor and carries runner output into the supervisor's log.
+//
+//   - New, NewHandler: a log/slog handler writing "text" or "json" (one JSON
+//     object per line), filtered by a RUST_LOG-style directive list
+//     ("info", "warn,connector=debug", "iggy_connectors::runner=trace"), with
+//     fixed attributes on every line (a runner's connector key) and optional
+//     extra handlers fed the same records (the OpenTelemetry log bridge).
+//   - ParseFilter, Filter: the directive list. A record's target is its
+//     "target" attribute, TargetPlugin for a plugin line (it carries
+//     "connector_target"), else the handler's default target (TargetRuntime
+//     for the supervisor, TargetRunner for runners). As upstream's
+//     EnvFilter, a directive covers every target it is a prefix of, and the
+//     longest match wins.
+//   - Relay, RelayLine, ParseLine: the supervisor reads each runner's
+//     stdout/stderr and re-emits every line on its own logger, tagged with
+//     the connector key, so iggy-connectors shows one log stream. Lines the
+//     runner wrote with slog (JSON or text) keep their time, level and
+//     attributes; other lines (a crash report) become plain messages.
+package logging
