@@ -2,8 +2,10 @@ package plugin_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -408,3 +410,63 @@ func TestSendCallbacksFromManyForeignThreadsAtOnce(t *testing.T) {
 }
 
 func itoa64(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// nil state is NULL ("no state"); an empty non-nil state is passed as a
+// non-NULL pointer, which a plugin treats as a corrupt state.
+func TestSourceStateNilVersusEmpty(t *testing.T) {
+	logs := recordLogs(t)
+	src := loadSource(t, "random_source")
+	fresh := plugin.NextInstanceID()
+	if err := src.Open(fresh, []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(fresh)
+	logs.waitFor(t, "Opened random source connector with ID: "+itoa64(uint64(fresh)))
+	if rec, ok := logs.find("Failed to deserialize state"); ok {
+		t.Fatalf("nil state reached the plugin as a state: %+v", rec)
+	}
+	corrupt := plugin.NextInstanceID()
+	if err := src.Open(corrupt, []byte(`{}`), []byte{}); err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close(corrupt)
+	rec := logs.waitFor(t, "Failed to deserialize state for Random source connector with ID: "+itoa64(uint64(corrupt)))
+	if rec.Level != slog.LevelWarn {
+		t.Fatalf("corrupt state logged at %v; want WARN", rec.Level)
+	}
+}
+
+func TestSourceContextVariants(t *testing.T) {
+	recordLogs(t)
+	src := loadSource(t, "fault")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id := plugin.NextInstanceID()
+	if err := src.OpenContext(ctx, id, []byte(`{"interval_ms":0}`), nil); err != nil {
+		t.Fatalf("OpenContext: %v", err)
+	}
+	deliver, batches := collect()
+	if err := src.Start(id, deliver); err != nil {
+		t.Fatal(err)
+	}
+	b := next(t, batches)
+	if err := src.BatchResultContext(ctx, id, b.id, true); err != nil {
+		t.Fatalf("BatchResultContext: %v", err)
+	}
+	if code, _ := codeOf(src.BatchResultContext(ctx, id, b.id, true)); code != -1 {
+		t.Fatalf("answering the same batch twice: code %d; want -1", code)
+	}
+	if err := src.CloseContext(ctx, id); err != nil {
+		t.Fatalf("CloseContext: %v", err)
+	}
+
+	hung := plugin.NextInstanceID()
+	if err := src.Open(hung, []byte(`{"close_hang":true}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	short, stop := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer stop()
+	if err := src.CloseContext(short, hung); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CloseContext on a hung close = %v; want context.DeadlineExceeded", err)
+	}
+}
