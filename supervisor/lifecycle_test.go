@@ -247,3 +247,44 @@ func readAll(t *testing.T, broker *devbroker.Server, stream, topic string) []igg
 		all = append(all, polled.Messages...)
 	}
 }
+
+// Runners die with the supervisor: after SIGKILL to the supervisor (no chance to drain), the
+// parent-death signal takes its runners down too.
+func TestRunnersDieWithTheSupervisor(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	for _, key := range []string{"a", "b"} {
+		f.write(t, "connectors/"+key+".toml", sinkFile(key, f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
+	}
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	var pids []int
+	for _, c := range statsOf(t, p, nil) {
+		if c.PID == 0 {
+			t.Fatalf("connector %s has no runner pid", c.Key)
+		}
+		pids = append(pids, c.PID)
+	}
+	p.Kill9()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for processAlive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("runner pid %d still alive 10s after the supervisor was killed", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// processAlive: the process exists and is not a zombie waiting to be reaped.
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	if i := strings.LastIndexByte(string(data), ')'); i > 0 && i+2 < len(data) {
+		return data[i+2] != 'Z' && data[i+2] != 'X'
+	}
+	return true
+}
