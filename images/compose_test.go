@@ -60,7 +60,10 @@ func loadCompose(ctx context.Context, file string) (*types.Project, error) {
 // supervisor service, and every file the services reference.
 func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 	var errs []error
-	plugins := examplePluginsOrNil(root)
+	plugins, err := examplePlugins(root)
+	if err != nil {
+		return []error{err}
+	}
 
 	server, serverPort := "", ""
 	var initText string
@@ -219,15 +222,6 @@ func envOf(s types.ServiceConfig) map[string]string {
 	return env
 }
 
-func examplePluginsOrNil(root string) []string {
-	var libs []string
-	matches, _ := filepath.Glob(filepath.Join(root, "pkg/plugin/cplugins/*.c"))
-	for _, m := range matches {
-		libs = append(libs, "libiggy_connector_"+strings.TrimSuffix(filepath.Base(m), ".c")+".so")
-	}
-	return libs
-}
-
 func TestComposeFilesAreListed(t *testing.T) {
 	root := repoRoot(t)
 	var found []string
@@ -285,7 +279,11 @@ func TestHTTPProviderExample(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(served)))
 	defer srv.Close()
 
-	c, ok, err := composeContainer(root, p, p.Services["connectors"], examplePluginsOrNil(root))
+	plugins, err := examplePlugins(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := composeContainer(root, p, p.Services["connectors"], plugins)
 	if err != nil || !ok {
 		t.Fatalf("connectors service: ok=%v err=%v", ok, err)
 	}

@@ -331,27 +331,25 @@ func checkContainer(ctx context.Context, c container) ([]config.Connector, []err
 	return connectors, errs
 }
 
-// examplePlugins lists the example plugin files `make plugins` builds, read from the Makefile
-// (PLUGIN_NAMES), each of which must have its C source.
-func examplePlugins(t testing.TB) []string {
-	t.Helper()
-	root := repoRoot(t)
+// examplePlugins lists the plugin files `make plugins` builds (the Makefile's PLUGIN_NAMES), which
+// the images' example stages copy to /opt/iggy/connectors. Each must have its C source.
+func examplePlugins(root string) ([]string, error) {
 	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	m := regexp.MustCompile(`(?m)^PLUGIN_NAMES\s*:=\s*(.+)$`).FindStringSubmatch(string(data))
 	if m == nil {
-		t.Fatal("Makefile: no PLUGIN_NAMES line")
+		return nil, fmt.Errorf("Makefile: no PLUGIN_NAMES line")
 	}
 	var libs []string
 	for _, name := range strings.Fields(m[1]) {
 		if !fileExists(filepath.Join(root, "pkg/plugin/cplugins", name+".c")) {
-			t.Fatalf("Makefile PLUGIN_NAMES has %s without pkg/plugin/cplugins/%s.c", name, name)
+			return nil, fmt.Errorf("Makefile PLUGIN_NAMES has %s: pkg/plugin/cplugins/%s.c: %w", name, name, errMissingFile)
 		}
 		libs = append(libs, "libiggy_connector_"+name+".so")
 	}
-	return libs
+	return libs, nil
 }
 
 // neededTopics lists "stream/topic" for every stream entry of the enabled connectors.

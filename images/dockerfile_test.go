@@ -2,7 +2,6 @@ package images_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"go/version"
@@ -222,7 +221,7 @@ func imageContainer(root string, spec imageSpec, target string, examplePluginFil
 }
 
 // checkDockerfile checks one of our Dockerfiles; every problem is returned.
-func checkDockerfile(root string, d *dockerfile, spec imageSpec, goVersion string, examplePluginFiles []string) []error {
+func checkDockerfile(root string, d *dockerfile, spec imageSpec, goVersion string) []error {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf(d.rel+": "+format, args...))
@@ -290,7 +289,6 @@ func checkDockerfile(root string, d *dockerfile, spec imageSpec, goVersion strin
 	} else if w := plugins.last("workdir"); w == nil || path.Join(nodeWords(w)[0], "bin/plugins")+"/" != srcs[0] {
 		bad("stage %s: COPY --from=%s %s is not the Makefile's bin/plugins/ under the WORKDIR", spec.examples, from, srcs[0])
 	}
-	_ = examplePluginFiles
 
 	for i, name := range spec.targets {
 		st, err := d.target(name)
@@ -420,14 +418,16 @@ func goModVersion(t testing.TB, root string) string {
 func TestDockerfiles(t *testing.T) {
 	root := repoRoot(t)
 	goVersion := goModVersion(t, root)
-	plugins := examplePlugins(t)
+	if _, err := examplePlugins(root); err != nil {
+		t.Errorf("the example plugins the images build: %v", err)
+	}
 	for _, spec := range imageSpecs {
 		t.Run(spec.dockerfile, func(t *testing.T) {
 			d, err := parseDockerfile(root, spec.dockerfile)
 			if err != nil {
 				t.Fatal(err)
 			}
-			reportErrors(t, checkDockerfile(root, d, spec, goVersion, plugins))
+			reportErrors(t, checkDockerfile(root, d, spec, goVersion))
 		})
 	}
 }
@@ -436,7 +436,6 @@ func TestDockerfiles(t *testing.T) {
 func TestDockerfileCheckerRejects(t *testing.T) {
 	root := repoRoot(t)
 	goVersion := goModVersion(t, root)
-	plugins := examplePlugins(t)
 	good, err := os.ReadFile(filepath.Join(root, imageSpecs[0].dockerfile))
 	if err != nil {
 		t.Fatal(err)
@@ -461,12 +460,10 @@ func TestDockerfileCheckerRejects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			errs := checkDockerfile(root, d, imageSpecs[0], goVersion, plugins)
+			errs := checkDockerfile(root, d, imageSpecs[0], goVersion)
 			if !slices.ContainsFunc(errs, func(e error) bool { return strings.Contains(e.Error(), tc.want) }) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, errs)
 			}
 		})
 	}
 }
-
-var _ = context.Background

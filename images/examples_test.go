@@ -1,0 +1,208 @@
+package images_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// The tests here run two compose examples for real, without Docker: the real runner and
+// supervisor binaries get the services' environment, the dev broker stands in for apache/iggy
+// with the streams and topics the example's init step creates, and the example C plugins stand in
+// for the image's /opt/iggy/connectors. Only the container-specific values are rewritten: the
+// Iggy and HTTP addresses, the state directory and the plugin directory.
+
+// startExampleBroker starts the dev broker with the streams and topics the project's init
+// service creates (its `iggy topic create <stream> <topic> <partitions> ...` lines).
+func startExampleBroker(t *testing.T, p *types.Project) string {
+	t.Helper()
+	var opts []testkit.BrokerOption
+	topics := map[string]map[string]uint32{}
+	for _, s := range p.Services {
+		text := strings.Join(append(append([]string{}, s.Entrypoint...), s.Command...), " ")
+		for _, m := range regexp.MustCompile(`topic create (\S+) (\S+) (\d+)`).FindAllStringSubmatch(text, -1) {
+			var partitions uint32
+			fmt.Sscan(m[3], &partitions)
+			if topics[m[1]] == nil {
+				topics[m[1]] = map[string]uint32{}
+			}
+			topics[m[1]][m[2]] = partitions
+		}
+	}
+	if len(topics) == 0 {
+		t.Fatalf("%s: no init step creating topics", p.Name)
+	}
+	for stream, ts := range topics {
+		opts = append(opts, testkit.WithStream(stream, ts))
+	}
+	return testkit.StartBroker(t, opts...).Addr()
+}
+
+// freeAddr returns a loopback address nothing listens on (the probe needs the port in advance).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// probe runs the image's HEALTHCHECK script against address until it passes.
+func probe(t *testing.T, address string, exited func() bool) {
+	t.Helper()
+	script := filepath.Join(repoRoot(t), "images", "healthcheck.sh")
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		cmd := exec.Command("sh", script)
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "IGGY_CONNECTORS_HTTP_ADDRESS=" + address}
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return
+		}
+		if exited() || time.Now().After(deadline) {
+			t.Fatalf("health probe of %s never passed: %v\n%s", address, err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitFor reads JSON from url until ok accepts it.
+func waitFor[T any](t *testing.T, url string, exited func() bool, ok func(T) bool) T {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var v T
+		resp, err := http.Get(url)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if json.Unmarshal(body, &v) == nil && ok(v) {
+				return v
+			}
+		}
+		if exited() || time.Now().After(deadline) {
+			t.Fatalf("%s: condition not met (last: %+v, err %v)", url, v, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestRunnersExampleRuns(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	p, err := loadCompose(t.Context(), filepath.Join(root, "compose/runners/compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker := startExampleBroker(t, p)
+	plugins := testkit.BuildPlugins(t)
+	imagePlugins, err := examplePlugins(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sink := ""
+	for _, name := range []string{"random-source", "stdout-sink"} {
+		c, ok, err := composeContainer(root, p, p.Services[name], imagePlugins)
+		if err != nil || !ok {
+			t.Fatalf("service %s: ok=%v err=%v", name, ok, err)
+		}
+		addr := freeAddr(t)
+		c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
+		c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = addr
+		c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
+		c.env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(c.env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
+		proc := testkit.StartRunner(t, environList(c.env))
+		probe(t, addr, proc.Exited)
+		if name == "stdout-sink" {
+			sink = addr
+			// The sink's output proves the source's messages went through the broker.
+			waitFor(t, "http://"+addr+"/stats", proc.Exited, func(s metrics.ConnectorStats) bool {
+				return s.Status == "running" && s.MessagesConsumed != nil && *s.MessagesConsumed > 0
+			})
+		}
+	}
+	if sink == "" {
+		t.Fatal("no stdout-sink service")
+	}
+}
+
+func TestSupervisorExampleRuns(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	p, err := loadCompose(t.Context(), filepath.Join(root, "compose/supervisor/compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker := startExampleBroker(t, p)
+	plugins := testkit.BuildPlugins(t)
+	imagePlugins, err := examplePlugins(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := composeContainer(root, p, p.Services["connectors"], imagePlugins)
+	if err != nil || !ok {
+		t.Fatalf("service connectors: ok=%v err=%v", ok, err)
+	}
+	rt, err := effectiveRuntime(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The mounted connector files, with the image's plugin directory replaced.
+	dir := t.TempDir()
+	files, err := os.ReadDir(c.mounts[rt.Connectors.ConfigDir])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(c.mounts[rt.Connectors.ConfigDir], f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name()), []byte(strings.ReplaceAll(string(data), pluginDir, plugins)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := freeAddr(t)
+	c.env[config.EnvConfigPath] = c.mounts[c.env[config.EnvConfigPath]]
+	c.env["IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR"] = dir
+	c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
+	c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = addr
+	c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
+	delete(c.env, "IGGY_SUPERVISOR_RUNNER_PATH") // testkit passes the runner it built
+	proc := testkit.StartSupervisor(t, t.TempDir(), environList(c.env), 90*time.Second)
+	probe(t, addr, proc.Exited)
+
+	type stats struct {
+		Connectors []metrics.ConnectorStats `json:"connectors"`
+	}
+	waitFor(t, "http://"+addr+"/stats", proc.Exited, func(s stats) bool {
+		running, consumed := 0, false
+		for _, c := range s.Connectors {
+			if c.Status == "running" {
+				running++
+			}
+			if c.Key == "stdout" && c.MessagesConsumed != nil && *c.MessagesConsumed > 0 {
+				consumed = true
+			}
+		}
+		return running == 2 && consumed
+	})
+}
