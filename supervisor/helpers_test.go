@@ -26,7 +26,7 @@ type fixture struct {
 	plugins string
 }
 
-func newFixture(t *testing.T, broker *devbroker.Server) *fixture {
+func newFixture(t testing.TB, broker *devbroker.Server) *fixture {
 	t.Helper()
 	f := &fixture{dir: t.TempDir(), broker: broker, plugins: testkit.BuildPlugins(t)}
 	if err := os.MkdirAll(filepath.Join(f.dir, "connectors"), 0o755); err != nil {
@@ -41,7 +41,7 @@ func (f *fixture) plugin(name string) string {
 }
 
 // writeRuntime writes config.toml with the given [http] extras.
-func (f *fixture) writeRuntime(t *testing.T, httpExtra string) {
+func (f *fixture) writeRuntime(t testing.TB, httpExtra string) {
 	t.Helper()
 	f.write(t, "config.toml", fmt.Sprintf(`[http]
 enabled = true
@@ -66,7 +66,7 @@ config_dir = "connectors"
 `, httpExtra, f.broker.Addr()))
 }
 
-func (f *fixture) write(t *testing.T, name, content string) {
+func (f *fixture) write(t testing.TB, name, content string) {
 	t.Helper()
 	path := filepath.Join(f.dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -126,7 +126,7 @@ linger_time = "5ms"
 }
 
 // getJSON fetches path from the supervisor's API and decodes the JSON body into v.
-func getJSON(t *testing.T, p *testkit.SupervisorProc, header http.Header, path string, v any) {
+func getJSON(t testing.TB, p *testkit.SupervisorProc, header http.Header, path string, v any) {
 	t.Helper()
 	resp, body, err := p.Do(http.MethodGet, path, header, "")
 	if err != nil {
@@ -163,7 +163,7 @@ type runtimeStats struct {
 	Connectors  []connectorStats `json:"connectors"`
 }
 
-func statsOf(t *testing.T, p *testkit.SupervisorProc, header http.Header) map[string]connectorStats {
+func statsOf(t testing.TB, p *testkit.SupervisorProc, header http.Header) map[string]connectorStats {
 	t.Helper()
 	var rs runtimeStats
 	getJSON(t, p, header, "/stats", &rs)
@@ -175,7 +175,7 @@ func statsOf(t *testing.T, p *testkit.SupervisorProc, header http.Header) map[st
 }
 
 // waitFor polls cond every 50 ms until it holds, failing the test after timeout.
-func waitFor(t *testing.T, p *testkit.SupervisorProc, timeout time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, p *testkit.SupervisorProc, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {

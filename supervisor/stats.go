@@ -89,13 +89,12 @@ func (s *Supervisor) Stats(ctx context.Context) metrics.RuntimeStats {
 		out.MemoryUsage += p.RSS
 		cpu += p.CPUUsage
 	}
+	// Each runner measured itself for its own object (RSS, CPU since its previous /stats): summing
+	// those avoids reading every runner's /proc files a second time.
 	for i, c := range conns {
-		if !live[i] || c.PID <= 0 {
-			continue
-		}
-		if p, err := s.sampler.Process(c.PID); err == nil {
-			out.MemoryUsage += p.RSS
-			cpu += p.CPUUsage
+		if live[i] {
+			out.MemoryUsage += c.MemoryUsage
+			cpu += float64(c.CPUUsage)
 		}
 	}
 	if h, err := s.sampler.Host(); err == nil {
