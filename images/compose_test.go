@@ -326,3 +326,25 @@ func TestHTTPProviderExample(t *testing.T) {
 		t.Fatalf("connectors = %v, want %v", keys, want)
 	}
 }
+
+// TestDeploymentGuideLinks checks that every relative link of compose/README.md names a file or
+// folder that exists, so the guide's "start from" column cannot go stale.
+func TestDeploymentGuideLinks(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "compose")
+	data, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)#]+)\)`).FindAllStringSubmatch(string(data), -1)
+	if len(links) == 0 {
+		t.Fatal("compose/README.md has no links to the example files")
+	}
+	for _, m := range links {
+		if strings.Contains(m[1], "://") {
+			continue
+		}
+		if !fileExists(filepath.Join(dir, m[1])) {
+			t.Errorf("compose/README.md links %s: %v", m[1], errMissingFile)
+		}
+	}
+}

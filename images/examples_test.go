@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,7 +23,7 @@ import (
 // supervisor binaries get the services' environment, the dev broker stands in for apache/iggy
 // with the streams and topics the example's init step creates, and the example C plugins stand in
 // for the image's /opt/iggy/connectors. Only the container-specific values are rewritten: the
-// Iggy and HTTP addresses, the state directory and the plugin directory.
+// Iggy and HTTP addresses (an ephemeral loopback port), the state directory and the plugin directory.
 
 // startExampleBroker starts the dev broker with the streams and topics the project's init
 // service creates (its `iggy topic create <stream> <topic> <partitions> ...` lines).
@@ -52,15 +51,21 @@ func startExampleBroker(t *testing.T, p *types.Project) string {
 	return testkit.StartBroker(t, opts...).Addr()
 }
 
-// freeAddr returns a loopback address nothing listens on (the probe needs the port in advance).
-func freeAddr(t *testing.T) string {
+// boundAddress waits for the runner's "http endpoint listening" log line and returns the address
+// it bound (the tests bind port 0, so parallel tests never collide).
+func boundAddress(t *testing.T, proc *testkit.RunnerProc) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	bound := regexp.MustCompile(`http endpoint listening.* bound=(\S+)`)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if m := bound.FindStringSubmatch(proc.Logs()); m != nil {
+			return m[1]
+		}
+		if proc.Exited() || time.Now().After(deadline) {
+			t.Fatalf("runner never logged its bound endpoint; logs:\n%s", proc.Logs())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // probe runs the image's HEALTHCHECK script against address until it passes.
@@ -123,12 +128,12 @@ func TestRunnersExampleRuns(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("service %s: ok=%v err=%v", name, ok, err)
 		}
-		addr := freeAddr(t)
 		c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
-		c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = addr
+		c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
 		c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
 		c.env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(c.env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
 		proc := testkit.StartRunner(t, environList(c.env))
+		addr := boundAddress(t, proc)
 		probe(t, addr, proc.Exited)
 		if name == "stdout-sink" {
 			sink = addr
@@ -180,14 +185,14 @@ func TestSupervisorExampleRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	addr := freeAddr(t)
 	c.env[config.EnvConfigPath] = c.mounts[c.env[config.EnvConfigPath]]
 	c.env["IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR"] = dir
 	c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
-	c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = addr
+	c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
 	c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
 	delete(c.env, "IGGY_SUPERVISOR_RUNNER_PATH") // testkit passes the runner it built
 	proc := testkit.StartSupervisor(t, t.TempDir(), environList(c.env), 90*time.Second)
+	addr := proc.Addr
 	probe(t, addr, proc.Exited)
 
 	type stats struct {
