@@ -154,6 +154,29 @@ typedef void (*iggy_legacy_send_cb)(uint32_t plugin_id, const uint8_t *buf, size
 #define IGGY_MAX_NACK_RETRY_DELAY_MS 5000
 #define IGGY_MAX_CONSECUTIVE_NACKS 5
 
+/* The exported entry points. Declaring them here lets the compiler check a
+ * plugin's definitions against the ABI; define only the ones of your role. */
+#if defined(__GNUC__)
+#define IGGY_EXPORT __attribute__((visibility("default")))
+#else
+#define IGGY_EXPORT
+#endif
+
+IGGY_EXPORT int32_t iggy_sink_open(uint32_t id, const uint8_t *cfg, size_t cfg_len, iggy_log_cb log);
+IGGY_EXPORT int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_meta_len,
+                                      const uint8_t *msgs_meta, size_t msgs_meta_len,
+                                      const uint8_t *msgs, size_t msgs_len);
+IGGY_EXPORT int32_t iggy_sink_close(uint32_t id);
+IGGY_EXPORT const char *iggy_sink_version(void);
+
+IGGY_EXPORT int32_t iggy_source_open(uint32_t id, const uint8_t *cfg, size_t cfg_len,
+                                     const uint8_t *state, size_t state_len, iggy_log_cb log);
+IGGY_EXPORT int32_t iggy_source_handle_v2(uint32_t id, iggy_send_cb send);
+IGGY_EXPORT int32_t iggy_source_batch_result(uint32_t id, uint64_t batch_id, uint8_t result);
+IGGY_EXPORT int32_t iggy_source_handle(uint32_t id, iggy_legacy_send_cb send); /* legacy ABI */
+IGGY_EXPORT int32_t iggy_source_close(uint32_t id);
+IGGY_EXPORT const char *iggy_source_version(void);
+
 #ifdef __cplusplus
 }
 #endif
