@@ -358,6 +358,50 @@ func checkRuntimeStage(d *dockerfile, st *stage, spec imageSpec) []error {
 	return errs
 }
 
+// checkImageDefaults runs a container of each target as the image alone defines it: its ENV and
+// built-in files must load as a runtime configuration whose HTTP port is the EXPOSEd one, and the
+// directories the configuration names must be created in the image.
+func checkImageDefaults(root string, d *dockerfile, spec imageSpec) []error {
+	plugins, err := examplePlugins(root)
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for _, target := range spec.targets {
+		c, err := imageContainer(root, spec, target, plugins)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		st, _ := d.target(target)
+		for _, x := range st.instructions("expose") {
+			var port int
+			fmt.Sscan(strings.TrimSuffix(nodeWords(x)[0], "/tcp"), &port)
+			c.publishedPorts = append(c.publishedPorts, port)
+		}
+		if h := st.last("healthcheck"); h != nil && h.Next != nil {
+			c.healthChecks = append(c.healthChecks, parseHealthCommand(nodeWords(h.Next)))
+		}
+		rt, err := effectiveRuntime(c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, checkHTTP(c, rt)...)
+		runs := strings.Join(instructionTexts(st, "run"), "\n")
+		dirs := []string{rt.State.Path}
+		if spec.role == roleSupervisor {
+			dirs = append(dirs, rt.Connectors.ConfigDir)
+		}
+		for _, dir := range dirs {
+			if !strings.HasPrefix(dir, "/") || !strings.Contains(runs, " "+dir) {
+				errs = append(errs, fmt.Errorf("%s: directory %q of the default configuration is not created in the image", c.origin, dir))
+			}
+		}
+	}
+	return errs
+}
+
 func instructionTexts(s *stage, kind string) []string {
 	var out []string
 	for _, n := range s.instructions(kind) {
@@ -428,6 +472,7 @@ func TestDockerfiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			reportErrors(t, checkDockerfile(root, d, spec, goVersion))
+			reportErrors(t, checkImageDefaults(root, d, spec))
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // The Nomad job and the ECS task definition run one runner each; they are parsed here (HCL and
@@ -75,12 +76,12 @@ func hclString(body *hclsyntax.Body, name string) (string, bool, error) {
 	if diags.HasErrors() {
 		return "", true, fmt.Errorf("attribute %s: %w", name, diags)
 	}
-	switch {
-	case v.Type().FriendlyName() == "string":
+	switch v.Type() {
+	case cty.String:
 		return v.AsString(), true, nil
-	case v.Type().FriendlyName() == "number":
+	case cty.Number:
 		return v.AsBigFloat().Text('f', -1), true, nil
-	case v.Type().FriendlyName() == "bool":
+	case cty.Bool:
 		return strconv.FormatBool(v.True()), true, nil
 	}
 	return "", true, fmt.Errorf("attribute %s: %s is not a scalar", name, v.Type().FriendlyName())
