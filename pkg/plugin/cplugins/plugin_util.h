@@ -1031,8 +1031,10 @@ typedef struct pu_raw_message {
     size_t headers_len, payload_len;
 } pu_raw_message;
 
+/* The schema as upstream's SDK displays it in log lines (strum names: note
+ * "flatbuffer", while configs spell it "flat_buffer"). */
 static inline const char *pu_schema_name(uint32_t schema) {
-    static const char *names[] = {"json", "raw", "text", "proto", "flat_buffer", "avro"};
+    static const char *names[] = {"json", "raw", "text", "proto", "flatbuffer", "avro"};
     return schema < 6 ? names[schema] : "unknown";
 }
 
