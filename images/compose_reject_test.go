@@ -55,6 +55,7 @@ services:
       - "8082:8081"
     healthcheck:
       test: ["CMD", "curl", "-fsS", "http://127.0.0.1:8081/health"]
+    stop_grace_period: 15s
 `
 
 func TestComposeCheckerRejects(t *testing.T) {
@@ -81,6 +82,8 @@ func TestComposeCheckerRejects(t *testing.T) {
 		{name: "server 0.9", old: "image: apache/iggy:0.8.0\n    environment", new: "image: apache/iggy:0.9.0\n    environment", want: errIggyServer},
 		{name: "wrong server port", old: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090", new: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:9090", want: errIggyServer},
 		{name: "server on loopback", old: "IGGY_TCP_ADDRESS: 0.0.0.0:8090", new: "IGGY_TCP_ADDRESS: 127.0.0.1:8090", want: errIggyServer},
+		{name: "stop grace shorter than the drain", old: "stop_grace_period: 15s", new: "stop_grace_period: 5s", want: errStopGrace},
+		{name: "default stop grace equals the drain", old: "stop_grace_period: 15s", new: "", want: errStopGrace},
 		{name: "no wait for init", old: "iggy-init: {condition: service_completed_successfully}", new: "iggy: {condition: service_started}", want: errDependency},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

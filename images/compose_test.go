@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -183,6 +184,10 @@ func composeContainer(root string, p *types.Project, s types.ServiceConfig, plug
 	c.origin = fmt.Sprintf("%s: service %s", p.Name, s.Name)
 	for k, v := range envOf(s) {
 		c.env[k] = v
+	}
+	c.stopGrace = dockerStopGrace
+	if s.StopGracePeriod != nil {
+		c.stopGrace = time.Duration(*s.StopGracePeriod)
 	}
 	for _, port := range s.Ports {
 		c.publishedPorts = append(c.publishedPorts, int(port.Target))

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
@@ -47,7 +48,13 @@ type container struct {
 	// pluginDir and plugins: the example plugins the image ships (empty without them).
 	pluginDir string
 	plugins   []string
+	// stopGrace is how long the orchestrator waits after SIGTERM before it kills the container;
+	// 0 when the file cannot say (a Dockerfile).
+	stopGrace time.Duration
 }
+
+// dockerStopGrace is what `docker stop` and compose wait when nothing else is set.
+const dockerStopGrace = 10 * time.Second
 
 // healthProbe is one health check: a URL it requests, or the image's own probe script.
 type healthProbe struct {
@@ -127,6 +134,7 @@ var (
 	errMissingFile     = errors.New("referenced file does not exist")
 	errPlugin          = errors.New("plugin is not in the image or mounted")
 	errNoConnector     = errors.New("runs no connector")
+	errStopGrace       = errors.New("stop grace period is not longer than the program's drain time")
 )
 
 // checkEnv reports every variable the container's program does not read. A connector override
@@ -328,7 +336,38 @@ func checkContainer(ctx context.Context, c container) ([]config.Connector, []err
 	}
 	errs = append(errs, checkEnv(c, refs, overridesApply)...)
 	errs = append(errs, checkPlugins(c, connectors)...)
+	errs = append(errs, checkStopGrace(c)...)
 	return connectors, errs
+}
+
+// checkStopGrace checks that the container is given longer to stop than the program takes to
+// drain after SIGTERM (the runner's shutdown timeout, the supervisor's drain timeout), read with
+// the programs' own parsers.
+func checkStopGrace(c container) []error {
+	if c.stopGrace == 0 {
+		return nil
+	}
+	environ := environList(c.env)
+	var drain time.Duration
+	var name string
+	switch c.role {
+	case roleRunner:
+		e, err := runner.ParseEnv(environ)
+		if err != nil {
+			return []error{fmt.Errorf("%s: %w", c.origin, err)}
+		}
+		drain, name = e.ShutdownTimeout, "IGGY_CONNECTOR_SHUTDOWN_TIMEOUT"
+	case roleSupervisor:
+		e, err := supervisor.ParseEnv(environ)
+		if err != nil {
+			return []error{fmt.Errorf("%s: %w", c.origin, err)}
+		}
+		drain, name = e.DrainTimeout, "IGGY_SUPERVISOR_DRAIN_TIMEOUT"
+	}
+	if c.stopGrace <= drain {
+		return []error{fmt.Errorf("%s: %s <= %s %s: %w", c.origin, c.stopGrace, name, drain, errStopGrace)}
+	}
+	return nil
 }
 
 // examplePlugins lists the plugin files `make plugins` builds (the Makefile's PLUGIN_NAMES), which

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -167,6 +168,14 @@ func nomadTask(root, origin string, task *hclsyntax.Body, ports map[string]int) 
 			c.publishedPorts = append(c.publishedPorts, port)
 		}
 	}
+	c.stopGrace = 5 * time.Second // Nomad's default kill_timeout
+	if kill, ok, err := hclString(task, "kill_timeout"); err != nil || ok {
+		d, perr := time.ParseDuration(kill)
+		if err != nil || perr != nil {
+			return container{}, fmt.Errorf("%s: kill_timeout %q: %w", origin, kill, errors.Join(err, perr))
+		}
+		c.stopGrace = d
+	}
 	for _, env := range hclBlocks(task, "env") {
 		for name := range env.Body.Attributes {
 			value, _, err := hclString(env.Body, name)
@@ -246,6 +255,10 @@ func ecsContainers(root, file string, data []byte) ([]container, error) {
 			return nil, fmt.Errorf("%s: %w: no healthCheck command", origin, errHealth)
 		}
 		c.healthChecks = []healthProbe{parseHealthCommand(def.HealthCheck.Command[1:])}
+		c.stopGrace = 30 * time.Second // ECS's default stopTimeout
+		if def.StopTimeout > 0 {
+			c.stopGrace = time.Duration(def.StopTimeout) * time.Second
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -297,6 +310,8 @@ func TestOrchestratorCheckerRejects(t *testing.T) {
 		{"ecs port", ecsTaskDefinition, `"containerPort": 8081`, `"containerPort": 80`, ecsContainers, errPort},
 		{"ecs health check", ecsTaskDefinition, "http://127.0.0.1:8081/health", "http://127.0.0.1:8081/", ecsContainers, errHealth},
 		{"ecs secret name", ecsTaskDefinition, `{"name": "IGGY_CONNECTORS_IGGY_PASSWORD", "valueFrom"`, `{"name": "IGGY_PASSWORD", "valueFrom"`, ecsContainers, errUnknownVariable},
+		{"nomad kill timeout", nomadJob, `kill_timeout = "20s"`, `kill_timeout = "10s"`, nomadContainers, errStopGrace},
+		{"ecs stop timeout", ecsTaskDefinition, `"stopTimeout": 20`, `"stopTimeout": 8`, ecsContainers, errStopGrace},
 		{"ecs plugin", ecsTaskDefinition, `libiggy_connector_stdout_sink`, `libiggy_connector_s3_sink`, ecsContainers, errPlugin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
