@@ -38,7 +38,7 @@ test: build vet
 fuzz: build
 	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg runner supervisor 2>/dev/null | xargs -n1 dirname | sort -u); do \
 	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
-	    echo "== $$t $$f"; $(GO) test ./$$t -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
+	    echo "== $$t $$f"; $(GO) test ./$$t -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -parallel=1 -fuzzminimizetime 5s || exit 1; \
 	  done; done
 
 bench: build
