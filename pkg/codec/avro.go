@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
@@ -100,7 +101,13 @@ func (s *AvroSchema) DecodeJSON(b []byte) (any, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("%w: empty payload", ErrInvalidAvro)
 	}
-	d := avroReader{r: avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)).Reset(b), budget: len(b) + avroSpareElements}
+	r := avroReaders.Get().(*avro.Reader)
+	defer func() {
+		r.Reset(nil)
+		r.Error = nil
+		avroReaders.Put(r)
+	}()
+	d := avroReader{r: r.Reset(b), budget: len(b) + avroSpareElements}
 	v, err := d.value(s.schema, 0)
 	if err == nil && d.r.Error != nil {
 		err = d.r.Error
@@ -273,7 +280,12 @@ func byteNumbers(b []byte) []any {
 // take a string or an array of numbers 0..255; enums take a symbol; float
 // and double take any number. Errors name the path to the offending value.
 func (s *AvroSchema) EncodeJSON(v any) ([]byte, error) {
-	w := avro.NewWriter(nil, 256, avro.WithWriterConfig(avroConfig))
+	w := avroWriters.Get().(*avro.Writer)
+	defer func() {
+		w.Reset(nil)
+		w.Error = nil
+		avroWriters.Put(w)
+	}()
 	if err := encodeAvro(w, s.schema, v, "$", 0); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidAvro, err)
 	}
@@ -282,6 +294,13 @@ func (s *AvroSchema) EncodeJSON(v any) ([]byte, error) {
 	}
 	return append([]byte(nil), w.Buffer()...), nil
 }
+
+// avroReaders reuses decoders and their string slabs: strings are carved
+// from a slab front to back and never overwritten, so they stay valid.
+var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)) }}
+
+// avroWriters reuses encode buffers; the result is copied out of them.
+var avroWriters = sync.Pool{New: func() any { return avro.NewWriter(nil, 256, avro.WithWriterConfig(avroConfig)) }}
 
 func encodeAvro(w *avro.Writer, s avro.Schema, v any, path string, depth int) error {
 	if depth > maxAvroDepth {

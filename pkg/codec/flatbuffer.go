@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -101,21 +102,43 @@ func (e FlatBufferEncoder) Encode(p Payload) ([]byte, error) {
 		}
 		b := e.builder()
 		b.Finish(b.CreateString(p.Text))
-		return b.FinishedBytes(), nil
+		return finished(b), nil
 	case postcard.SchemaRaw, postcard.SchemaAvro:
 		b := e.builder()
 		b.Finish(b.CreateByteVector(p.Bytes))
-		return b.FinishedBytes(), nil
+		return finished(b), nil
 	}
 	return nil, fmt.Errorf("%w: payload kind %s", ErrInvalidPayloadType, p.Kind)
 }
 
+// builder takes a builder from the pool, or makes one of SizeHint bytes.
 func (e FlatBufferEncoder) builder() *flatbuffers.Builder {
+	if b, ok := flatBuilders.Get().(*flatbuffers.Builder); ok {
+		return b
+	}
 	hint := e.SizeHint
 	if hint <= 0 {
 		hint = DefaultFlatBufferSizeHint
 	}
 	return flatbuffers.NewBuilder(hint)
+}
+
+// finished copies the buffer out of b (exactly sized, so a message does not
+// pin the builder's capacity) and returns b to the pool.
+func finished(b *flatbuffers.Builder) []byte {
+	out := append([]byte(nil), b.FinishedBytes()...)
+	b.Reset()
+	flatBuilders.Put(b)
+	return out
+}
+
+// flatBuilders holds reset builders for reuse.
+var flatBuilders sync.Pool
+
+// release returns a builder whose buffer was abandoned after an error.
+func release(b *flatbuffers.Builder) {
+	b.Reset()
+	flatBuilders.Put(b)
 }
 
 func (e FlatBufferEncoder) encodeJSON(v any) ([]byte, error) {
@@ -124,10 +147,11 @@ func (e FlatBufferEncoder) encodeJSON(v any) ([]byte, error) {
 	if !isObject {
 		text, err := MarshalJSON(v)
 		if err != nil {
+			release(b)
 			return nil, err
 		}
 		b.Finish(b.CreateByteString(text))
-		return b.FinishedBytes(), nil
+		return finished(b), nil
 	}
 	// Strings must be written before the vector that points at them.
 	offsets := make([]flatbuffers.UOffsetT, 0, 2*obj.Len())
@@ -140,6 +164,7 @@ func (e FlatBufferEncoder) encodeJSON(v any) ([]byte, error) {
 		}
 		var err error
 		if scratch, err = AppendJSON(scratch[:0], m.Value); err != nil {
+			release(b)
 			return nil, err
 		}
 		offsets = append(offsets, b.CreateByteString(scratch))
@@ -149,5 +174,5 @@ func (e FlatBufferEncoder) encodeJSON(v any) ([]byte, error) {
 		b.PrependUOffsetT(offsets[i])
 	}
 	b.Finish(b.EndVector(len(offsets)))
-	return b.FinishedBytes(), nil
+	return finished(b), nil
 }
