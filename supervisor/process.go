@@ -103,7 +103,7 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 	cmd.Env = env
 	cmd.Stdout = w // an *os.File is handed to the child as is: no copying goroutine in this process
 	cmd.Stderr = w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = runnerProcAttr()
 	err = startOnSpawnThread(cmd)
 	w.Close()
 	if err != nil {
