@@ -1,0 +1,175 @@
+package supervisor_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// How the runtime configuration is found and layered at startup (config.md §1-2), seen from the
+// outside: what the process does with each layout.
+func TestStartupConfiguration(t *testing.T) {
+	broker := testkit.StartBroker(t)
+	cases := []struct {
+		name  string
+		files map[string]string
+		env   []string
+		// starts: the API comes up; else the process exits 1 with wantLog in its output.
+		starts  bool
+		wantLog []string
+		check   func(t *testing.T, p *testkit.SupervisorProc)
+	}{
+		{
+			name:    "missing file: defaults plus environment",
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=nowhere.toml", "IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR=connectors"},
+			starts:  true,
+			wantLog: []string{`runtime config file \"nowhere.toml\" not found`},
+		},
+		{
+			name:    "missing file and no config_dir",
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=nowhere.toml"},
+			wantLog: []string{"Connectors configuration directory not provided"},
+		},
+		{
+			name:    "bad TOML names the key",
+			files:   map[string]string{"config.toml": "[http]\nenabled = \"yes\"\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"},
+			wantLog: []string{"Failed to load configuration", "http.enabled"},
+		},
+		{
+			name:    "bad connector file names the file",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n", "connectors/x.toml": "type = \"sink\"\nkey = \"x\"\nstreams = 3\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"},
+			wantLog: []string{"x.toml"},
+		},
+		{
+			name:    "unknown variable is warned about with a suggestion",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_HTTP_API_KYE=x"},
+			starts:  true,
+			wantLog: []string{"IGGY_CONNECTORS_HTTP_API_KYE", "IGGY_CONNECTORS_HTTP_API_KEY"},
+		},
+		{
+			name: "dotenv file supplies the API key; the process environment wins over it",
+			files: map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n",
+				"settings.env": "IGGY_CONNECTORS_HTTP_API_KEY=from-dotenv\nIGGY_CONNECTORS_STATE_PATH=from-dotenv\n"},
+			env:    []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_ENV_PATH=settings.env", "IGGY_CONNECTORS_STATE_PATH=from-env"},
+			starts: true,
+			check: func(t *testing.T, p *testkit.SupervisorProc) {
+				for key, want := range map[string]int{"": 401, "from-dotenv": 200} {
+					resp, _, err := p.Do("GET", "/stats", http.Header{"Api-Key": {key}}, "")
+					if err != nil || resp.StatusCode != want {
+						t.Errorf("GET /stats with api-key %q: %v %v, want %d", key, resp.StatusCode, err, want)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(p.Cmd.Dir, "from-env")); err != nil {
+					t.Errorf("state directory from the environment not created: %v", err)
+				}
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range c.files {
+				path := filepath.Join(dir, name)
+				_ = os.MkdirAll(filepath.Dir(path), 0o755)
+				if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := append([]string{"IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr()}, c.env...)
+			var p *testkit.SupervisorProc
+			if c.starts {
+				p = testkit.StartSupervisor(t, dir, env, waitLong)
+			} else {
+				p = testkit.StartSupervisorNoWait(t, dir, env)
+				if code, err := p.Wait(waitLong); err != nil || code != 1 {
+					t.Fatalf("exit code %d, %v; want 1", code, err)
+				}
+			}
+			for _, w := range c.wantLog {
+				if !strings.Contains(p.Logs(), w) {
+					t.Errorf("output lacks %q:\n%s", w, p.Logs())
+				}
+			}
+			if c.check != nil {
+				c.check(t, p)
+			}
+		})
+	}
+}
+
+// With http.tls enabled the API speaks HTTPS only, with the configured certificate.
+func TestAPIOverTLS(t *testing.T) {
+	broker := testkit.StartBroker(t)
+	dir := t.TempDir()
+	pool := writeSelfSignedCert(t, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(`[http.tls]
+enabled = true
+cert_file = "cert.pem"
+key_file = "key.pem"
+
+[connectors]
+config_dir = "connectors"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := testkit.StartSupervisor(t, dir, []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr()}, waitLong)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Get("https://" + p.Addr + "/health")
+	if err != nil {
+		t.Fatalf("HTTPS GET /health: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("HTTPS /health: %d", resp.StatusCode)
+	}
+	if resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + p.Addr + "/health"); err == nil && resp.StatusCode == 200 {
+		t.Errorf("plain HTTP answered 200 on the TLS listener")
+	}
+}
+
+func writeSelfSignedCert(t *testing.T, certPath, keyPath string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool
+}
