@@ -97,6 +97,16 @@ func nameLevel(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
+// OutputOnly is the same handler without the extra handlers, sharing the
+// output (and its lock). The supervisor relays runner lines through it: a
+// runner exports its own records, so the supervisor must not export them
+// again.
+func (h *Handler) OutputOnly() *Handler {
+	c := *h
+	c.outs = h.outs[:1:1]
+	return &c
+}
+
 // Filter returns the handler's parsed filter.
 func (h *Handler) Filter() Filter { return h.filter }
 

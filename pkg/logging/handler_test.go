@@ -245,3 +245,24 @@ func TestNewRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestOutputOnlySkipsTheExtraHandlers(t *testing.T) {
+	var main, extra bytes.Buffer
+	h, err := logging.NewHandler(&main, logging.Options{Format: "json", Also: []slog.Handler{slog.NewJSONHandler(&extra, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slog.New(h.OutputOnly()).Info("relayed")
+	slog.New(h).Info("own")
+
+	var got []string
+	for _, o := range jsonLines(t, main.String()) {
+		got = append(got, fmt.Sprint(o["msg"]))
+	}
+	if strings.Join(got, ",") != "relayed,own" {
+		t.Errorf("output got %v, want both lines", got)
+	}
+	if objs := jsonLines(t, extra.String()); len(objs) != 1 || objs[0]["msg"] != "own" {
+		t.Errorf("extra handler got %v, want only the own line", objs)
+	}
+}
