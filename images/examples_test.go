@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -55,7 +56,8 @@ func startExampleBroker(t *testing.T, p *types.Project) string {
 // it bound (the tests bind port 0, so parallel tests never collide).
 func boundAddress(t *testing.T, proc *testkit.RunnerProc) string {
 	t.Helper()
-	bound := regexp.MustCompile(`http endpoint listening.* bound=(\S+)`)
+	// Text or JSON logs (IGGY_CONNECTORS_LOGGING_FORMAT): bound=ADDR or "bound":"ADDR".
+	bound := regexp.MustCompile(`http endpoint listening.*\bbound"?[=:]"?([^\s"]+)`)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if m := bound.FindStringSubmatch(proc.Logs()); m != nil {
@@ -105,6 +107,68 @@ func waitFor[T any](t *testing.T, url string, exited func() bool, ok func(T) boo
 			t.Fatalf("%s: condition not met (last: %+v, err %v)", url, v, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestOrchestratorRunnersRun runs the runner of the Nomad job and of the ECS task definition with
+// their environment, feeds its topic through the official SDK and waits for the sink to consume.
+func TestOrchestratorRunnersRun(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	plugins := testkit.BuildPlugins(t)
+	for _, tc := range []struct {
+		file  string
+		parse func(root, file string, data []byte) ([]container, error)
+	}{
+		{nomadJob, nomadContainers},
+		{ecsTaskDefinition, ecsContainers},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			containers, err := tc.parse(root, tc.file, data)
+			if err != nil || len(containers) != 1 {
+				t.Fatalf("want one container: %d, %v", len(containers), err)
+			}
+			c := containers[0]
+			connectors, errs := checkContainer(t.Context(), c)
+			reportErrors(t, errs)
+			topics := neededTopics(connectors)
+			if len(topics) != 1 {
+				t.Fatalf("want a sink of one topic, got %v", topics)
+			}
+			stream, topic, _ := strings.Cut(topics[0], "/")
+			broker := testkit.StartBroker(t, testkit.WithStream(stream, map[string]uint32{topic: 1}))
+
+			c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker.Addr()
+			c.env["IGGY_CONNECTORS_IGGY_PASSWORD"] = "iggy" // the secret the orchestrator injects
+			c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
+			c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
+			c.env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(c.env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
+			proc := testkit.StartRunner(t, environList(c.env))
+			addr := boundAddress(t, proc)
+			probe(t, addr, proc.Exited)
+
+			cli := testkit.LoggedInClient(t, broker)
+			streamID, _ := iggcon.NewIdentifier(stream)
+			topicID, _ := iggcon.NewIdentifier(topic)
+			var msgs []iggcon.IggyMessage
+			for i := range 3 {
+				m, err := iggcon.NewIggyMessage([]byte(fmt.Sprintf(`{"n":%d}`, i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				msgs = append(msgs, m)
+			}
+			if err := cli.SendMessages(streamID, topicID, iggcon.PartitionId(0), msgs); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "http://"+addr+"/stats", proc.Exited, func(s metrics.ConnectorStats) bool {
+				return s.Status == "running" && s.MessagesConsumed != nil && *s.MessagesConsumed >= 3
+			})
+		})
 	}
 }
 
