@@ -1,0 +1,81 @@
+package supervisor_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/provider"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+	"github.com/iggy-connectors-go/runtime/supervisor"
+)
+
+// The supervisor used as a library: Start, concurrent API traffic (listing, /stats, /metrics,
+// restarts) while runners crash and restart, then Shutdown. Run with -race, this is where the
+// process manager's shared state is exercised by many goroutines at once.
+func TestInProcessConcurrentTraffic(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("fault"), "demo", "events", "")+"\n[plugin_config]\nmessages_per_batch = 5\ninterval_ms = 10\n")
+	f.write(t, "connectors/crashy.toml", sinkFile("crashy", f.plugin("fault"), "demo", "events", "")+"\n[plugin_config]\ncrash_on_batch = 2\n")
+	f.write(t, "connectors/steady.toml", sinkFile("steady", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
+
+	rt := config.DefaultRuntime()
+	rt.HTTP.Address = "127.0.0.1:0"
+	rt.HTTP.Metrics.Enabled = true
+	rt.Iggy.Address = broker.Addr()
+	rt.State.Path = f.dir + "/state"
+	rt.Connectors.ConfigDir = f.dir + "/connectors"
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	prov, err := provider.New(rt, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := supervisor.New(supervisor.Options{Runtime: rt, Provider: prov, Logger: log, LogOutput: io.Discard,
+		Environ: append(f.env(), "IGGY_SUPERVISOR_RUNNER_PATH="+testkit.RunnerBinary(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + s.APIAddr()
+	var wg sync.WaitGroup
+	for _, path := range []string{"/sinks", "/sources", "/stats", "/metrics", "/sinks/steady"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				resp, err := http.Get(base + path)
+				if err != nil {
+					t.Errorf("GET %s: %v", path, err)
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Errorf("GET %s: %d", path, resp.StatusCode)
+				}
+			}
+		}()
+	}
+	for range 3 {
+		resp, err := http.Post(base+"/sources/gen/restart", "", nil)
+		if err != nil || resp.StatusCode != http.StatusNoContent {
+			t.Errorf("restart: %v %v", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	wg.Wait()
+	s.Shutdown()
+	st := s.Stats(context.Background())
+	for _, c := range st.Connectors {
+		if c.Status != "stopped" {
+			t.Errorf("after Shutdown %s/%s is %s, want stopped", c.ConnectorType, c.Key, c.Status)
+		}
+	}
+}
