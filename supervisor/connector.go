@@ -144,7 +144,7 @@ func (m *managed) stopLoop() {
 func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, done chan<- struct{}, first chan<- error) {
 	defer close(done)
 	env := m.sup.env
-	pause := env.BackoffMin
+	backoff := restartBackoff{min: env.BackoffMin, max: env.BackoffMax, stableAfter: env.StableAfter}
 	report := func(err error) {
 		if first != nil {
 			first <- err
@@ -173,17 +173,13 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 				return
 			}
 		}
-		if time.Since(started) >= env.StableAfter {
-			pause = env.BackoffMin
-		}
-		t := time.NewTimer(pause)
+		t := time.NewTimer(backoff.pause(time.Since(started)))
 		select {
 		case <-stop:
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		pause = min(pause*2, env.BackoffMax)
 		m.mu.Lock()
 		m.restarts++
 		m.mu.Unlock()
@@ -322,4 +318,21 @@ func (m *managed) noteStats(s metrics.ConnectorStats) {
 // limited to about 100 bytes, keys to 128).
 func socketName(kind config.ConnectorKind, index int) string {
 	return string(kind) + "-" + strconv.Itoa(index) + ".sock"
+}
+
+// restartBackoff is the pause before restarting a runner: min, doubling per restart up to max,
+// and min again after a run of at least stableAfter.
+type restartBackoff struct {
+	min, max, stableAfter time.Duration
+	next                  time.Duration
+}
+
+// pause returns the wait before the next start, given how long the last run lasted.
+func (b *restartBackoff) pause(ran time.Duration) time.Duration {
+	if b.next == 0 || ran >= b.stableAfter {
+		b.next = b.min
+	}
+	d := b.next
+	b.next = min(b.next*2, b.max)
+	return d
 }
