@@ -14,7 +14,9 @@ FUZZTIME ?= 20s
 all: build
 
 deps:
-	@command -v $(CC) >/dev/null 2>&1 || (apt-get update && apt-get install -y gcc libc6-dev)
+	@missing=""; command -v $(CC) >/dev/null 2>&1 || missing="$$missing gcc libc6-dev"; \
+	  command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+	  if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	$(GO) mod download
 
 build: deps plugins
