@@ -12,7 +12,7 @@
 //     for the supervisor, TargetRunner for runners). As upstream's
 //     EnvFilter, a directive covers every target it is a prefix of, and the
 //     longest match wins.
-//   - Relay, RelayLine, ParseLine: the supervisor reads each runner's
+//   - Relay, Relayer, ParseLine: the supervisor reads each runner's
 //     stdout/stderr and re-emits every line on its own logger, tagged with
 //     the connector key, so iggy-connectors shows one log stream. Lines the
 //     runner wrote with slog (JSON or text) keep their time, level and

@@ -32,8 +32,8 @@ var crashPrefixes = []string{"panic: ", "fatal error: ", "SIGSEGV: ", "SIGABRT: 
 // a plugin writing to stdout) becomes the message of an info line, or of an
 // error line from a crash report on.
 func Relay(r io.Reader, log *slog.Logger, connectorKey string) {
+	rl := NewRelayer(log, connectorKey)
 	br := bufio.NewReaderSize(r, 64<<10)
-	crashed := false
 	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -50,53 +50,64 @@ func Relay(r io.Reader, log *slog.Logger, connectorKey string) {
 			}
 			line, long = long, nil
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) > 0 {
-			crashed = relayLine(log, connectorKey, line, crashed)
-		}
+		rl.Line(string(line))
 		if err != nil {
 			return
 		}
 	}
 }
 
-// RelayLine logs one runner output line as Relay does.
-func RelayLine(log *slog.Logger, connectorKey string, line []byte) {
-	relayLine(log, connectorKey, bytes.TrimRight(line, "\r\n"), false)
+// Relayer relays the lines of one runner process, one call per line, for a
+// caller that splits the output itself. It remembers that a crash report has
+// started, so the stack trace after "panic: ..." is logged as errors too.
+// Use one Relayer per process and output stream, from one goroutine.
+type Relayer struct {
+	log     *slog.Logger
+	key     string
+	crashed bool
 }
 
-// relayLine logs line and reports whether a crash report has started.
-func relayLine(log *slog.Logger, connectorKey string, line []byte, crashed bool) bool {
-	p, ok := ParseLine(line)
+// NewRelayer returns a Relayer logging on log with connector_key = connectorKey.
+func NewRelayer(log *slog.Logger, connectorKey string) *Relayer {
+	return &Relayer{log: log, key: connectorKey}
+}
+
+// Line logs one output line (a trailing newline is ignored; an empty line
+// is skipped). The line's own connector_key, if any, is replaced.
+func (rl *Relayer) Line(line string) {
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return
+	}
+	p, ok := ParseLine([]byte(line))
 	if !ok {
-		p = Line{Level: slog.LevelInfo, Message: strings.ToValidUTF8(string(line), "\uFFFD")}
+		p = Line{Level: slog.LevelInfo, Message: strings.ToValidUTF8(line, "\uFFFD")}
 		for _, pre := range crashPrefixes {
-			if strings.HasPrefix(p.Message, pre) {
-				crashed = true
+			if strings.HasPrefix(line, pre) {
+				rl.crashed = true
 			}
 		}
-		if crashed {
+		if rl.crashed {
 			p.Level = slog.LevelError
 		}
 	}
 	ctx := context.Background()
-	h := log.Handler()
+	h := rl.log.Handler()
 	if !h.Enabled(ctx, p.Level) {
-		return crashed
+		return
 	}
 	t := p.Time
 	if t.IsZero() {
 		t = time.Now()
 	}
 	rec := slog.NewRecord(t, p.Level, p.Message, 0)
-	rec.AddAttrs(slog.String(KeyConnectorKey, connectorKey))
+	rec.AddAttrs(slog.String(KeyConnectorKey, rl.key))
 	for _, a := range p.Attrs {
 		if a.Key != KeyConnectorKey {
 			rec.AddAttrs(a)
 		}
 	}
 	_ = h.Handle(ctx, rec)
-	return crashed
 }
 
 // Line is one structured log line read back.

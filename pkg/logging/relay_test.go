@@ -188,3 +188,39 @@ func TestParseLine(t *testing.T) {
 		})
 	}
 }
+
+func TestRelayerLineByLine(t *testing.T) {
+	var out bytes.Buffer
+	log, err := logging.New(&out, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := logging.NewRelayer(log, "stdout-sink")
+	steps := []struct {
+		line  string
+		level string // "" when nothing must be written
+		msg   string
+	}{
+		{`{"level":"INFO","msg":"sink running","connector_key":"other"}` + "\n", "INFO", "sink running"},
+		{`{"level":"DEBUG","msg":"hidden"}`, "", ""},
+		{"", "", ""},
+		{"plain text\r\n", "INFO", "plain text"},
+		{"fatal error: unexpected signal", "ERROR", "fatal error: unexpected signal"},
+		{"goroutine 7 [syscall]:", "ERROR", "goroutine 7 [syscall]:"},
+		{`{"level":"INFO","msg":"structured lines keep their level"}`, "INFO", "structured lines keep their level"},
+	}
+	for i, s := range steps {
+		out.Reset()
+		rl.Line(s.line)
+		if s.level == "" {
+			if out.Len() != 0 {
+				t.Errorf("step %d (%q): wrote %s, want nothing", i, s.line, out.String())
+			}
+			continue
+		}
+		objs := jsonLines(t, out.String())
+		if len(objs) != 1 || objs[0]["level"] != s.level || objs[0]["msg"] != s.msg || objs[0]["connector_key"] != "stdout-sink" {
+			t.Errorf("step %d (%q): wrote %v, want level %s msg %q connector_key stdout-sink", i, s.line, objs, s.level, s.msg)
+		}
+	}
+}
