@@ -86,8 +86,8 @@ func TestFatalErrorsExitNonZero(t *testing.T) {
 			reason: "5 consecutive NACKs",
 		},
 		{
-			name:   "source target missing",
-			toml:   func(string) string { return sourceTOML("p3", fault, "nowhere", "events", "", "") },
+			name:   "source target id missing",
+			toml:   func(string) string { return sourceTOML("p3", fault, "4242", "events", "", "") },
 			reason: "stream or topic not found",
 		},
 	}

@@ -117,3 +117,16 @@ value.static = true
 		}
 	}
 }
+
+// A source whose target stream and topic do not exist creates them (one partition), as upstream's
+// producer does, and writes there.
+func TestSourceCreatesMissingTarget(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sourceTOML("maker", pluginPath(t, "fault"), "fresh", "made", "",
+		"messages_per_batch = 5\nmax_messages = 20\ninterval_ms = 2")))
+	p.WaitStatus(t, "running", waitLong)
+	p.WaitUntil(t, waitLong, "20 messages sent", func() bool { return u64(p.Stats(t).MessagesSent) >= 20 })
+	if got := len(readTopic(t, srv, "fresh", "made")); got != 20 {
+		t.Fatalf("the created topic holds %d messages, want 20", got)
+	}
+}

@@ -175,29 +175,16 @@ func (p *sourcePump) finish(closeErr error) {
 	}
 }
 
-// ensureSourceTopic checks that the target exists, creating it (1 partition) when the client can,
-// as upstream's producer does.
+// ensureSourceTopic creates a missing target stream and topic (1 partition), as upstream's producer
+// init does. A missing numeric id cannot be created and stops the connector.
 func (r *Runner) ensureSourceTopic(ctx context.Context, client iggyclient.Client, s sourceStream) error {
-	_, err := client.TopicInfo(ctx, s.Stream, s.Topic)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, iggyclient.ErrNotFound) {
-		return fmt.Errorf("source %q: stream %q topic %q: %w", r.spec.Key, s.Stream, s.Topic, err)
-	}
-	creator, ok := client.(topicCreator)
-	if !ok {
-		return fmt.Errorf("source %q: stream %q topic %q: %w (create it first)", r.spec.Key, s.Stream, s.Topic, ErrStreamNotFound)
-	}
-	if err := creator.EnsureTopic(ctx, s.Stream, s.Topic, 1); err != nil {
+	if err := client.EnsureTopic(ctx, s.Stream, s.Topic, 1); err != nil {
+		if errors.Is(err, iggyclient.ErrNotFound) {
+			return fmt.Errorf("source %q: stream %q topic %q: %w (%w)", r.spec.Key, s.Stream, s.Topic, ErrStreamNotFound, err)
+		}
 		return fmt.Errorf("source %q: create stream %q topic %q: %w", r.spec.Key, s.Stream, s.Topic, err)
 	}
 	return nil
-}
-
-// topicCreator is implemented by clients that can create a missing stream and topic.
-type topicCreator interface {
-	EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error
 }
 
 // deliver runs on a plugin thread with a copy of the batch. A v2 batch is queued without blocking,
