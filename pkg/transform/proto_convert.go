@@ -116,7 +116,7 @@ func (p *protoConvert) convert(in codec.Payload) (codec.Payload, error) {
 		return p.protoToJSON(in)
 	case src == proto && dst == postcard.SchemaText:
 		return p.protoToText(in)
-	case src == proto && (isByteKind(dst)):
+	case src == proto && isByteKind(dst):
 		switch in.Kind {
 		case proto:
 			return bytesPayload(dst, []byte(in.Text)), nil
