@@ -130,3 +130,25 @@ func TestSourceCreatesMissingTarget(t *testing.T) {
 		t.Fatalf("the created topic holds %d messages, want 20", got)
 	}
 }
+
+// benchmark = true adds upstream's per-batch timing event to the logs.
+func TestBenchmarkModeLogsTimingEvents(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	fillTopic(t, srv, "demo", "events", 10)
+	cfg := strings.Replace(sinkTOML("timed", pluginPath(t, "null_sink"), "demo", "events", "", ""), "enabled = true\n", "enabled = true\nbenchmark = true\n", 1)
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
+	p.WaitStatus(t, "running", waitLong)
+	p.WaitUntil(t, waitLong, "a benchmark event", func() bool { return strings.Contains(p.Logs(), "msg=benchmark") })
+	var event string
+	for _, line := range strings.Split(p.Logs(), "\n") {
+		if strings.Contains(line, "msg=benchmark") {
+			event = line
+		}
+	}
+	for _, field := range []string{"target=iggy_connectors::benchmark", "connector_key=timed", "connector_type=sink", "stream=demo",
+		"topic=events", "partition_id=0", "batch_size=10", "processed_count=10", "decode_us=", "prepare_us=", "ffi_us=", "total_us="} {
+		if !strings.Contains(event, field) {
+			t.Errorf("benchmark event lacks %s: %s", field, event)
+		}
+	}
+}

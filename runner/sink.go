@@ -291,7 +291,8 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	m.stage("total", total)
 	r.logBatch("sink batch processed", "stream", t.Stream, "topic", t.Topic, "partition_id", batch.PartitionID,
 		"current_offset", batch.CurrentOffset, "batch_size", len(batch.Messages), "processed_count", len(c.records),
-		"decode_us", decodeDur.Microseconds(), "ffi_us", ffiDur.Microseconds(), "total_us", total.Microseconds())
+		"decode_us", decodeDur.Microseconds(), "prepare_us", max(0, total-ffiDur-decodeDur).Microseconds(),
+		"ffi_us", ffiDur.Microseconds(), "total_us", total.Microseconds())
 	return nil
 }
 
@@ -379,9 +380,14 @@ func headersToIggy(m postcard.HeaderMap) []iggyclient.HeaderEntry {
 	return out
 }
 
-// logBatch logs per-batch progress: info when the connector is verbose or in benchmark mode, else debug.
+// logBatch logs per-batch progress: info when the connector is verbose, else debug. In benchmark
+// mode (benchmark = true) it also emits upstream's per-batch timing event: message "benchmark",
+// target iggy_connectors::benchmark, the same fields (pipeline.md §6).
 func (r *Runner) logBatch(msg string, args ...any) {
-	if r.spec.Verbose || r.spec.Benchmark {
+	if r.spec.Benchmark {
+		r.log.Info("benchmark", append([]any{"target", "iggy_connectors::benchmark"}, args...)...)
+	}
+	if r.spec.Verbose {
 		r.log.Info(msg, args...)
 		return
 	}

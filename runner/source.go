@@ -47,6 +47,8 @@ type sourcePump struct {
 	stallOnce  sync.Once
 	decoders   map[postcard.Schema]codec.Decoder
 	lastSend   []time.Time // per stream entry, for linger_time spacing
+	streams    string      // the stream entries' streams and topics, comma-joined, for batch logs
+	topics     string
 	outScratch [][]iggyclient.OutMessage
 }
 
@@ -91,6 +93,14 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		lastSend:   make([]time.Time, len(spec.SourceStreams)),
 		outScratch: make([][]iggyclient.OutMessage, len(spec.SourceStreams)),
 	}
+	for i, st := range spec.SourceStreams {
+		sep := ""
+		if i > 0 {
+			sep = ","
+		}
+		p.streams += sep + st.Stream
+		p.topics += sep + st.Topic
+	}
 	closePlugin := func() error {
 		return r.pluginCall("iggy_source_close", func() error { return lib.Close(id) })
 	}
@@ -117,6 +127,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		<-forwarded
 		return fmt.Errorf("source %q: %w: starting the plugin's poll loop failed: %w", spec.Key, ErrSourceStalled, err)
 	}
+	r.metrics.c.CreateErrorSeries() // upstream creates it when forwarding starts (http-api.md §4.3.3)
 	r.status.set(StatusRunning)
 	r.log.Info("source running", "streams", len(spec.SourceStreams), "acks", lib.SupportsAck())
 
@@ -369,7 +380,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	m.stage("decode", decodeDur)
 	m.stage("prepare", prepareDur)
 	m.stage("total", total)
-	r.logBatch("source batch processed", "batch_id", b.id, "batch_size", len(msgs), "sent_count", sentCount,
+	r.logBatch("source batch processed", "stream", p.streams, "topic", p.topics, "batch_id", b.id, "batch_size", len(msgs), "sent_count", sentCount,
 		"ack", ack, "decode_us", decodeDur.Microseconds(), "prepare_us", prepareDur.Microseconds(),
 		"iggy_send_us", sendDur.Microseconds(), "state_saved", stateSaved, "state_save_us", stateDur.Microseconds(),
 		"total_us", total.Microseconds())
