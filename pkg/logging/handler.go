@@ -33,6 +33,10 @@ type Options struct {
 	Also []slog.Handler
 	// Attrs are added to every line (a runner passes its connector key).
 	Attrs []slog.Attr
+	// LenientFilter: an unparsable Filter falls back to DefaultFilter, as
+	// upstream does with a bad RUST_LOG, and the first line written is a
+	// warning naming the problem. Otherwise it is an error.
+	LenientFilter bool
 }
 
 // Handler is a slog.Handler that filters records per target, writes the
@@ -58,8 +62,12 @@ func New(w io.Writer, format, filter string, attrs ...slog.Attr) (*slog.Logger, 
 // NewHandler builds a Handler writing to w.
 func NewHandler(w io.Writer, o Options) (*Handler, error) {
 	f, err := ParseFilter(o.Filter)
+	var filterProblem error
 	if err != nil {
-		return nil, err
+		if !o.LenientFilter {
+			return nil, err
+		}
+		filterProblem, f = err, MustParseFilter(DefaultFilter)
 	}
 	// The filter decides; the formatter writes whatever reaches it.
 	fo := &slog.HandlerOptions{Level: slog.Level(math.MinInt32), ReplaceAttr: nameLevel}
@@ -82,7 +90,10 @@ func NewHandler(w io.Writer, o Options) (*Handler, error) {
 		}
 	}
 	if len(o.Attrs) > 0 {
-		return h.WithAttrs(o.Attrs).(*Handler), nil
+		h = h.WithAttrs(o.Attrs).(*Handler)
+	}
+	if filterProblem != nil {
+		slog.New(h).Warn("log filter ignored; using the default", "filter", o.Filter, "default", DefaultFilter, "error", filterProblem)
 	}
 	return h, nil
 }

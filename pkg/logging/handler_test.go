@@ -266,3 +266,25 @@ func TestOutputOnlySkipsTheExtraHandlers(t *testing.T) {
 		t.Errorf("extra handler got %v, want only the own line", objs)
 	}
 }
+
+func TestLenientFilterFallsBackToInfo(t *testing.T) {
+	var buf bytes.Buffer
+	h, err := logging.NewHandler(&buf, logging.Options{Format: "json", Filter: "connector=loud", LenientFilter: true})
+	if err != nil {
+		t.Fatalf("lenient handler refused a bad filter: %v", err)
+	}
+	log := slog.New(h)
+	log.Debug("hidden")
+	log.Info("shown")
+
+	objs := jsonLines(t, buf.String())
+	if len(objs) != 2 {
+		t.Fatalf("got %d lines, want the warning and the info line: %s", len(objs), buf.String())
+	}
+	if w := objs[0]; w["level"] != "WARN" || w["filter"] != "connector=loud" || !strings.Contains(fmt.Sprint(w["error"]), "unknown level") {
+		t.Errorf("warning = %v", w)
+	}
+	if objs[1]["msg"] != "shown" {
+		t.Errorf("second line = %v, want the info line", objs[1])
+	}
+}
