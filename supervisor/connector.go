@@ -152,9 +152,23 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 		}
 	}
 	defer report(errors.New("stopped before it started"))
+	// stopCtx ends when stop is closed, so a runner still starting is abandoned at once.
+	stopCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-stopCtx.Done():
+		}
+	}()
 	for {
 		started := time.Now()
-		c, err := m.start(cfg, path)
+		c, err := m.start(stopCtx, cfg, path)
+		if stopCtx.Err() != nil {
+			m.setStatus(statusStopped)
+			return
+		}
 		if err != nil {
 			m.setError(err.Error())
 			report(err)
@@ -189,7 +203,7 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 }
 
 // start spawns a runner for cfg and waits until its endpoint answers.
-func (m *managed) start(cfg config.Connector, path string) (*child, error) {
+func (m *managed) start(ctx context.Context, cfg config.Connector, path string) (*child, error) {
 	id := m.sup.nextID.Add(1)
 	m.mu.Lock()
 	m.id = id
@@ -203,7 +217,7 @@ func (m *managed) start(cfg config.Connector, path string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.waitReady(context.Background(), m.sup.env.StartTimeout); err != nil {
+	if err := c.waitReady(ctx, m.sup.env.StartTimeout); err != nil {
 		c.stop(m.sup.env.DrainTimeout)
 		return nil, err
 	}

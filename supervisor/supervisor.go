@@ -118,6 +118,13 @@ func New(o Options) (*Supervisor, error) {
 		}
 		s.sockDir, s.ownsSock = dir, true
 	}
+	// A Unix socket path is limited to 108 bytes on Linux; leave room for the socket's name.
+	if len(s.sockDir)+len("/source-99999.sock") >= 108 {
+		if s.ownsSock {
+			_ = os.RemoveAll(s.sockDir)
+		}
+		return nil, fmt.Errorf("runner socket directory %q is too long for Unix socket paths (set IGGY_SUPERVISOR_RUNTIME_DIR to a shorter one)", s.sockDir)
+	}
 	return s, nil
 }
 
