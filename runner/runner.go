@@ -141,22 +141,34 @@ func (r *Runner) dial(ctx context.Context) (iggyclient.Client, error) {
 	}
 }
 
-// pluginCall runs one call into the plugin, bounded by IGGY_CONNECTOR_PLUGIN_TIMEOUT. On timeout the
-// foreign call keeps running on its thread; the caller treats the plugin as hung and the process exits.
-func (r *Runner) pluginCall(op string, fn func() error) error {
+// pluginCall runs one call into the plugin through pkg/plugin's context-aware variants, bounded
+// by IGGY_CONNECTOR_PLUGIN_TIMEOUT (0 = no limit). On timeout the foreign call keeps running on its
+// thread; the caller treats the plugin as hung (ErrPluginHung) and the process exits.
+func (r *Runner) pluginCall(op string, fn func(ctx context.Context) error) error {
 	limit := r.settings.Env.PluginCallTimeout
-	if limit <= 0 {
-		return fn()
+	ctx := context.Background()
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
 	}
+	err := fn(ctx)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w after %s: %w", op, ErrPluginHung, limit, err)
+	}
+	return err
+}
+
+// callWithContext runs a plugin call that has no context-aware variant (handle, which returns at
+// once in a healthy plugin) so that pluginCall can bound it too.
+func callWithContext(ctx context.Context, call func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- fn() }()
-	t := time.NewTimer(limit)
-	defer t.Stop()
+	go func() { done <- call() }()
 	select {
 	case err := <-done:
 		return err
-	case <-t.C:
-		return fmt.Errorf("%s: %w after %s", op, ErrPluginHung, limit)
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -30,13 +30,13 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 	r.pluginVersion.Store(lib.Version())
 	id := plugin.NextInstanceID()
 	r.instanceID.Store(id)
-	if err := r.pluginCall("iggy_sink_open", func() error { return lib.Open(id, spec.ConfigJSON) }); err != nil {
+	if err := r.pluginCall("iggy_sink_open", func(ctx context.Context) error { return lib.OpenContext(ctx, id, spec.ConfigJSON) }); err != nil {
 		return fmt.Errorf("sink %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
 	}
 	r.log.Info("sink plugin opened", "path", path, "version", lib.Version(), "plugin_id", id)
 
 	closePlugin := func() error {
-		if err := r.pluginCall("iggy_sink_close", func() error { return lib.Close(id) }); err != nil {
+		if err := r.pluginCall("iggy_sink_close", func(ctx context.Context) error { return lib.CloseContext(ctx, id) }); err != nil {
 			r.log.Warn("closing the sink plugin failed", "error", err)
 			return err
 		}
@@ -303,8 +303,8 @@ func (c *sinkConsumer) consume(pollCtx context.Context) error {
 	e := r.settings.Env
 	bo := newBackoff(e.RetryBackoffMin, e.RetryBackoffMax)
 	for attempt := 0; ; attempt++ {
-		err := r.pluginCall("iggy_sink_consume", func() error {
-			return c.lib.Consume(c.id, c.topicMeta, c.metaBuf, c.msgsBuf)
+		err := r.pluginCall("iggy_sink_consume", func(ctx context.Context) error {
+			return c.lib.ConsumeContext(ctx, c.id, c.topicMeta, c.metaBuf, c.msgsBuf)
 		})
 		if err == nil {
 			return nil

@@ -78,7 +78,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	r.pluginVersion.Store(lib.Version())
 	id := plugin.NextInstanceID()
 	r.instanceID.Store(id)
-	if err := r.pluginCall("iggy_source_open", func() error { return lib.Open(id, spec.ConfigJSON, saved) }); err != nil {
+	if err := r.pluginCall("iggy_source_open", func(ctx context.Context) error { return lib.OpenContext(ctx, id, spec.ConfigJSON, saved) }); err != nil {
 		return fmt.Errorf("source %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
 	}
 	r.log.Info("source plugin opened", "path", path, "version", lib.Version(), "plugin_id", id,
@@ -102,7 +102,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		p.topics += sep + st.Topic
 	}
 	closePlugin := func() error {
-		return r.pluginCall("iggy_source_close", func() error { return lib.Close(id) })
+		return r.pluginCall("iggy_source_close", func(ctx context.Context) error { return lib.CloseContext(ctx, id) })
 	}
 	for _, s := range spec.SourceStreams {
 		if err := r.ensureSourceTopic(ctx, client, s); err != nil {
@@ -120,7 +120,9 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		p.forwardLoop(workCtx)
 	}()
 
-	if err := r.pluginCall("iggy_source_handle", func() error { return lib.Start(id, p.deliver) }); err != nil {
+	if err := r.pluginCall("iggy_source_handle", func(ctx context.Context) error {
+		return callWithContext(ctx, func() error { return lib.Start(id, p.deliver) })
+	}); err != nil {
 		p.stopping.Store(true)
 		closeErr := closePlugin()
 		p.finish(closeErr)
@@ -393,7 +395,9 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 	if !p.lib.SupportsAck() {
 		return
 	}
-	err := r.pluginCall("iggy_source_batch_result", func() error { return p.lib.BatchResult(p.id, batchID, ack) })
+	err := r.pluginCall("iggy_source_batch_result", func(ctx context.Context) error {
+		return p.lib.BatchResultContext(ctx, p.id, batchID, ack)
+	})
 	if ack && err == nil {
 		p.nacks.Store(0)
 	}
