@@ -184,6 +184,7 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 				// A configuration error does not heal by itself: wait for a restart request.
 				m.setError(exit.String() + " (invalid configuration; not restarted until POST /" + m.kind.Plural() + "/" + m.key + "/restart)")
 				<-stop
+				m.setStatus(statusStopped)
 				return
 			}
 		}
@@ -191,6 +192,7 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 		select {
 		case <-stop:
 			t.Stop()
+			m.setStatus(statusStopped)
 			return
 		case <-t.C:
 		}

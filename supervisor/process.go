@@ -119,7 +119,12 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 	go c.forward(r, onLine)
 	go func() {
 		err := cmd.Wait()
-		<-c.copied // the last lines explain the exit
+		// The last lines explain the exit. A grandchild that inherited the pipe could keep it
+		// open forever, so the wait for them is bounded.
+		select {
+		case <-c.copied:
+		case <-time.After(2 * time.Second):
+		}
 		info := exitInfo{Code: cmd.ProcessState.ExitCode()}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
