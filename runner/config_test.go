@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ func TestMainRejectsBadConfiguration(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := runner.Main(c.env, &stderr, background)
+			code := runner.Main(c.env, io.Discard, &stderr, background)
 			if code != runner.ExitConfig {
 				t.Fatalf("exit code %d, want %d; output:\n%s", code, runner.ExitConfig, stderr.String())
 			}

@@ -54,7 +54,7 @@ func TestMainInProcessUnderLoadStopsCleanly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var out lockedBuffer
-			code := runner.Main(e, &out, func() (context.Context, context.CancelFunc) {
+			code := runner.Main(e, &out, &out, func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), 3*time.Second)
 			})
 			if code != runner.ExitOK {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
 // Exit codes of the runner process.
@@ -18,8 +20,9 @@ const (
 )
 
 // Main is the whole program behind cmd/iggy-connector-runner, callable from tests: load settings
-// from environ, run until the context from signals ends, and return the exit code.
-func Main(environ []string, stderr io.Writer, signals func() (context.Context, context.CancelFunc)) int {
+// from environ, run until the context from signals ends, and return the exit code. Logs go to
+// stdout (as upstream's); a configuration error or the fatal reason also goes to stderr.
+func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Context, context.CancelFunc)) int {
 	ctx, cancel := signals()
 	defer cancel()
 
@@ -31,7 +34,7 @@ func Main(environ []string, stderr io.Writer, signals func() (context.Context, c
 		boot.Error("invalid configuration", "error", err)
 		return ExitConfig
 	}
-	log, err := NewLogger(stderr, s.LogFormat, s.Env.LogLevel)
+	log, err := NewLogger(stdout, s.LogFormat, s.Env.LogLevel)
 	if err != nil {
 		boot.Error("invalid configuration", "error", err)
 		return ExitConfig
@@ -42,17 +45,20 @@ func Main(environ []string, stderr io.Writer, signals func() (context.Context, c
 	}
 	r, err := New(s, log)
 	if err != nil {
-		log.Error("invalid configuration", "error", err)
+		boot.Error("invalid configuration", "error", err)
 		return ExitConfig
+	}
+	if config.DisplayConfig(environ) {
+		log.Info("effective runtime configuration", "config", fmt.Sprintf("%+v", s.Runtime.Redacted()))
 	}
 	if s.Env.CPUProfile != "" {
 		f, err := os.Create(s.Env.CPUProfile)
 		if err != nil {
-			log.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
+			boot.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
 			return ExitConfig
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
+			boot.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
 			return ExitConfig
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()

@@ -23,7 +23,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	os.Exit(runner.Main(os.Environ(), os.Stderr, signalContext))
+	os.Exit(runner.Main(os.Environ(), os.Stdout, os.Stderr, signalContext))
 }
 
 // signalContext ends on the first SIGTERM or SIGINT; a second one kills the process the default way.
