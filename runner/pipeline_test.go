@@ -152,3 +152,33 @@ func TestBenchmarkModeLogsTimingEvents(t *testing.T) {
 		}
 	}
 }
+
+// The source decodes what the plugin produced with the schema the plugin declared, the way the SDK's
+// try_into_payload does: avro and flat_buffer bytes pass as bytes (no schema needed), proto falls
+// back to raw bytes, so a plugin declaring them is not rejected.
+func TestSourceDecodesDeclaredSchemaAsTheSDKDoes(t *testing.T) {
+	lib := probeLibrary(t)
+	for _, c := range []struct {
+		name         string
+		pluginSchema int
+		streamSchema string
+		streamExtra  string
+		payload      []byte
+	}{
+		{"avro bytes to an avro stream", 5, "avro", `avro_schema_json = '"long"'`, []byte{0x02}},
+		{"flat_buffer bytes to a flat_buffer stream", 4, "flat_buffer", "", []byte{1, 2, 3, 4, 5}},
+		{"non-Any proto bytes to a raw stream", 3, "raw", "", []byte{0xff, 0x00}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := testkit.StartBroker(t, testkit.WithStream("fmt", map[string]uint32{"t": 1}))
+			env := baseEnv(srv, t.TempDir())
+			source := testkit.StartRunner(t, withConfig(env, probeSourceTOML(t, lib, "fmt", "t", c.streamSchema, c.streamExtra, c.pluginSchema, [][]byte{c.payload}, "")))
+			source.WaitStatus(t, "running", waitLong)
+			source.WaitUntil(t, waitLong, "the message sent", func() bool { return u64(source.Stats(t).MessagesSent) == 1 })
+			msgs := readTopic(t, srv, "fmt", "t")
+			if len(msgs) != 1 || string(msgs[0].Payload) != string(c.payload) {
+				t.Fatalf("topic holds %d messages (%x), want the produced bytes %x", len(msgs), msgs, c.payload)
+			}
+		})
+	}
+}

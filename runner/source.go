@@ -45,7 +45,6 @@ type sourcePump struct {
 	nacks      atomic.Int32 // consecutive NACKs, including batches rejected in deliver
 	stalled    chan error   // the first stall or fatal error of the forwarder
 	stallOnce  sync.Once
-	decoders   map[postcard.Schema]codec.Decoder
 	lastSend   []time.Time // per stream entry, for linger_time spacing
 	streams    string      // the stream entries' streams and topics, comma-joined, for batch logs
 	topics     string
@@ -89,7 +88,6 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
 		abort:      make(chan struct{}),
 		stalled:    make(chan error, 1),
-		decoders:   map[postcard.Schema]codec.Decoder{},
 		lastSend:   make([]time.Time, len(spec.SourceStreams)),
 		outScratch: make([][]iggyclient.OutMessage, len(spec.SourceStreams)),
 	}
@@ -271,23 +269,19 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	msgs := b.msg.Messages
 	m.produced(len(msgs))
 
-	// Decode with the schema the plugin declared.
+	// Decode with the schema the plugin declared, as the SDK's Schema::try_into_payload does
+	// (pipeline.md §3.4): not the sink decoders (avro and flat_buffer stay bytes, proto falls back).
 	t0 := time.Now()
 	decoded := make([]codec.Message, 0, len(msgs))
 	decodeErrs := 0
-	dec, err := p.decoder(b.msg.Schema)
-	if err != nil {
-		decodeErrs = len(msgs)
-		r.log.Warn("source batch schema cannot be decoded", "schema", b.msg.Schema.String(), "error", err)
-	} else {
-		for i := range msgs {
-			pl, err := dec.Decode(msgs[i].Payload)
-			if err != nil {
-				decodeErrs++
-				continue
-			}
-			decoded = append(decoded, producedToCodec(&msgs[i], pl))
+	for i := range msgs {
+		pl, err := codec.PayloadFromFFI(b.msg.Schema, msgs[i].Payload)
+		if err != nil {
+			decodeErrs++
+			r.log.Debug("produced message cannot be decoded", "schema", b.msg.Schema.String(), "error", err)
+			continue
 		}
+		decoded = append(decoded, producedToCodec(&msgs[i], pl))
 	}
 	decodeDur := time.Since(t0)
 	if decodeErrs > 0 {
@@ -453,18 +447,6 @@ func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []ig
 		}
 	}
 	return nil
-}
-
-func (p *sourcePump) decoder(s postcard.Schema) (codec.Decoder, error) {
-	if d, ok := p.decoders[s]; ok {
-		return d, nil
-	}
-	d, err := codec.NewDecoder(s, nil)
-	if err != nil {
-		return nil, err
-	}
-	p.decoders[s] = d
-	return d, nil
 }
 
 // producedToCodec builds the message transforms see: the plugin's optional fields, no offset.
