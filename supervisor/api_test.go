@@ -317,6 +317,7 @@ func TestAPIListingsAndStats(t *testing.T) {
 	if rs.SourcesRunning != 1 || rs.SinksRunning != 1 {
 		t.Errorf("running gauges: sources %d sinks %d, want 1 and 1", rs.SourcesRunning, rs.SinksRunning)
 	}
+	before := statsOf(t, p, withKey())["source/gen"]
 	// Five concurrent restarts of one connector all answer 204 (only one restarts).
 	codes := make(chan int, 5)
 	for range 5 {
@@ -333,5 +334,18 @@ func TestAPIListingsAndStats(t *testing.T) {
 		if c := <-codes; c != http.StatusNoContent {
 			t.Errorf("concurrent restart answered %d, want 204", c)
 		}
+	}
+	// The new runner process starts its counters at zero; the totals must not go backwards.
+	after := statsOf(t, p, withKey())["source/gen"]
+	if after.PID == before.PID || u64(after.MessagesProduced) < u64(before.MessagesProduced) || u64(after.MessagesSent) < u64(before.MessagesSent) {
+		t.Errorf("after restart: pid %d -> %d, produced %d -> %d, sent %d -> %d; want a new process and no counter going back",
+			before.PID, after.PID, u64(before.MessagesProduced), u64(after.MessagesProduced), u64(before.MessagesSent), u64(after.MessagesSent))
+	}
+	_, body, err := p.Do("GET", "/metrics", withKey(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := metricValue(string(body), `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`); !ok || v < float64(u64(before.MessagesSent)) {
+		t.Errorf("/metrics sent after restart = %v (present %v), was %d before", v, ok, u64(before.MessagesSent))
 	}
 }

@@ -44,6 +44,8 @@ type managed struct {
 	restarts uint64 // times the runner was restarted after it exited on its own
 	proc     *child
 	version  string // plugin version the runner last reported
+	carried  counts // totals of finished runner processes
+	seen     counts // latest counters of the current runner process
 	loopStop chan struct{}
 	loopDone chan struct{}
 }
@@ -81,6 +83,7 @@ type snapshot struct {
 	restarts uint64
 	proc     *child
 	version  string
+	carried  counts
 }
 
 func (m *managed) snapshot() snapshot {
@@ -92,7 +95,7 @@ func (m *managed) snapshot() snapshot {
 		le = &c
 	}
 	return snapshot{cfg: m.cfg, path: m.path, id: m.id, status: m.status, lastErr: le,
-		restarts: m.restarts, proc: m.proc, version: m.version}
+		restarts: m.restarts, proc: m.proc, version: m.version, carried: m.carried}
 }
 
 // prepare checks a config before anything is stopped or started: the start-time checks and the
@@ -243,6 +246,7 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 		m.mu.Lock()
 		m.proc = nil
 		m.mu.Unlock()
+		m.retire()
 		m.sup.sampler.Forget(int32(c.pid))
 	}()
 	settled := false
@@ -270,6 +274,7 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 	for {
 		select {
 		case <-stop:
+			m.refresh(c) // the latest counters, so the carried totals miss as little as possible
 			m.setStatus(statusStopping)
 			c.stop(m.sup.env.DrainTimeout)
 			m.setStatus(statusStopped)
@@ -293,41 +298,48 @@ func (m *managed) statusNow() (string, string) {
 	return m.status, m.status
 }
 
-// refresh reads the runner's status (and on error its last error) and records it.
+// refresh reads the runner's /stats (status, last error, counters) and records it.
 func (m *managed) refresh(c *child) string {
 	ctx, cancel := context.WithTimeout(context.Background(), m.sup.env.RunnerCallLimit)
 	defer cancel()
-	h, err := c.health(ctx)
-	if err != nil || c.exited() {
-		st, _ := m.statusNow()
-		return st
-	}
-	switch h.ConnectorStatus {
-	case statusError:
-		msg := "connector failed"
-		if s, err := c.stats(ctx); err == nil {
-			m.noteStats(s)
-			if s.LastError != nil {
-				msg = s.LastError.Message
+	st, err := c.stats(ctx)
+	if err == nil && !c.exited() {
+		m.noteStats(c, st)
+		switch st.Status {
+		case statusError:
+			msg := "connector failed"
+			if st.LastError != nil {
+				msg = st.LastError.Message
 			}
+			m.setError(msg)
+		case "":
+		default:
+			m.setStatus(st.Status)
 		}
-		m.setError(msg)
-	case "":
-	default:
-		m.setStatus(h.ConnectorStatus)
 	}
-	st, _ := m.statusNow()
-	return st
+	status, _ := m.statusNow()
+	return status
 }
 
-// noteStats remembers what a runner's /stats told about the plugin.
-func (m *managed) noteStats(s metrics.ConnectorStats) {
-	if s.Version == "" || s.Version == "unknown" {
-		return
-	}
+// noteStats remembers what runner c's /stats told: the plugin version and, if c is still the
+// current runner, its counters.
+func (m *managed) noteStats(c *child, s metrics.ConnectorStats) {
 	m.mu.Lock()
-	m.version = s.Version
-	m.mu.Unlock()
+	defer m.mu.Unlock()
+	if s.Version != "" && s.Version != "unknown" {
+		m.version = s.Version
+	}
+	if m.proc == c && c != nil {
+		m.seen = countsOf(s)
+	}
+}
+
+// retire folds the counters of the runner that just ended into the carried totals.
+func (m *managed) retire() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.carried = m.carried.plus(m.seen)
+	m.seen = counts{}
 }
 
 // socketName is the runner socket's file name; an index keeps it short (Unix socket paths are

@@ -115,7 +115,8 @@ func (s *Supervisor) connectorStats(ctx context.Context, m *managed) (metrics.Co
 		st, err := sn.proc.stats(cctx)
 		cancel()
 		if err == nil {
-			m.noteStats(st)
+			m.noteStats(sn.proc, st)
+			sn.carried.addTo(&st)
 			st.PID = int32(sn.proc.pid)
 			st.Restarts = sn.restarts
 			st.Enabled = sn.cfg.Enabled
@@ -146,6 +147,7 @@ func (s *Supervisor) connectorStats(ctx context.Context, m *managed) (metrics.Co
 		st.MessagesConsumed, st.MessagesProcessed = zero(), zero()
 	}
 	st.MessagesFiltered = zero()
+	sn.carried.addTo(&st)
 	return st, false
 }
 
@@ -186,6 +188,9 @@ func (s *Supervisor) refreshMetrics(ctx context.Context) {
 				families, err := sn.proc.metricFamilies(cctx)
 				cancel()
 				if err == nil {
+					if sn.carried != (counts{}) {
+						families = addCounters(families, sn.carried.families(m.key, string(m.kind)))
+					}
 					s.merged.Set(m.label(), families)
 					up = true
 				} else {
@@ -193,7 +198,12 @@ func (s *Supervisor) refreshMetrics(ctx context.Context) {
 				}
 			}
 			if !up {
-				s.merged.Remove(m.label())
+				// The counters of earlier runs stay visible while the runner is down.
+				if sn.carried != (counts{}) {
+					s.merged.Set(m.label(), sn.carried.families(m.key, string(m.kind)))
+				} else {
+					s.merged.Remove(m.label())
+				}
 			}
 			s.runtimeMetrics.SetUp(m.key, string(m.kind), up)
 		}()
