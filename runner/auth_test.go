@@ -1,0 +1,99 @@
+package runner_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// selfSignedCert writes a certificate for localhost/127.0.0.1 that is its own CA, and its key.
+func selfSignedCert(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "iggy test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// The runner logs in with a password, a personal access token (inline or file:), over TLS with a CA
+// file and domain; every way moves messages. Wrong credentials stop it with exit code 1.
+func TestIggyConnectionModes(t *testing.T) {
+	certFile, keyFile := selfSignedCert(t)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("tok-from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withTLS := testkit.BrokerOption(func(c *devbroker.Config) { c.TLSCertFile, c.TLSKeyFile = certFile, keyFile })
+	cases := []struct {
+		name string
+		opts []testkit.BrokerOption
+		env  []string
+	}{
+		{"password", nil, nil},
+		{"token", []testkit.BrokerOption{testkit.WithToken("tok-inline")},
+			// A wrong password proves the token is what logs in.
+			[]string{"IGGY_CONNECTORS_IGGY_PASSWORD=wrong", "IGGY_CONNECTORS_IGGY_TOKEN=tok-inline"}},
+		{"token file", []testkit.BrokerOption{testkit.WithToken("tok-from-file")},
+			[]string{"IGGY_CONNECTORS_IGGY_PASSWORD=wrong", "IGGY_CONNECTORS_IGGY_TOKEN=file:" + tokenFile}},
+		{"tls", []testkit.BrokerOption{withTLS},
+			[]string{"IGGY_CONNECTORS_IGGY_TLS_ENABLED=true", "IGGY_CONNECTORS_IGGY_TLS_CA_FILE=" + certFile, "IGGY_CONNECTORS_IGGY_TLS_DOMAIN=localhost"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := testkit.StartBroker(t, append(c.opts, testkit.WithStream("demo", map[string]uint32{"events": 1}))...)
+			env := append(withConfig(baseEnv(srv, t.TempDir()), sourceTOML("auth", pluginPath(t, "fault"), "demo", "events", "",
+				"messages_per_batch = 5\nmax_messages = 20\ninterval_ms = 2")), c.env...)
+			p := testkit.StartRunner(t, env)
+			p.WaitStatus(t, "running", waitLong)
+			p.WaitUntil(t, waitLong, "20 messages sent", func() bool { return u64(p.Stats(t).MessagesSent) == 20 })
+		})
+	}
+
+	t.Run("wrong password", func(t *testing.T) {
+		srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+		env := append(withConfig(baseEnv(srv, t.TempDir()), sourceTOML("auth", pluginPath(t, "fault"), "demo", "events", "", "")),
+			"IGGY_CONNECTORS_IGGY_PASSWORD=not-the-password")
+		expectExit(t, testkit.StartRunner(t, env), 1, "unauthorized")
+	})
+}
