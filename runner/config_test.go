@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 	"github.com/iggy-connectors-go/runtime/runner"
 )
@@ -205,5 +207,24 @@ func TestSchemasAndConvertTransformsSupportedOrRefused(t *testing.T) {
 				t.Fatalf("want a \"not supported yet\" error, got %v", err)
 			}
 		})
+	}
+}
+
+// The binary answers --help on stdout with exit 0 and refuses other arguments with exit 2.
+func TestBinaryHelpAndArguments(t *testing.T) {
+	bin := testkit.RunnerBinary(t)
+	out, err := exec.Command(bin, "--help").Output()
+	if err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+	for _, want := range []string{"IGGY_CONNECTOR_CONFIG_PATH", "IGGY_CONNECTORS_IGGY_ADDRESS", "(default localhost:8090)"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--help lacks %q:\n%s", want, out)
+		}
+	}
+	err = exec.Command(bin, "--config", "x").Run()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != runner.ExitConfig {
+		t.Fatalf("an unexpected argument: %v, want exit %d", err, runner.ExitConfig)
 	}
 }
