@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -194,5 +196,33 @@ func TestEndpointAPIKey(t *testing.T) {
 		if err != nil || code != c.want {
 			t.Errorf("GET %s with key %q: %d, %v; want %d", c.path, c.key, code, err, c.want)
 		}
+	}
+}
+
+// The endpoint also listens on TCP (host:port), as upstream's API does.
+func TestEndpointOnTCP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a free port for the runner; nothing else binds loopback ports here
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("tcp", pluginPath(t, "null_sink"), "demo", "events", "", "")),
+		"IGGY_CONNECTORS_HTTP_ADDRESS="+addr))
+	deadline := time.Now().Add(waitLong)
+	for {
+		resp, err := http.Get("http://" + addr + "/health")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), `"connector_status":"running"`) {
+				return
+			}
+		}
+		if time.Now().After(deadline) || p.Exited() {
+			t.Fatalf("no running status on http://%s/health (last error %v); logs:\n%s", addr, err, p.Logs())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -31,7 +31,12 @@ Runner variables:
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.Name, defaultText(v.Default), v.Help)
 	}
 	tw.Flush()
-	fmt.Fprint(w, "\nRuntime variables (the runtime file's keys; same names as the supervisor):\n")
+	fmt.Fprint(w, `
+Runtime variables (the runtime file's keys; same names as the supervisor). The runner reads the
+iggy, state, http (address, api_key, tls, metrics endpoint), logging and connectors (provider)
+sections; it serves no CORS headers, always serves its metrics endpoint (http.metrics.enabled is
+not consulted: the supervisor scrapes it) and exports no OpenTelemetry data.
+`)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, v := range config.RuntimeEnvVars() {
 		if v.Key == "" {
