@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -224,5 +225,25 @@ func TestEndpointOnTCP(t *testing.T) {
 			t.Fatalf("no running status on http://%s/health (last error %v); logs:\n%s", addr, err, p.Logs())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A plugin whose close never returns cannot hold the runner: after SIGTERM it gives up after the
+// shutdown timeout and exits 1, naming the reason.
+func TestShutdownWithHungCloseIsBounded(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	for _, c := range []struct{ name, toml string }{
+		{"source", sourceTOML("hang", pluginPath(t, "fault"), "demo", "events", "", "close_hang = true\ninterval_ms = 5")},
+		{"sink", sinkTOML("hang", pluginPath(t, "fault"), "demo", "events", "", "close_hang = true")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := append(withConfig(baseEnv(srv, t.TempDir()), c.toml), "IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=300ms", "IGGY_CONNECTOR_PLUGIN_TIMEOUT=300ms")
+			p := testkit.StartRunner(t, env)
+			p.WaitStatus(t, "running", waitLong)
+			if err := p.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			expectExit(t, p, 1, "close")
+		})
 	}
 }

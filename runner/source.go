@@ -38,9 +38,10 @@ type sourcePump struct {
 	id     uint32
 
 	// queue is closed only after the plugin's close returned, when no send callback can come any more.
-	queue    chan producedBatch
-	stopping atomic.Bool   // v2 deliveries are rejected once set
-	abort    chan struct{} // closed when shutdown gives up waiting; unblocks everything
+	queue     chan producedBatch
+	stopping  atomic.Bool   // v2 deliveries are rejected once set
+	abort     chan struct{} // closed (giveUp) when shutdown stops waiting; unblocks everything
+	abortOnce sync.Once
 
 	nacks      atomic.Int32 // consecutive NACKs, including batches rejected in deliver
 	stalled    chan error   // the first stall or fatal error of the forwarder
@@ -122,8 +123,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		return callWithContext(ctx, func() error { return lib.Start(id, p.deliver) })
 	}); err != nil {
 		p.stopping.Store(true)
-		closeErr := closePlugin()
-		p.finish(closeErr)
+		p.finish(closePlugin())
 		<-forwarded
 		return fmt.Errorf("source %q: %w: starting the plugin's poll loop failed: %w", spec.Key, ErrSourceStalled, err)
 	}
@@ -158,13 +158,13 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		}
 		p.finish(err)
 	case <-timeout.C:
-		p.finish(errors.New("close timed out"))
+		p.giveUp()
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: plugin close did not return within %s", spec.Key, r.settings.Env.ShutdownTimeout))
 	}
 	select {
 	case <-forwarded:
 	case <-timeout.C:
-		close(p.abort)
+		p.giveUp()
 		cancelWork()
 		<-forwarded
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout))
@@ -172,19 +172,19 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	return fatal
 }
 
-// finish ends the forwarder once the plugin was closed: after a clean close no send callback can
-// arrive, so the queue is closed and drained; otherwise the forwarder is told to give up.
+// finish ends the forwarder once the plugin's close returned. Whatever close answered, the SDK
+// has stopped the poll loop, so no send callback can arrive: the queue is closed and what was
+// accepted is still settled. Only a hung close leaves callbacks possible; then the forwarder gives up.
 func (p *sourcePump) finish(closeErr error) {
-	if closeErr == nil {
-		close(p.queue)
+	if errors.Is(closeErr, ErrPluginHung) {
+		p.giveUp()
 		return
 	}
-	select {
-	case <-p.abort:
-	default:
-		close(p.abort)
-	}
+	close(p.queue)
 }
+
+// giveUp tells the forwarder and any blocked legacy hand-over to stop waiting.
+func (p *sourcePump) giveUp() { p.abortOnce.Do(func() { close(p.abort) }) }
 
 // ensureSourceTopic creates a missing target stream and topic (1 partition), as upstream's producer
 // init does. A missing numeric id cannot be created and stops the connector.
