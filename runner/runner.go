@@ -145,7 +145,20 @@ func (r *Runner) dial(ctx context.Context) (iggyclient.Client, error) {
 // by IGGY_CONNECTOR_PLUGIN_TIMEOUT (0 = no limit). On timeout the foreign call keeps running on its
 // thread; the caller treats the plugin as hung (ErrPluginHung) and the process exits.
 func (r *Runner) pluginCall(op string, fn func(ctx context.Context) error) error {
-	limit := r.settings.Env.PluginCallTimeout
+	return r.pluginCallWithin(op, r.settings.Env.PluginCallTimeout, fn)
+}
+
+// pluginClose runs the plugin's close, bounded by the shutdown timeout as well: close is part of
+// the shutdown the operator waits for.
+func (r *Runner) pluginClose(op string, fn func(ctx context.Context) error) error {
+	limit := r.settings.Env.ShutdownTimeout
+	if p := r.settings.Env.PluginCallTimeout; p > 0 && p < limit {
+		limit = p
+	}
+	return r.pluginCallWithin(op, limit, fn)
+}
+
+func (r *Runner) pluginCallWithin(op string, limit time.Duration, fn func(ctx context.Context) error) error {
 	ctx := context.Background()
 	if limit > 0 {
 		var cancel context.CancelFunc

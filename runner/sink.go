@@ -36,7 +36,7 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 	r.log.Info("sink plugin opened", "path", path, "version", lib.Version(), "plugin_id", id)
 
 	closePlugin := func() error {
-		if err := r.pluginCall("iggy_sink_close", func(ctx context.Context) error { return lib.CloseContext(ctx, id) }); err != nil {
+		if err := r.pluginClose("iggy_sink_close", func(ctx context.Context) error { return lib.CloseContext(ctx, id) }); err != nil {
 			r.log.Warn("closing the sink plugin failed", "error", err)
 			return err
 		}
