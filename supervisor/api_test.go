@@ -241,6 +241,8 @@ func TestAPIConformance(t *testing.T) {
 			jsonFields: map[string]string{"code": `"sink_not_found"`}},
 		{name: "restart with a missing plugin", method: "POST", path: "/sinks/lost/restart", header: withKey(), status: 400, contentType: jsonType,
 			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"Failed to resolve plugin path"}},
+		{name: "restart whose plugin open fails", method: "POST", path: "/sinks/broken/restart", header: withKey(), status: 400, contentType: jsonType,
+			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin initialization failed", "iggy_sink_open returned -1"}},
 		{name: "restart", method: "POST", path: "/sinks/out/restart", header: withKey(), status: 204, exactBody: str("")},
 		{name: "running the new version", method: "GET", path: "/sinks/out/configs/active", header: withKey(), status: 200, contentType: jsonType,
 			jsonFields: map[string]string{"version": "1", "active": "true", "plugin_config": `{"table":"v1"}`}},
