@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -261,8 +262,8 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 			report(nil)
 		case status == statusError:
 			settled = true
-			_, le := m.statusNow()
-			report(errors.New(le))
+			_, msg := m.statusNow()
+			report(errors.New(cmp.Or(msg, "connector failed")))
 		case time.Now().After(startDeadline):
 			settled = true
 			report(nil)
@@ -289,13 +290,14 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 	}
 }
 
-func (m *managed) statusNow() (string, string) {
+// statusNow returns the status and the last error's message ("" when none).
+func (m *managed) statusNow() (status, lastError string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.lastErr != nil {
 		return m.status, m.lastErr.Message
 	}
-	return m.status, m.status
+	return m.status, ""
 }
 
 // refresh reads the runner's /stats (status, last error, counters) and records it.
