@@ -136,7 +136,11 @@ Supervisor variables:
 		if v.Key == "" {
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t(default %q)\t%s\n", v.Name, v.Default, v.Help)
+		d := v.Default
+		if d == "" {
+			d = `""`
+		}
+		fmt.Fprintf(tw, "  %s\t(default %s)\t%s\n", v.Name, d, v.Help)
 	}
 	tw.Flush()
 }
