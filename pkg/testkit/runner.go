@@ -3,6 +3,8 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,33 +33,62 @@ var (
 
 // RunnerBinary builds cmd/iggy-connector-runner once per test process and returns its path. It
 // uses `go install` into a per-user cache directory, which relinks only when the sources changed,
-// so test processes after the first start in seconds.
+// so test processes after the first start in seconds. Test processes of several packages may run
+// at once: the install runs under a file lock, and each caller executes a content-addressed copy
+// that no later install rewrites.
 func RunnerBinary(tb testing.TB) string {
 	tb.Helper()
-	runnerBuildOnce.Do(func() {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		dir := filepath.Join(base, "iggy-connectors-go", "testbin")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			runnerBuildErr = err
-			return
-		}
-		cmd := exec.Command(goTool(), "install", runnerPackage)
-		cmd.Env = append(os.Environ(), "GOBIN="+dir)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			runnerBuildErr = fmt.Errorf("go install %s: %w\n%s", runnerPackage, err, stderr.String())
-			return
-		}
-		runnerBinPath = filepath.Join(dir, "iggy-connector-runner")
-	})
+	runnerBuildOnce.Do(func() { runnerBinPath, runnerBuildErr = installRunner() })
 	if runnerBuildErr != nil {
 		tb.Fatalf("build runner: %v", runnerBuildErr)
 	}
 	return runnerBinPath
+}
+
+func installRunner() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "iggy-connectors-go", "testbin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close anyway
+
+	cmd := exec.Command(goTool(), "install", runnerPackage)
+	cmd.Env = append(os.Environ(), "GOBIN="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go install %s: %w\n%s", runnerPackage, err, stderr.String())
+	}
+	installed := filepath.Join(dir, "iggy-connector-runner")
+	data, err := os.ReadFile(installed)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	frozen := filepath.Join(dir, "iggy-connector-runner-"+hex.EncodeToString(sum[:6]))
+	if _, err := os.Stat(frozen); err == nil {
+		return frozen, nil
+	}
+	tmp := frozen + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, frozen); err != nil {
+		return "", err
+	}
+	return frozen, nil
 }
 
 // goTool finds the go command: on PATH, else next to GOROOT.
