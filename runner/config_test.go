@@ -228,3 +228,13 @@ func TestBinaryHelpAndArguments(t *testing.T) {
 		t.Fatalf("an unexpected argument: %v, want exit %d", err, runner.ExitConfig)
 	}
 }
+
+// A disabled connector has nothing to run: the runner says so and exits 0 without dialling Iggy.
+func TestMainDisabledConnectorExitsZero(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	disabled := strings.Replace(validSink, "enabled = true", "enabled = false", 1)
+	code := runner.Main([]string{"IGGY_CONNECTOR_CONFIG=" + disabled}, &stdout, &stderr, background)
+	if code != runner.ExitOK || !strings.Contains(stdout.String(), "disabled") {
+		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
