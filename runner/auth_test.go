@@ -4,11 +4,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -96,4 +98,44 @@ func TestIggyConnectionModes(t *testing.T) {
 			"IGGY_CONNECTORS_IGGY_PASSWORD=not-the-password")
 		expectExit(t, testkit.StartRunner(t, env), 1, "unauthorized")
 	})
+}
+
+// With http.tls enabled the endpoint speaks HTTPS only, with the configured certificate.
+func TestEndpointTLS(t *testing.T) {
+	certFile, keyFile := selfSignedCert(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("tls", pluginPath(t, "null_sink"), "demo", "events", "", "")),
+		"IGGY_CONNECTORS_HTTP_ADDRESS="+addr, "IGGY_CONNECTORS_HTTP_TLS_ENABLED=true",
+		"IGGY_CONNECTORS_HTTP_TLS_CERT_FILE="+certFile, "IGGY_CONNECTORS_HTTP_TLS_KEY_FILE="+keyFile))
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	deadline := time.Now().Add(waitLong)
+	for {
+		resp, err := client.Get("https://" + addr + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) || p.Exited() {
+			t.Fatalf("no HTTPS answer on %s (last error %v); logs:\n%s", addr, err, p.Logs())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if resp, err := http.Get("http://" + addr + "/health"); err == nil && resp.StatusCode == http.StatusOK {
+		resp.Body.Close()
+		t.Fatal("plain HTTP was answered although TLS is enabled")
+	}
 }
