@@ -1,6 +1,7 @@
 package supervisor_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -287,4 +288,30 @@ func processAlive(pid int) bool {
 		return data[i+2] != 'Z' && data[i+2] != 'X'
 	}
 	return true
+}
+
+// With logging.format = "json" every line of the supervisor's output, runner lines included, is
+// one JSON record, and the runner's records carry their connector.
+func TestJSONLogsKeepRunnerRecordsTagged(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	f.write(t, "connectors/a.toml", sinkFile("a", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
+	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_LOGGING_FORMAT=json"), waitLong)
+	waitFor(t, p, waitLong, "the runner to report its sink running", func() bool {
+		return strings.Contains(p.Logs(), `"msg":"sink running"`)
+	})
+	tagged := 0
+	for _, line := range strings.Split(strings.TrimSpace(p.Logs()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not a JSON record: %q", line)
+		}
+		if rec["connector_key"] == "a" && rec["connector_type"] == "sink" {
+			tagged++
+		}
+	}
+	if tagged == 0 {
+		t.Errorf("no runner record tagged with its connector:\n%s", p.Logs())
+	}
 }

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -260,6 +261,11 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 // connector.
 func (s *Supervisor) runnerLine(m *managed, line string) {
 	if s.jsonLogs {
+		// The runner's own records are already JSON tagged with its connector: pass them through.
+		if strings.HasPrefix(line, "{") && json.Valid([]byte(line)) {
+			_, _ = io.WriteString(s.logOut, line+"\n")
+			return
+		}
 		s.log.Info(line, "connector_key", m.key, "connector_type", string(m.kind), "source", "runner")
 		return
 	}

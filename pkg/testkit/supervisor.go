@@ -63,7 +63,8 @@ type SupervisorProc struct {
 	code int
 }
 
-var apiListening = regexp.MustCompile(`msg="REST API listening" address=(\S+)`)
+// apiListening finds the bound address in the supervisor's text or JSON log.
+var apiListening = regexp.MustCompile(`msg="REST API listening" address=(\S+)|"msg":"REST API listening","address":"([^"]+)"`)
 
 // StartSupervisor starts iggy-connectors in dir with env added to a clean environment (no
 // inherited IGGY_* variables). The runner binary is passed with IGGY_SUPERVISOR_RUNNER_PATH and
@@ -76,7 +77,7 @@ func StartSupervisor(tb testing.TB, dir string, env []string, startTimeout time.
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		if m := apiListening.FindStringSubmatch(p.Logs()); m != nil {
-			p.Addr = m[1]
+			p.Addr = m[1] + m[2]
 			return p
 		}
 		if p.Exited() {
