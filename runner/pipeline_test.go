@@ -2,8 +2,12 @@ package runner_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
@@ -180,5 +184,43 @@ func TestSourceDecodesDeclaredSchemaAsTheSDKDoes(t *testing.T) {
 				t.Fatalf("topic holds %d messages (%x), want the produced bytes %x", len(msgs), msgs, c.payload)
 			}
 		})
+	}
+}
+
+var stdoutNLine = regexp.MustCompile(`payload: Json\(\{\\?"n\\?":(\d+)\}\)`)
+
+// A sink on a topic with several partitions gets every message of every partition (the consumer
+// group assigns them all to its one member), each partition's offset committed on its own.
+func TestSinkReadsEveryPartition(t *testing.T) {
+	const total = 900
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"wide": 3}))
+	cli := testkit.LoggedInClient(t, srv)
+	sid, _ := iggcon.NewIdentifier("demo")
+	tid, _ := iggcon.NewIdentifier("wide")
+	for from := 0; from < total; from += 100 {
+		var batch []iggcon.IggyMessage
+		for i := from; i < from+100; i++ {
+			m, _ := iggcon.NewIggyMessage([]byte(fmt.Sprintf(`{"n":%d}`, i)))
+			batch = append(batch, m)
+		}
+		if err := cli.SendMessages(sid, tid, iggcon.PartitionId(uint32(from/100%3)), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("wide", pluginPath(t, "stdout_sink"), "demo", "wide", "batch_length = 64", "print_payload = true")))
+	p.WaitStatus(t, "running", waitLong)
+	seen := map[int]bool{}
+	p.WaitUntil(t, waitLong, "every message of the three partitions", func() bool {
+		for _, m := range stdoutNLine.FindAllStringSubmatch(p.Logs(), -1) {
+			n, _ := strconv.Atoi(m[1])
+			seen[n] = true
+		}
+		return len(seen) == total
+	})
+	// The plugin logs during consume; processed moves right after it returns.
+	p.WaitUntil(t, waitLong, "the last batch counted", func() bool { return u64(p.Stats(t).MessagesProcessed) >= total })
+	time.Sleep(100 * time.Millisecond) // a message delivered twice would show up here
+	if s := p.Stats(t); u64(s.MessagesProcessed) != total || u64(s.MessagesConsumed) != total {
+		t.Fatalf("consumed %d processed %d; want %d each (no message twice)", u64(s.MessagesConsumed), u64(s.MessagesProcessed), total)
 	}
 }
