@@ -31,7 +31,7 @@ type Env struct {
 func ParseEnv(environ []string) (Env, error) {
 	var e Env
 	if err := env.ParseWithOptions(&e, env.Options{Environment: envMap(environ)}); err != nil {
-		return Env{}, fmt.Errorf("supervisor environment: %w", err)
+		return Env{}, fmt.Errorf("supervisor environment: %w", namedEnvError(err))
 	}
 	for _, c := range []struct {
 		name string
@@ -99,4 +99,19 @@ func envMap(environ []string) map[string]string {
 		}
 	}
 	return m
+}
+
+// namedEnvError turns caarlos0/env's error, which names the Go field, into one naming the variable.
+func namedEnvError(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) || len(agg.Errors) == 0 {
+		return err
+	}
+	var pe env.ParseError
+	if errors.As(agg.Errors[0], &pe) {
+		if f, ok := reflect.TypeOf(Env{}).FieldByName(pe.Name); ok {
+			return fmt.Errorf("%s: invalid %s: %w", f.Tag.Get("env"), pe.Type, pe.Err)
+		}
+	}
+	return agg.Errors[0]
 }

@@ -57,6 +57,18 @@ func TestStartupConfiguration(t *testing.T) {
 			wantLog: []string{"x.toml"},
 		},
 		{
+			name:    "runner binary not found",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_SUPERVISOR_RUNNER_PATH=/nonexistent/iggy-connector-runner"},
+			wantLog: []string{"IGGY_SUPERVISOR_RUNNER_PATH", "binary not found"},
+		},
+		{
+			name:    "bad supervisor variable",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_SUPERVISOR_DRAIN_TIMEOUT=soon"},
+			wantLog: []string{"IGGY_SUPERVISOR_DRAIN_TIMEOUT"},
+		},
+		{
 			name:    "unknown variable is warned about with a suggestion",
 			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n"},
 			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_HTTP_API_KYE=x"},
