@@ -479,7 +479,7 @@ func (s *Supervisor) handleRestart(w http.ResponseWriter, r *http.Request, kind 
 	if !ok {
 		return
 	}
-	if err := s.Restart(r.Context(), m); err != nil {
+	if err := s.restart(r.Context(), m); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
 			writeAPIError(w, ae)

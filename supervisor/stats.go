@@ -16,11 +16,11 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
-// Restart stops the connector's runner and starts it again with the provider's active config
+// restart stops the connector's runner and starts it again with the provider's active config
 // (DESIGN decision 6). The new config and its plugin path are checked before anything is stopped,
 // so a bad config leaves the running connector as it is. A restart already in progress makes this
 // one a no-op, as upstream.
-func (s *Supervisor) Restart(ctx context.Context, m *managed) error {
+func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 	if !m.restarting.CompareAndSwap(false, true) {
 		return nil
 	}
