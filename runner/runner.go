@@ -34,13 +34,10 @@ type Runner struct {
 	status   *statusBoard
 	registry *prometheus.Registry
 	metrics  *connMetrics
-	started  time.Time
 
 	pluginVersion atomic.Value // string; "unknown" until the library is loaded
-	instanceID    atomic.Uint32
 
-	endpoint *endpoint
-	procMu   sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
+	procMu sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
@@ -58,7 +55,6 @@ func New(s Settings, log *slog.Logger) (*Runner, error) {
 		status:   newStatusBoard(),
 		registry: reg,
 		metrics:  newConnMetrics(reg, spec.Key, spec.Kind),
-		started:  time.Now(),
 	}
 	r.pluginVersion.Store("unknown")
 	return r, nil
@@ -66,14 +62,6 @@ func New(s Settings, log *slog.Logger) (*Runner, error) {
 
 // Status returns the connector's status and last error.
 func (r *Runner) Status() (Status, *LastError) { return r.status.get() }
-
-// EndpointAddr is the bound address of the HTTP endpoint ("" when disabled or not started).
-func (r *Runner) EndpointAddr() string {
-	if r.endpoint == nil {
-		return ""
-	}
-	return r.endpoint.addr
-}
 
 // Run starts the endpoint, dials Iggy, loads and opens the plugin and pumps until ctx is cancelled
 // (graceful stop, nil error) or a fatal error (status error, the error returned). Either way the
@@ -85,7 +73,6 @@ func (r *Runner) Run(ctx context.Context) error {
 		if err != nil {
 			return r.fail(fmt.Errorf("start http endpoint: %w", err))
 		}
-		r.endpoint = ep
 		defer ep.close()
 	}
 	plugin.SetLogger(r.log)

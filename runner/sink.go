@@ -29,7 +29,6 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 	}
 	r.pluginVersion.Store(lib.Version())
 	id := plugin.NextInstanceID()
-	r.instanceID.Store(id)
 	if err := r.pluginCall("iggy_sink_open", func(ctx context.Context) error { return lib.OpenContext(ctx, id, spec.ConfigJSON) }); err != nil {
 		return fmt.Errorf("sink %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
 	}
