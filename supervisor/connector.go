@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/runner"
@@ -219,7 +220,7 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 	if err != nil {
 		return nil, err
 	}
-	c, err := startChild(m.sup.runnerBin, env, m.socket, func(line string) { m.sup.runnerLine(m, line) })
+	c, err := startChild(m.sup.runnerBin, env, m.socket, logging.NewRelayer(m.sup.runnerLog, m.key).Line)
 	if err != nil {
 		return nil, err
 	}

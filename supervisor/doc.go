@@ -1,10 +1,11 @@
 // Package supervisor is the drop-in iggy-connectors: it reads the runtime config, spawns one runner
 // process per enabled connector, restarts them, and serves the merged REST API, /stats and /metrics.
 //
-// Files: main.go (the command: config loading, signals), supervisor.go (start, drain, runner
-// environment), connector.go (one connector's life loop: start, watch, restart with backoff),
-// process.go (spawning and stopping runner processes, output forwarding), runnerapi.go (talking
-// to a runner's endpoint), api.go and server.go (routes, auth, CORS, TLS), stats.go (/stats,
-// /metrics, restart), carry.go (counters carried over runner restarts), settings.go (the
-// IGGY_SUPERVISOR_* variables). README.md documents the API with curl examples.
+// Files: main.go (the command: config loading, logging and telemetry setup), supervisor.go (start,
+// drain, runner environment), connector.go (one connector's life loop: start, watch, restart with
+// backoff), process.go (spawning and stopping runner processes; pkg/logging relays their output,
+// tagged with connector_key), runnerapi.go (talking to a runner's endpoint), api.go and server.go
+// (routes, auth, CORS, TLS), stats.go (/stats, /metrics, restart), carry.go (counters carried over
+// runner restarts), settings.go (the IGGY_SUPERVISOR_* variables). README.md documents the API
+// with curl examples.
 package supervisor

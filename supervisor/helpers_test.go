@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,19 +209,49 @@ func metricValue(text, series string) (float64, bool) {
 	return 0, false
 }
 
-var stdoutOffsetLine = regexp.MustCompile(`\[sink (\S+)\] .*Message offset: (\d+), payload`)
+// stdoutOffsetLine is a stdout-sink line as the supervisor relays it in text format: the plugin's
+// message, then the runner's connector key.
+var stdoutOffsetLine = regexp.MustCompile(`Message offset: (\d+), payload.* connector_key=(\S+)`)
 
 // offsetsLogged counts, per offset, the stdout-sink lines of connector key in the logs.
 func offsetsLogged(key string, logs ...string) map[uint64]int {
 	seen := map[uint64]int{}
 	for _, l := range logs {
 		for _, m := range stdoutOffsetLine.FindAllStringSubmatch(l, -1) {
-			if m[1] != key {
+			if m[2] != key {
 				continue
 			}
-			off, _ := strconv.ParseUint(m[2], 10, 64)
+			off, _ := strconv.ParseUint(m[1], 10, 64)
 			seen[off]++
 		}
 	}
 	return seen
+}
+
+// isLineOf reports whether line is a relayed line of connector key (tagged connector_key=key in
+// text format).
+func isLineOf(line, key string) bool {
+	return slices.Contains(strings.Fields(line), "connector_key="+key)
+}
+
+// linesOf returns the relayed lines of connector key, in order.
+func linesOf(logs, key string) []string {
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		if isLineOf(line, key) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// lastLineOf is the number of the last relayed line of connector key in logs, -1 when none.
+func lastLineOf(logs, key string) int {
+	lines := strings.Split(logs, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if isLineOf(lines[i], key) {
+			return i
+		}
+	}
+	return -1
 }

@@ -35,7 +35,7 @@ func TestInProcessConcurrentTraffic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := supervisor.New(supervisor.Options{Runtime: rt, Provider: prov, Logger: log, LogOutput: io.Discard,
+	s, err := supervisor.New(supervisor.Options{Runtime: rt, Provider: prov, Logger: log,
 		Environ: append(f.env(), "IGGY_SUPERVISOR_RUNNER_PATH="+testkit.RunnerBinary(t))})
 	if err != nil {
 		t.Fatal(err)

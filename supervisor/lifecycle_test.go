@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -59,7 +60,7 @@ crash_on_batch = 1
 	if _, ok := metricValue(string(body), `iggy_connector_restarts_total{connector_key="steady",connector_type="sink"}`); ok {
 		t.Errorf("the neighbour sink has a restarts series; it never restarted")
 	}
-	if !strings.Contains(p.Logs(), "[sink crashy]") || !strings.Contains(p.Logs(), "crashing at batch 1") {
+	if !slices.ContainsFunc(linesOf(p.Logs(), "crashy"), func(l string) bool { return strings.Contains(l, "crashing at batch 1") }) {
 		t.Errorf("the crashing runner's output is not in the supervisor log tagged with its connector")
 	}
 }
@@ -204,7 +205,7 @@ max_messages = %d
 		t.Fatalf("after SIGTERM: exit code %d, %v; want 0 within the drain time", code, err)
 	}
 	logs := first.Logs()
-	if s, k := strings.Index(logs, "[source gen] "), strings.LastIndex(logs, `[source gen]`); s < 0 || k > strings.LastIndex(logs, `[sink out] `) {
+	if lastGen := lastLineOf(logs, "gen"); lastGen < 0 || lastGen > lastLineOf(logs, "out") {
 		t.Errorf("the source's last line comes after the sink's: sources must drain first")
 	}
 	firstRun := len(offsetsLogged("out", logs))

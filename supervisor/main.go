@@ -6,11 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
+	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
 // Exit codes of iggy-connectors.
@@ -46,7 +49,26 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		return ExitFailed
 	}
 	rt := loaded.Runtime
-	log := newLogger(stdout, rt.Logging.Format, envMap(loaded.Env)["RUST_LOG"])
+	tel, telErr := telemetry.Setup(ctx, rt.Telemetry, telemetry.Resource{ServiceVersion: RuntimeVersion})
+	logs, err := newLoggers(stdout, rt.Logging.Format, envMap(loaded.Env)["RUST_LOG"], tel.LogHandler())
+	if err != nil {
+		fmt.Fprintln(stderr, "iggy-connectors: logging:", err)
+		return ExitFailed
+	}
+	log := logs.own
+	if telErr != nil {
+		log.Error("cannot set up telemetry", "error", telErr)
+		return ExitFailed
+	}
+	tel.SetErrorLogger(log)
+	defer func() {
+		// Flush what is queued; a dead collector must not hold the exit up for long.
+		sctx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
+		defer cancel()
+		if err := tel.Shutdown(sctx); err != nil {
+			log.Warn("telemetry not flushed", "error", err)
+		}
+	}()
 	for _, w := range loaded.Warnings {
 		log.Warn(w)
 	}
@@ -58,7 +80,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		log.Error("cannot open the connector config provider", "error", err)
 		return ExitFailed
 	}
-	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, LogOutput: stdout})
+	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, RunnerLog: logs.runners})
 	if err != nil {
 		log.Error("cannot start", "error", err)
 		return ExitFailed
@@ -89,21 +111,44 @@ func (s *Supervisor) apiDoneChan() <-chan error {
 	return s.apiDone
 }
 
-func newLogger(w io.Writer, format, rustLog string) *slog.Logger {
-	level := slog.LevelInfo
-	switch l := strings.ToLower(rustLog); {
-	case strings.Contains(l, "trace"), strings.Contains(l, "debug"):
-		level = slog.LevelDebug
-	case l == "warn":
-		level = slog.LevelWarn
-	case l == "error":
-		level = slog.LevelError
+// telemetryFlushTimeout bounds the final telemetry flush at exit.
+const telemetryFlushTimeout = 3 * time.Second
+
+// loggers are the supervisor's two loggers on one output.
+type loggers struct {
+	// own: the supervisor's records, printed and exported (telemetry).
+	own *slog.Logger
+	// runners: relayed runner lines, printed only (each runner exports its own records), filtered
+	// with runner lines' default target so "iggy_connectors::runner=debug" means them.
+	runners *slog.Logger
+}
+
+// newLoggers builds both loggers in format, filtered by rustLog (a bad filter falls back to the
+// default with a warning, as upstream). export, when not nil, receives the supervisor's records.
+func newLoggers(w io.Writer, format, rustLog string, export slog.Handler) (loggers, error) {
+	out := &lockedWriter{w: w} // one record is one Write; the lock keeps the two loggers' lines whole
+	own, err := logging.NewHandler(out, logging.Options{Format: format, Filter: rustLog, LenientFilter: true, Also: []slog.Handler{export}})
+	if err != nil {
+		return loggers{}, err
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+	// The filter as the first handler parsed it: a bad RUST_LOG is warned about once.
+	runners, err := logging.NewHandler(out, logging.Options{Format: format, Filter: own.Filter().String(), Target: logging.TargetRunner})
+	if err != nil {
+		return loggers{}, err
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return loggers{own: slog.New(own), runners: slog.New(runners)}, nil
+}
+
+// lockedWriter serialises writes from several handlers to one output.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Usage writes the --help text.

@@ -2,9 +2,7 @@ package supervisor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
@@ -33,8 +32,7 @@ type Supervisor struct {
 	environ   []string // the process environment, dotenv included
 	provider  provider.Provider
 	log       *slog.Logger
-	logOut    io.Writer // where runner lines go in text mode
-	jsonLogs  bool
+	runnerLog *slog.Logger // relayed runner lines
 	runnerBin string
 	sockDir   string
 	ownsSock  bool
@@ -67,8 +65,9 @@ type Options struct {
 	Environ  []string // process environment (dotenv merged); connector overrides are read from it
 	Provider provider.Provider
 	Logger   *slog.Logger
-	// LogOutput receives runner output lines (tagged with their connector) in text log format.
-	LogOutput io.Writer
+	// RunnerLog receives every runner output line, tagged with its connector_key. Runners export
+	// their own telemetry, so it should print only; nil means Logger.
+	RunnerLog *slog.Logger
 }
 
 // New prepares a supervisor: it reads the supervisor variables, finds the runner binary and the
@@ -86,9 +85,9 @@ func New(o Options) (*Supervisor, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	out := o.LogOutput
-	if out == nil {
-		out = os.Stdout
+	runnerLog := o.RunnerLog
+	if runnerLog == nil {
+		runnerLog = log
 	}
 	statePath, err := filepath.Abs(o.Runtime.State.Path)
 	if err != nil {
@@ -99,7 +98,7 @@ func New(o Options) (*Supervisor, error) {
 	}
 	s := &Supervisor{
 		env: e, runtime: o.Runtime, environ: o.Environ, provider: o.Provider, log: log,
-		logOut: out, jsonLogs: o.Runtime.Logging.Format == "json", runnerBin: bin, statePath: statePath,
+		runnerLog: runnerLog, runnerBin: bin, statePath: statePath,
 		connectors: map[config.ConnectorKind]map[string]*managed{config.KindSink: {}, config.KindSource: {}},
 		registry:   prometheus.NewRegistry(),
 		sampler:    metrics.NewSampler(),
@@ -247,6 +246,8 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		TLS:     config.HTTPTLS{CertFile: rt.HTTP.TLS.CertFile, KeyFile: rt.HTTP.TLS.KeyFile},
 	}
 	rt.State.Path = s.statePath
+	// Structured lines, so the supervisor can re-render them in its own format.
+	rt.Logging.Format = logging.FormatJSON
 	env = append(env, rt.Environ()...)
 	run := cfg.Clone()
 	run.Path = path
@@ -255,21 +256,6 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
 	}
 	return append(env, "IGGY_CONNECTOR_CONFIG="+string(doc)), nil
-}
-
-// runnerLine forwards one output line of a runner into the supervisor's log, tagged with its
-// connector.
-func (s *Supervisor) runnerLine(m *managed, line string) {
-	if s.jsonLogs {
-		// The runner's own records are already JSON tagged with its connector: pass them through.
-		if strings.HasPrefix(line, "{") && json.Valid([]byte(line)) {
-			_, _ = io.WriteString(s.logOut, line+"\n")
-			return
-		}
-		s.log.Info(line, "connector_key", m.key, "connector_type", string(m.kind), "source", "runner")
-		return
-	}
-	_, _ = io.WriteString(s.logOut, "["+string(m.kind)+" "+m.key+"] "+line+"\n")
 }
 
 // lookup finds a connector of the running set.
