@@ -291,28 +291,60 @@ func processAlive(pid int) bool {
 	return true
 }
 
-// With logging.format = "json" every line of the supervisor's output, runner lines included, is
-// one JSON record, and the runner's records carry their connector.
-func TestJSONLogsKeepRunnerRecordsTagged(t *testing.T) {
+// With [logging] format = "json" every line the supervisor writes is one JSON object: its own
+// records, the runners' records re-rendered, and even a runner's crash report (plain text from the
+// Go runtime), each runner line tagged with its connector_key.
+func TestJSONLogsAreJSONThroughout(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
-	f.write(t, "connectors/a.toml", sinkFile("a", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
-	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_LOGGING_FORMAT=json"), waitLong)
-	waitFor(t, p, waitLong, "the runner to report its sink running", func() bool {
-		return strings.Contains(p.Logs(), `"msg":"sink running"`)
+	f.write(t, "config.toml", readFile(t, filepath.Join(f.dir, "config.toml"))+"\n[logging]\nformat = \"json\"\n")
+	f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("fault"), "demo", "events", "")+"\n[plugin_config]\nmessages_per_batch = 5\ninterval_ms = 20\n")
+	f.write(t, "connectors/crashy.toml", sinkFile("crashy", f.plugin("fault"), "demo", "events", "")+"\n[plugin_config]\ncrash_on_batch = 1\n")
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	crashReport := func(rec map[string]any) bool {
+		msg, _ := rec["msg"].(string)
+		return rec["connector_key"] == "crashy" && rec["level"] == "ERROR" &&
+			(strings.HasPrefix(msg, "fatal error: ") || strings.HasPrefix(msg, "SIGSEGV: ") || strings.HasPrefix(msg, "panic: "))
+	}
+	var records []map[string]any
+	waitFor(t, p, waitLong, "the crashing runner's crash report in the log", func() bool {
+		records = records[:0]
+		for _, line := range strings.Split(strings.TrimSpace(p.Logs()), "\n") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("not a JSON record: %q", line)
+			}
+			records = append(records, rec)
+		}
+		return slices.ContainsFunc(records, crashReport)
 	})
-	tagged := 0
-	for _, line := range strings.Split(strings.TrimSpace(p.Logs()), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("not a JSON record: %q", line)
-		}
-		if rec["connector_key"] == "a" && rec["connector_type"] == "sink" {
-			tagged++
+	runnerRecord := func(key, msg string) bool {
+		return slices.ContainsFunc(records, func(rec map[string]any) bool {
+			return rec["connector_key"] == key && rec["msg"] == msg
+		})
+	}
+	for _, want := range []struct{ key, msg string }{
+		{"gen", "source running"},
+		{"crashy", "sink running"},
+	} {
+		if !runnerRecord(want.key, want.msg) {
+			t.Errorf("no runner record %q tagged connector_key=%s", want.msg, want.key)
 		}
 	}
-	if tagged == 0 {
-		t.Errorf("no runner record tagged with its connector:\n%s", p.Logs())
+	if !slices.ContainsFunc(records, func(rec map[string]any) bool {
+		msg, _ := rec["msg"].(string)
+		return rec["connector_key"] == "crashy" && strings.Contains(msg, "crashing at batch 1")
+	}) {
+		t.Errorf("the plugin's own last line is not relayed tagged connector_key=crashy")
 	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
