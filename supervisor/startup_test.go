@@ -76,6 +76,25 @@ func TestStartupConfiguration(t *testing.T) {
 			wantLog: []string{"IGGY_CONNECTORS_HTTP_API_KYE", "IGGY_CONNECTORS_HTTP_API_KEY"},
 		},
 		{
+			name:    "bad telemetry endpoint names the key",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n[telemetry]\nenabled = true\n[telemetry.logs]\nendpoint = \"collector:4317\"\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"},
+			wantLog: []string{"cannot set up telemetry", "telemetry.logs.endpoint", "collector:4317"},
+		},
+		{
+			name:    "bad logging format names the key",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n[logging]\nformat = \"JSON\"\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"},
+			wantLog: []string{"logging.format"},
+		},
+		{
+			name:    "unparsable RUST_LOG falls back to info with a warning",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "RUST_LOG=iggy_connectors=loud"},
+			starts:  true,
+			wantLog: []string{"log filter ignored", "iggy_connectors=loud", "iggy-connectors started"},
+		},
+		{
 			name: "dotenv file supplies the API key; the process environment wins over it",
 			files: map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n",
 				"settings.env": "IGGY_CONNECTORS_HTTP_API_KEY=from-dotenv\nIGGY_CONNECTORS_STATE_PATH=from-dotenv\n"},
