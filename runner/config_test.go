@@ -198,7 +198,7 @@ func TestSchemasAndConvertTransformsSupportedOrRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := runner.LoadSettings(context.Background(), []string{"IGGY_CONNECTOR_CONFIG=" + c.toml})
 			if err == nil {
-				_, err = runner.New(s, slog.New(slog.DiscardHandler))
+				_, err = runner.New(s, slog.New(slog.DiscardHandler), nil)
 			}
 			switch {
 			case c.supported && err != nil:

@@ -23,7 +23,7 @@ type Env struct {
 	Type         string `env:"IGGY_CONNECTOR_TYPE" help:"sink or source; with IGGY_CONNECTOR_KEY fetches the active config from the configured provider"`
 	Key          string `env:"IGGY_CONNECTOR_KEY" help:"connector key to fetch from the provider (with IGGY_CONNECTOR_TYPE)"`
 
-	LogLevel string `env:"IGGY_CONNECTOR_LOG_LEVEL" envDefault:"info" help:"log level: debug, info, warn or error"`
+	LogLevel string `env:"IGGY_CONNECTOR_LOG_LEVEL" envDefault:"info" help:"log level (trace, debug, info, warn, error or off) when RUST_LOG is unset; RUST_LOG takes target directives as upstream"`
 
 	PluginCallTimeout time.Duration `env:"IGGY_CONNECTOR_PLUGIN_TIMEOUT" envDefault:"60s" help:"longest a single plugin call (open, consume, batch result, close) may take before the connector is declared hung; 0 = no limit"`
 	ShutdownTimeout   time.Duration `env:"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT" envDefault:"10s" help:"time to settle the in-flight batch and close the plugin after SIGTERM/SIGINT"`
@@ -77,7 +77,7 @@ func (e Env) validate() error {
 			return fmt.Errorf("%s is required with %s", varKey, varType)
 		}
 	}
-	if _, err := parseLevel(e.LogLevel); err != nil {
+	if _, err := levelDirective(e.LogLevel); err != nil {
 		return fmt.Errorf("IGGY_CONNECTOR_LOG_LEVEL=%q: %w", e.LogLevel, err)
 	}
 	for _, c := range []struct {

@@ -5,36 +5,55 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
+	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
-// parseLevel maps IGGY_CONNECTOR_LOG_LEVEL to a slog level.
-func parseLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "trace", "debug":
-		return slog.LevelDebug, nil
-	case "", "info":
-		return slog.LevelInfo, nil
-	case "warn", "warning":
-		return slog.LevelWarn, nil
-	case "error":
-		return slog.LevelError, nil
+// levelDirective checks IGGY_CONNECTOR_LOG_LEVEL and returns it as a filter directive. Unlike
+// RUST_LOG it is a single level: a bare word would otherwise be read as a target name.
+func levelDirective(level string) (string, error) {
+	switch l := strings.ToLower(strings.TrimSpace(level)); l {
+	case "":
+		return logging.DefaultFilter, nil
+	case "trace", "debug", "info", "warn", "error", "off":
+		return l, nil
+	case "warning":
+		return "warn", nil
 	}
-	return 0, fmt.Errorf("unknown level (want debug, info, warn or error)")
+	return "", fmt.Errorf("unknown level (want trace, debug, info, warn, error or off)")
 }
 
-// NewLogger builds the process logger: format "json" or "text" (IGGY_CONNECTORS_LOGGING_FORMAT),
-// level from IGGY_CONNECTOR_LOG_LEVEL.
-func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	lvl, err := parseLevel(level)
+// logFilter is the runner's log filter: RUST_LOG when set (as upstream), else the level of
+// IGGY_CONNECTOR_LOG_LEVEL (validated by ParseEnv).
+func logFilter(environ []string, level string) string {
+	if rustLog := strings.TrimSpace(envMap(environ)["RUST_LOG"]); rustLog != "" {
+		return rustLog
+	}
+	d, err := levelDirective(level)
 	if err != nil {
-		return nil, fmt.Errorf("log level %q: %w", level, err)
+		return logging.DefaultFilter
 	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	switch format {
-	case "", "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	return d
+}
+
+// newProcessLogger builds the runner's logger: text or JSON lines on w filtered by filter (a bad
+// RUST_LOG falls back to the default with a warning line, as upstream), every line carrying the
+// connector's key and type, every record also handed to the telemetry log bridge when enabled.
+func newProcessLogger(w io.Writer, s Settings, filter string, tel *telemetry.Telemetry) (*slog.Logger, error) {
+	h, err := logging.NewHandler(w, logging.Options{
+		Format:        s.LogFormat,
+		Filter:        filter,
+		LenientFilter: true,
+		Target:        logging.TargetRunner,
+		Also:          []slog.Handler{tel.LogHandler()},
+		Attrs: []slog.Attr{
+			slog.String("connector_key", s.Connector.Key),
+			slog.String("connector_type", string(s.Connector.Kind)),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("IGGY_CONNECTORS_LOGGING_FORMAT: %w", err)
 	}
-	return nil, fmt.Errorf("logging format %q: must be text or json", format)
+	return slog.New(h), nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"runtime/pprof"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
 // Exit codes of the runner process.
@@ -18,6 +20,9 @@ const (
 	ExitFatal  = 1 // the connector failed (status error); a supervisor restarts it
 	ExitConfig = 2 // the configuration is missing or invalid
 )
+
+// telemetryFlushTimeout bounds the final telemetry flush at exit.
+const telemetryFlushTimeout = 3 * time.Second
 
 // Main is the whole program behind cmd/iggy-connector-runner, callable from tests: load settings
 // from environ, run until the context from signals ends, and return the exit code. Logs go to
@@ -34,16 +39,34 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 		boot.Error("invalid configuration", "error", err)
 		return ExitConfig
 	}
-	log, err := NewLogger(stdout, s.LogFormat, s.Env.LogLevel)
+	key := s.Connector.Key
+	tel, err := telemetry.Setup(ctx, s.Runtime.Telemetry, telemetry.Resource{
+		ConnectorKey: key, ConnectorKind: string(s.Connector.Kind), PID: os.Getpid(),
+	})
 	if err != nil {
-		boot.Error("invalid configuration", "error", err)
+		boot.Error("invalid configuration", "error", fmt.Errorf("connector %q: %w", key, err))
 		return ExitConfig
 	}
+	defer func() {
+		// Flush what is queued; a dead collector must not hold the exit up for long.
+		flushCtx, cancelFlush := context.WithTimeout(context.Background(), telemetryFlushTimeout)
+		defer cancelFlush()
+		if err := tel.Shutdown(flushCtx); err != nil {
+			fmt.Fprintf(stderr, "iggy-connector-runner: connector %q: %v\n", key, err)
+		}
+	}()
+	log, err := newProcessLogger(stdout, s, logFilter(environ, s.Env.LogLevel), tel)
+	if err != nil {
+		boot.Error("invalid configuration", "error", fmt.Errorf("connector %q: %w", key, err))
+		return ExitConfig
+	}
+	tel.SetErrorLogger(log)
+	defer routeStdlibLog(log)()
 	if !s.Connector.Enabled {
-		log.Warn("connector is disabled (enabled = false); nothing to run", "connector_key", s.Connector.Key)
+		log.Warn("connector is disabled (enabled = false); nothing to run")
 		return ExitOK
 	}
-	r, err := New(s, log)
+	r, err := New(s, log, tel)
 	if err != nil {
 		boot.Error("invalid configuration", "error", err)
 		return ExitConfig
@@ -63,11 +86,24 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
-	log.Info("starting connector runner", "connector_key", s.Connector.Key, "connector_type", string(s.Connector.Kind),
-		"pid", os.Getpid(), "iggy_address", s.Iggy.Address)
+	log.Info("starting connector runner", "pid", os.Getpid(), "iggy_address", s.Iggy.Address)
 	if err := r.Run(ctx); err != nil {
 		fmt.Fprintln(stderr, "iggy-connector-runner: fatal:", err)
 		return ExitFatal
 	}
 	return ExitOK
+}
+
+// routeStdlibLog sends what libraries print with the standard log package (the Iggy SDK does)
+// through log at debug level, so every output line keeps the chosen format and names the
+// connector, and the SDK's chatter stays out of info. The returned func restores the previous
+// output.
+func routeStdlibLog(log *slog.Logger) (restore func()) {
+	prevOut, prevFlags := stdlog.Writer(), stdlog.Flags()
+	stdlog.SetFlags(0)
+	stdlog.SetOutput(slog.NewLogLogger(log.With("component", "iggy_sdk").Handler(), slog.LevelDebug).Writer())
+	return func() {
+		stdlog.SetOutput(prevOut)
+		stdlog.SetFlags(prevFlags)
+	}
 }

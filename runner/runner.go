@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
 // Sentinel errors callers (and tests) branch on.
@@ -34,6 +35,8 @@ type Runner struct {
 	status   *statusBoard
 	registry *prometheus.Registry
 	metrics  *connMetrics
+	batches  *telemetry.Reporter // per-batch spans and benchmark events
+	dropLog  *dropLogger         // rate-limited warnings about dropped sink messages
 
 	pluginVersion atomic.Value // string; "unknown" until the library is loaded
 
@@ -41,8 +44,10 @@ type Runner struct {
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
-// loaded or dialled yet; Run does that.
-func New(s Settings, log *slog.Logger) (*Runner, error) {
+// loaded or dialled yet; Run does that. log is the process logger: its lines should already carry
+// connector_key and connector_type, as Main's do. tel exports per-batch spans; nil (or disabled
+// telemetry) exports nothing.
+func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error) {
 	spec, err := buildSpec(s.Connector)
 	if err != nil {
 		return nil, err
@@ -51,10 +56,12 @@ func New(s Settings, log *slog.Logger) (*Runner, error) {
 	r := &Runner{
 		settings: s,
 		spec:     spec,
-		log:      log.With("connector_key", spec.Key, "connector_type", spec.Kind),
+		log:      log,
 		status:   newStatusBoard(),
 		registry: reg,
 		metrics:  newConnMetrics(reg, spec.Key, spec.Kind),
+		batches:  tel.Reporter(log, spec.Benchmark),
+		dropLog:  newDropLogger(log, dropLogInterval),
 	}
 	r.pluginVersion.Store("unknown")
 	return r, nil
@@ -76,6 +83,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		defer ep.close()
 	}
 	plugin.SetLogger(r.log)
+	r.batches.BenchmarkStarted()
 
 	client, err := r.dial(ctx)
 	if err != nil {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
@@ -206,21 +208,24 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		c.fields = make([]messageFields, len(batch.Messages))
 	}
 	fields := c.fields[:len(batch.Messages)]
+	drop := func(stage string, offset uint64, err error) {
+		errCount++
+		r.dropLog.dropped(droppedMessage{Stage: stage, Stream: t.Stream, Topic: t.Topic,
+			PartitionID: batch.PartitionID, Offset: offset, Err: err})
+	}
 	for i := range batch.Messages {
 		in := &batch.Messages[i]
 		t0 := time.Now()
 		payload, err := t.Decoder.Decode(in.Payload)
 		decodeDur += time.Since(t0)
 		if err != nil {
-			errCount++
-			r.log.Debug("decode failed; message dropped", "offset", in.Offset, "error", err)
+			drop("decode", in.Offset, err)
 			continue
 		}
 		msg := inMessageToCodec(in, payload, &fields[i])
 		keep, err := transform.Run(r.spec.Transforms, &msg)
 		if err != nil {
-			errCount++ // decision 3: a transform failure counts once, as an error
-			r.log.Debug("transform failed; message dropped", "offset", in.Offset, "error", err)
+			drop("transform", in.Offset, err) // decision 3: a transform failure counts once, as an error
 			continue
 		}
 		if !keep {
@@ -228,13 +233,12 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 			continue
 		}
 		if msg.ID == nil || msg.Offset == nil || msg.Checksum == nil || msg.Timestamp == nil || msg.OriginTimestamp == nil {
-			errCount++
+			drop("transform", in.Offset, errMissingMessageField)
 			continue
 		}
 		ffiPayload, err := codec.PayloadToFFI(msg.Payload)
 		if err != nil {
-			errCount++
-			r.log.Debug("encode for the plugin failed; message dropped", "offset", in.Offset, "error", err)
+			drop("encode", in.Offset, err)
 			continue
 		}
 		from := len(c.hdrBuf)
@@ -266,9 +270,15 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	})
 	c.msgsBuf = postcard.AppendRawMessages(c.msgsBuf[:0], postcard.RawMessages{Schema: t.Schema, Messages: c.records})
 
+	report := telemetry.SinkBatch{
+		Start: start, Stream: t.Stream, Topic: t.Topic, PartitionID: batch.PartitionID,
+		CurrentOffset: batch.CurrentOffset, BatchSize: len(batch.Messages), ProcessedCount: len(c.records),
+	}
 	ffiStart := time.Now()
 	if err := c.consume(pollCtx); err != nil {
-		m.stage("total", time.Since(start))
+		report.Total, report.Err = time.Since(start), err
+		m.stage("total", report.Total)
+		r.batches.Sink(workCtx, report)
 		return err
 	}
 	ffiDur := time.Since(ffiStart)
@@ -284,14 +294,17 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		}
 	}
 	total := time.Since(start)
-	m.stage("decode", decodeDur)
-	m.stage("ffi", ffiDur)
-	m.stage("prepare", max(0, total-ffiDur-decodeDur))
-	m.stage("total", total)
-	r.logBatch("sink batch processed", "stream", t.Stream, "topic", t.Topic, "partition_id", batch.PartitionID,
+	prepareDur := max(0, total-ffiDur-decodeDur)
+	m.stage(metrics.StageDecode, decodeDur)
+	m.stage(metrics.StageFFI, ffiDur)
+	m.stage(metrics.StagePrepare, prepareDur)
+	m.stage(metrics.StageTotal, total)
+	report.Decode, report.Prepare, report.FFI, report.Total = decodeDur, prepareDur, ffiDur, total
+	r.batches.Sink(workCtx, report)
+	r.logProgress("sink batch processed", "stream", t.Stream, "topic", t.Topic, "partition_id", batch.PartitionID,
 		"current_offset", batch.CurrentOffset, "batch_size", len(batch.Messages), "processed_count", len(c.records),
-		"decode_us", decodeDur.Microseconds(), "prepare_us", max(0, total-ffiDur-decodeDur).Microseconds(),
-		"ffi_us", ffiDur.Microseconds(), "total_us", total.Microseconds())
+		"decode_us", decodeDur.Microseconds(), "prepare_us", prepareDur.Microseconds(), "ffi_us", ffiDur.Microseconds(),
+		"total_us", total.Microseconds())
 	return nil
 }
 
@@ -379,13 +392,12 @@ func headersToIggy(m postcard.HeaderMap) []iggyclient.HeaderEntry {
 	return out
 }
 
-// logBatch logs per-batch progress: info when the connector is verbose, else debug. In benchmark
-// mode (benchmark = true) it also emits upstream's per-batch timing event: message "benchmark",
-// target iggy_connectors::benchmark, the same fields (pipeline.md §6).
-func (r *Runner) logBatch(msg string, args ...any) {
-	if r.spec.Benchmark {
-		r.log.Info("benchmark", append([]any{"target", "iggy_connectors::benchmark"}, args...)...)
-	}
+// errMissingMessageField: a transform left a message without a field the plugin needs.
+var errMissingMessageField = errors.New("a transform removed a required message field (id, offset, checksum or timestamps)")
+
+// logProgress logs per-batch progress: info when the connector is verbose, else debug. The
+// benchmark-mode timing event is the telemetry Reporter's (r.batches).
+func (r *Runner) logProgress(msg string, args ...any) {
 	if r.spec.Verbose {
 		r.log.Info(msg, args...)
 		return

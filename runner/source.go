@@ -11,9 +11,11 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
+	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
@@ -325,12 +327,14 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	}
 
 	ack := true
+	var nackReason error // why the batch is NACKed, for the batch report
 	sentCount := 0
 	t2 := time.Now()
 	if bad := decodeErrs + errCount; bad > 0 {
 		ack = false
 		m.errors(1)
 		msg := fmt.Sprintf("Rejected source batch %d after %d decode or processing errors; nothing was sent", b.id, bad)
+		nackReason = errors.New(msg)
 		r.status.setError(msg)
 		r.log.Warn(msg)
 	} else {
@@ -340,6 +344,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 				ack = false
 				m.errors(1)
 				msg := fmt.Sprintf("Failed to send %d messages to stream %q topic %q: %v", len(outs), s.Stream, s.Topic, err)
+				nackReason = errors.New(msg)
 				r.status.setError(msg)
 				r.log.Warn(msg)
 				break
@@ -351,7 +356,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 		}
 	}
 	sendDur := time.Since(t2)
-	m.stage("iggy_send", sendDur)
+	m.stage(metrics.StageIggySend, sendDur)
 
 	stateSaved := false
 	var stateDur time.Duration
@@ -361,21 +366,27 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 			ack = false
 			m.errors(1)
 			msg := fmt.Sprintf("Failed to save the state of source batch %d: %v", b.id, err)
+			nackReason = errors.New(msg)
 			r.status.setError(msg)
 			r.log.Warn(msg)
 		} else {
 			stateDur = time.Since(t3)
 			stateSaved = true
-			m.stage("state_save", stateDur)
+			m.stage(metrics.StageStateSave, stateDur)
 		}
 	}
 
 	p.settle(b.id, ack)
 	total := time.Since(start)
-	m.stage("decode", decodeDur)
-	m.stage("prepare", prepareDur)
-	m.stage("total", total)
-	r.logBatch("source batch processed", "stream", p.streams, "topic", p.topics, "batch_id", b.id, "batch_size", len(msgs), "sent_count", sentCount,
+	m.stage(metrics.StageDecode, decodeDur)
+	m.stage(metrics.StagePrepare, prepareDur)
+	m.stage(metrics.StageTotal, total)
+	r.batches.Source(ctx, telemetry.SourceBatch{
+		Start: start, Stream: p.streams, Topic: p.topics, BatchSize: len(msgs), SentCount: sentCount,
+		Decode: decodeDur, Prepare: prepareDur, IggySend: sendDur,
+		StateSaved: stateSaved, StateSave: stateDur, Total: total, Err: nackReason,
+	})
+	r.logProgress("source batch processed", "stream", p.streams, "topic", p.topics, "batch_id", b.id, "batch_size", len(msgs), "sent_count", sentCount,
 		"ack", ack, "decode_us", decodeDur.Microseconds(), "prepare_us", prepareDur.Microseconds(),
 		"iggy_send_us", sendDur.Microseconds(), "state_saved", stateSaved, "state_save_us", stateDur.Microseconds(),
 		"total_us", total.Microseconds())
