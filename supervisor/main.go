@@ -163,6 +163,9 @@ Usage: iggy-connectors [--help | --version]
 Config file: IGGY_CONNECTORS_CONFIG_PATH (default core/connectors/runtime/config.toml, searched from the
 working directory upwards); dotenv: IGGY_CONNECTORS_ENV_PATH (default: the nearest .env).
 SIGTERM/SIGINT drains the runners (sources first, then sinks) and exits 0.
+Log verbosity: RUST_LOG (default info), e.g. "warn,iggy_connectors::runner=debug". Targets:
+iggy_connectors (the supervisor), iggy_connectors::runner (relayed runner lines, tagged
+connector_key), iggy_connectors::benchmark, connector (plugin lines).
 
 Supervisor variables:
 `)
