@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,8 +96,9 @@ func TestMainRejectsBadConfiguration(t *testing.T) {
 	}
 }
 
-// The three ways to hand a runner its connector give the same result, and the connector's env
-// overrides apply to each.
+// The three ways to hand a runner its connector give the same result. The connector's env
+// overrides apply to a file, inline text and the local provider, but not to a config served by the
+// HTTP provider (config.md §4.5, §5.1).
 func TestLoadSettingsConnectorSources(t *testing.T) {
 	dir := t.TempDir()
 	sinkFile := filepath.Join(dir, "orders.toml")
@@ -109,21 +112,33 @@ func TestLoadSettingsConnectorSources(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(providerDir, "orders_v2.toml"), []byte(validSink), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	override := "IGGY_CONNECTORS_SINK_ORDERS_PLUGIN_CONFIG_PRINT_PAYLOAD=false"
+	overrides := []string{"IGGY_CONNECTORS_SINK_ORDERS_PLUGIN_CONFIG_PRINT_PAYLOAD=false", "IGGY_CONNECTORS_SINK_ORDERS_NAME=Renamed"}
 	jsonSink := `{"type":"sink","key":"orders","enabled":true,"version":2,"name":"Orders","path":"libiggy_connector_stdout_sink",
 	 "streams":[{"stream":"shop","topics":["created","paid"],"schema":"json","batch_length":250,"poll_interval":"20ms"}],
 	 "plugin_config":{"print_payload":true}}`
+	configServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/sinks/orders/configs/active" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, strings.Replace(jsonSink, `"type":"sink",`, "", 1))
+	}))
+	defer configServer.Close()
 	for _, c := range []struct {
-		name string
-		env  []string
+		name       string
+		env        []string
+		overridden bool
 	}{
-		{"file", []string{"IGGY_CONNECTOR_CONFIG_PATH=" + sinkFile}},
-		{"inline toml", []string{"IGGY_CONNECTOR_CONFIG=" + validSink}},
-		{"inline json", []string{"IGGY_CONNECTOR_CONFIG=" + jsonSink}},
-		{"local provider", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders", "IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR=" + providerDir}},
+		{"file", []string{"IGGY_CONNECTOR_CONFIG_PATH=" + sinkFile}, true},
+		{"inline toml", []string{"IGGY_CONNECTOR_CONFIG=" + validSink}, true},
+		{"inline json", []string{"IGGY_CONNECTOR_CONFIG=" + jsonSink}, true},
+		{"local provider", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders", "IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR=" + providerDir}, true},
+		{"http provider", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders",
+			"IGGY_CONNECTORS_CONNECTORS_CONFIG_TYPE=http", "IGGY_CONNECTORS_CONNECTORS_BASE_URL=" + configServer.URL}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := runner.LoadSettings(context.Background(), append(c.env, override))
+			s, err := runner.LoadSettings(context.Background(), append(c.env, overrides...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,8 +148,13 @@ func TestLoadSettingsConnectorSources(t *testing.T) {
 				len(got.Streams[0].Topics) != 2 {
 				t.Fatalf("connector %+v", got)
 			}
-			if v := got.PluginConfig["print_payload"]; v != false {
-				t.Fatalf("plugin_config.print_payload = %v, want the env override false", v)
+			wantPrint, wantName := true, "Orders"
+			if c.overridden {
+				wantPrint, wantName = false, "Renamed"
+			}
+			if got.PluginConfig["print_payload"] != wantPrint || got.Name != wantName {
+				t.Fatalf("plugin_config.print_payload = %v, name = %q; want %v and %q (env overrides applied: %v)",
+					got.PluginConfig["print_payload"], got.Name, wantPrint, wantName, c.overridden)
 			}
 		})
 	}

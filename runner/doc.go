@@ -8,8 +8,17 @@
 //   - the connector from exactly one of IGGY_CONNECTOR_CONFIG_PATH (a connector file),
 //     IGGY_CONNECTOR_CONFIG (the same content inline, TOML or JSON) or IGGY_CONNECTOR_TYPE +
 //     IGGY_CONNECTOR_KEY (the active version from the configured provider), with the
-//     IGGY_CONNECTORS_SINK_<KEY>_* / _SOURCE_<KEY>_* overrides applied;
+//     IGGY_CONNECTORS_SINK_<KEY>_* / _SOURCE_<KEY>_* overrides applied (except to a config served
+//     by the HTTP provider, as upstream);
 //   - the runner's own timeouts and retry limits (IGGY_CONNECTOR_*, read with caarlos0/env).
+//
+// Logs (pkg/logging) go to stdout as text or JSON lines ([logging] format), filtered by RUST_LOG
+// or else IGGY_CONNECTOR_LOG_LEVEL, every line carrying connector_key and connector_type; what the
+// Iggy SDK prints through the standard log package comes out the same way, at debug. A sink
+// message dropped because it fails to decode, transform or encode is warned about at most once a
+// second (droplog.go). With [telemetry] enabled (pkg/telemetry) log records and one span tree per
+// batch are exported over OTLP under a resource naming the connector and the process; the same
+// Reporter writes the benchmark-mode events.
 //
 // Endpoint (IGGY_CONNECTORS_HTTP_ADDRESS, host:port or unix:/path): GET / (text), GET /health
 // ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}), GET /stats (the

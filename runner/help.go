@@ -18,7 +18,10 @@ Usage: iggy-connector-runner [--help]
 The connector comes from exactly one of IGGY_CONNECTOR_CONFIG_PATH, IGGY_CONNECTOR_CONFIG, or
 IGGY_CONNECTOR_TYPE + IGGY_CONNECTOR_KEY (fetched from the provider of [connectors]).
 Connector overrides: IGGY_CONNECTORS_SINK_<KEY>_<FIELD>, IGGY_CONNECTORS_SOURCE_<KEY>_<FIELD>
-(e.g. ..._PLUGIN_CONFIG_<NAME>, ..._STREAMS_<i>_TOPIC), as upstream's local provider applies them.
+(e.g. ..._PLUGIN_CONFIG_<NAME>, ..._STREAMS_<i>_TOPIC), as upstream's local provider applies them;
+a config served by the HTTP provider takes none.
+RUST_LOG (upstream's filter syntax, e.g. "info,iggy_connectors::benchmark=off") overrides
+IGGY_CONNECTOR_LOG_LEVEL.
 The HTTP endpoint (IGGY_CONNECTORS_HTTP_ADDRESS) takes host:port or unix:/path/to.sock and serves
 /health, /stats and the metrics endpoint.
 
@@ -33,9 +36,10 @@ Runner variables:
 	tw.Flush()
 	fmt.Fprint(w, `
 Runtime variables (the runtime file's keys; same names as the supervisor). The runner reads the
-iggy, state, http (address, api_key, tls, metrics endpoint), logging and connectors (provider)
-sections; it serves no CORS headers, always serves its metrics endpoint (http.metrics.enabled is
-not consulted: the supervisor scrapes it) and exports no OpenTelemetry data.
+iggy, state, http (address, api_key, tls, metrics endpoint), logging, telemetry and connectors
+(provider) sections; it serves no CORS headers and always serves its metrics endpoint
+(http.metrics.enabled is not consulted: the supervisor scrapes it). With telemetry enabled it
+exports its logs and per-batch spans over OTLP, the resource naming its connector.
 `)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, v := range config.RuntimeEnvVars() {
