@@ -53,6 +53,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	logs, err := newLoggers(stdout, rt.Logging.Format, envMap(loaded.Env)["RUST_LOG"], tel.LogHandler())
 	if err != nil {
 		fmt.Fprintln(stderr, "iggy-connectors: logging:", err)
+		_ = tel.Shutdown(ctx)
 		return ExitFailed
 	}
 	log := logs.own
