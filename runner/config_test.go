@@ -75,6 +75,8 @@ func TestMainRejectsBadConfiguration(t *testing.T) {
 		{"unknown schema", []string{"IGGY_CONNECTOR_CONFIG=" + withSchema("xml")}, []string{"schema", "xml"}},
 		{"bad offset_commit", []string{"IGGY_CONNECTOR_CONFIG=" + strings.Replace(validSink, `batch_length = 250`, "batch_length = 250\noffset_commit = \"sometimes\"", 1)}, []string{"offset_commit", "sometimes"}},
 		{"bad transform body", []string{"IGGY_CONNECTOR_CONFIG=" + validSink + "\n[transforms.unwrap_envelope]\nenabled = true\nfield = \"\"\n"}, []string{"unwrap_envelope"}},
+		{"bad telemetry endpoint", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_TELEMETRY_ENABLED=true",
+			"IGGY_CONNECTORS_TELEMETRY_TRACES_ENDPOINT=localhost:4317"}, []string{`connector \"orders\"`, "telemetry.traces.endpoint", "localhost:4317"}},
 		{"provider without config dir", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders"}, []string{"config_dir"}},
 	}
 	for _, c := range cases {
