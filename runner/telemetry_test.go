@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -131,5 +133,49 @@ func TestJSONLogFormatEveryLineNamesTheConnector(t *testing.T) {
 		if rec["connector_key"] != "jsonlog" || rec["connector_type"] != "sink" {
 			t.Errorf("line %d does not name the connector: %s", i+1, line)
 		}
+	}
+}
+
+// A batch that fails is exported too, its span marked as an error with the reason: a sink whose
+// plugin refuses the batch (no retries left) and a source batch rejected (NACK) because its
+// messages do not fit the target schema. Each runner then exits 1; its spans are flushed first.
+func TestTelemetryMarksFailedBatches(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	fillTopic(t, srv, "demo", "events", 5)
+	recv := testkit.StartOTLPReceiver(t)
+	env := append(baseEnv(srv, t.TempDir()), telemetryEnv(recv)...)
+	const strictSchema = `'''{"type":"record","name":"R","fields":[{"name":"id","type":"string"}]}'''`
+
+	cases := []struct {
+		key, span, reason string
+		env               []string
+	}{
+		{"refused", "sink batch", "consume failed",
+			append(withConfig(env, sinkTOML("refused", pluginPath(t, "fault"), "demo", "events", "", "consume_code = 1")),
+				"IGGY_CONNECTOR_CONSUME_RETRIES=0")},
+		{"rejected", "source batch", "Rejected source batch",
+			withConfig(env, strings.Replace(sourceTOML("rejected", pluginPath(t, "fault"), "demo", "avro_out", "avro_schema_json = "+strictSchema,
+				"messages_per_batch = 3\ninterval_ms = 2"), `schema = "json"`, `schema = "avro"`, 1))},
+	}
+	for _, c := range cases {
+		t.Run(c.key, func(t *testing.T) {
+			p := testkit.StartRunner(t, c.env)
+			if code, err := p.Wait(waitLong); err != nil || code != 1 {
+				t.Fatalf("exit %d, %v; want 1; logs:\n%s", code, err, p.Logs())
+			}
+			var failed *testkit.ReceivedSpan
+			for _, s := range recv.Spans() {
+				if s.Span.GetName() == c.span && s.Resource["iggy.connector.key"] == c.key && s.Span.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+					failed = &s
+					break
+				}
+			}
+			if failed == nil {
+				t.Fatalf("no %s span with error status from %s among %d spans; logs:\n%s", c.span, c.key, len(recv.Spans()), p.Logs())
+			}
+			if msg := failed.Span.GetStatus().GetMessage(); !strings.Contains(msg, c.reason) {
+				t.Errorf("error status %q does not mention %q", msg, c.reason)
+			}
+		})
 	}
 }
