@@ -136,7 +136,7 @@ func TestSourceCreatesMissingTarget(t *testing.T) {
 	}
 }
 
-// benchmark = true adds upstream's per-batch timing event to the logs.
+// benchmark = true adds upstream's start line and per-batch timing event to the logs.
 func TestBenchmarkModeLogsTimingEvents(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", 10)
@@ -149,6 +149,9 @@ func TestBenchmarkModeLogsTimingEvents(t *testing.T) {
 		if strings.Contains(line, "msg=benchmark") {
 			event = line
 		}
+	}
+	if !strings.Contains(p.Logs(), "benchmark mode enabled") {
+		t.Errorf("no benchmark start line in:\n%s", p.Logs())
 	}
 	for _, field := range []string{"target=iggy_connectors::benchmark", "connector_key=timed", "connector_type=sink", "stream=demo",
 		"topic=events", "partition_id=0", "batch_size=10", "processed_count=10", "decode_us=", "prepare_us=", "ffi_us=", "total_us="} {
