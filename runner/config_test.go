@@ -260,3 +260,39 @@ func TestMainDisabledConnectorExitsZero(t *testing.T) {
 		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 }
+
+// RUST_LOG, when set, is the log filter (upstream's directive syntax, targets included); otherwise
+// IGGY_CONNECTOR_LOG_LEVEL is. A bad RUST_LOG falls back to info with a warning, as upstream. The
+// probe is the warning a disabled connector logs before exiting.
+func TestMainLogFilterFromRustLogOrLevel(t *testing.T) {
+	disabled := "IGGY_CONNECTOR_CONFIG=" + strings.Replace(validSink, "enabled = true", "enabled = false", 1)
+	cases := []struct {
+		name        string
+		env         []string
+		wantWarning bool
+		alsoWant    string
+	}{
+		{"defaults to info", nil, true, ""},
+		{"level error hides warnings", []string{"IGGY_CONNECTOR_LOG_LEVEL=error"}, false, ""},
+		{"RUST_LOG error hides warnings", []string{"RUST_LOG=error"}, false, ""},
+		{"RUST_LOG wins over the level", []string{"RUST_LOG=error", "IGGY_CONNECTOR_LOG_LEVEL=debug"}, false, ""},
+		{"RUST_LOG target directive for runners", []string{"RUST_LOG=error,iggy_connectors::runner=warn"}, true, ""},
+		{"RUST_LOG parent target covers runners", []string{"RUST_LOG=off,iggy_connectors=info"}, true, ""},
+		{"bad RUST_LOG falls back with a warning", []string{"RUST_LOG=runner[span]=debug"}, true, "log filter ignored"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runner.Main(append([]string{disabled}, c.env...), &stdout, &stderr, background)
+			if code != runner.ExitOK {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+			}
+			if got := strings.Contains(stdout.String(), "connector is disabled"); got != c.wantWarning {
+				t.Fatalf("disabled-connector warning shown = %v, want %v; stdout:\n%s", got, c.wantWarning, stdout.String())
+			}
+			if c.alsoWant != "" && !strings.Contains(stdout.String(), c.alsoWant) {
+				t.Fatalf("stdout lacks %q:\n%s", c.alsoWant, stdout.String())
+			}
+		})
+	}
+}
