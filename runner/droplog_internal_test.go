@@ -77,3 +77,15 @@ func TestDropLoggerDebugLinesForSuppressedDrops(t *testing.T) {
 		t.Fatalf("want one warning then a debug line each for offsets 1 and 2:\n%s", text)
 	}
 }
+
+// BenchmarkDropLoggerFlood is the cost per dropped message during a flood at info level: all but
+// one per second are counted, not written.
+func BenchmarkDropLoggerFlood(b *testing.B) {
+	var out bytes.Buffer
+	d := newDropLogger(slog.New(slog.NewTextHandler(&out, nil)), time.Second)
+	m := droppedMessage{Stage: "decode", Stream: "shop", Topic: "orders", Offset: 7, Err: errors.New("bad json")}
+	b.ReportAllocs()
+	for b.Loop() {
+		d.dropped(m)
+	}
+}
