@@ -1,14 +1,7 @@
 package runner_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -20,53 +13,15 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// selfSignedCert writes a certificate for localhost/127.0.0.1 that is its own CA, and its key.
-func selfSignedCert(t *testing.T) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "iggy test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
-}
-
 // The runner logs in with a password, a personal access token (inline or file:), over TLS with a CA
 // file and domain; every way moves messages. Wrong credentials stop it with exit code 1.
 func TestIggyConnectionModes(t *testing.T) {
-	certFile, keyFile := selfSignedCert(t)
+	cert := testkit.WriteTLSCert(t, t.TempDir(), "localhost", "127.0.0.1")
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("tok-from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	withTLS := testkit.BrokerOption(func(c *devbroker.Config) { c.TLSCertFile, c.TLSKeyFile = certFile, keyFile })
+	withTLS := testkit.BrokerOption(func(c *devbroker.Config) { c.TLSCertFile, c.TLSKeyFile = cert.CertFile, cert.KeyFile })
 	cases := []struct {
 		name string
 		opts []testkit.BrokerOption
@@ -79,7 +34,7 @@ func TestIggyConnectionModes(t *testing.T) {
 		{"token file", []testkit.BrokerOption{testkit.WithToken("tok-from-file")},
 			[]string{"IGGY_CONNECTORS_IGGY_PASSWORD=wrong", "IGGY_CONNECTORS_IGGY_TOKEN=file:" + tokenFile}},
 		{"tls", []testkit.BrokerOption{withTLS},
-			[]string{"IGGY_CONNECTORS_IGGY_TLS_ENABLED=true", "IGGY_CONNECTORS_IGGY_TLS_CA_FILE=" + certFile, "IGGY_CONNECTORS_IGGY_TLS_DOMAIN=localhost"}},
+			[]string{"IGGY_CONNECTORS_IGGY_TLS_ENABLED=true", "IGGY_CONNECTORS_IGGY_TLS_CA_FILE=" + cert.CAFile, "IGGY_CONNECTORS_IGGY_TLS_DOMAIN=localhost"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,7 +57,7 @@ func TestIggyConnectionModes(t *testing.T) {
 
 // With http.tls enabled the endpoint speaks HTTPS only, with the configured certificate.
 func TestEndpointTLS(t *testing.T) {
-	certFile, keyFile := selfSignedCert(t)
+	cert := testkit.WriteTLSCert(t, t.TempDir(), "127.0.0.1")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -112,14 +67,8 @@ func TestEndpointTLS(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("tls", pluginPath(t, "null_sink"), "demo", "events", "", "")),
 		"IGGY_CONNECTORS_HTTP_ADDRESS="+addr, "IGGY_CONNECTORS_HTTP_TLS_ENABLED=true",
-		"IGGY_CONNECTORS_HTTP_TLS_CERT_FILE="+certFile, "IGGY_CONNECTORS_HTTP_TLS_KEY_FILE="+keyFile))
-	pem, err := os.ReadFile(certFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pem)
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+		"IGGY_CONNECTORS_HTTP_TLS_CERT_FILE="+cert.CertFile, "IGGY_CONNECTORS_HTTP_TLS_KEY_FILE="+cert.KeyFile))
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.CAPool}}}
 	deadline := time.Now().Add(waitLong)
 	for {
 		resp, err := client.Get("https://" + addr + "/health")

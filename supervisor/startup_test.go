@@ -1,15 +1,7 @@
 package supervisor_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -149,7 +141,8 @@ func TestStartupConfiguration(t *testing.T) {
 func TestAPIOverTLS(t *testing.T) {
 	broker := testkit.StartBroker(t)
 	dir := t.TempDir()
-	pool := writeSelfSignedCert(t, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	// WriteTLSCert names its files cert.pem and key.pem: the config below finds them relative to itself.
+	cert := testkit.WriteTLSCert(t, dir, "127.0.0.1")
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(`[http.tls]
 enabled = true
 cert_file = "cert.pem"
@@ -161,7 +154,7 @@ config_dir = "connectors"
 		t.Fatal(err)
 	}
 	p := testkit.StartSupervisor(t, dir, []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr()}, waitLong)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.CAPool}}}
 	resp, err := client.Get("https://" + p.Addr + "/health")
 	if err != nil {
 		t.Fatalf("HTTPS GET /health: %v", err)
@@ -173,34 +166,4 @@ config_dir = "connectors"
 	if resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + p.Addr + "/health"); err == nil && resp.StatusCode == 200 {
 		t.Errorf("plain HTTP answered 200 on the TLS listener")
 	}
-}
-
-func writeSelfSignedCert(t *testing.T, certPath, keyPath string) *x509.CertPool {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return pool
 }

@@ -5,7 +5,7 @@ import (
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
-	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // Throughput through the official SDK over loopback: 1,000-message batches of
@@ -35,11 +35,8 @@ func benchMessages(b *testing.B) []iggcon.IggyMessage {
 
 func benchTopic(b *testing.B, retain uint64) (iggcon.Client, iggcon.Identifier, iggcon.Identifier) {
 	b.Helper()
-	srv := startBroker(b, devbroker.Config{
-		Streams:                 []devbroker.StreamConfig{{Name: "bench", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
-		RetainBytesPerPartition: retain,
-	})
-	cli := loggedInClient(b, srv)
+	srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"events": 1}), testkit.WithRetention(retain))
+	cli := testkit.LoggedInClient(b, srv)
 	stream, _ := iggcon.NewIdentifier(uint32(0))
 	topic, _ := iggcon.NewIdentifier(uint32(0))
 	return cli, stream, topic

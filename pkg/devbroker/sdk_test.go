@@ -11,6 +11,7 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // These tests drive the broker only through the official Go SDK v0.8.0.
@@ -83,8 +84,8 @@ func wantPayloads(from, to int) []string {
 }
 
 func TestStreamsAndTopicsLifecycle(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 
 	if _, err := cli.GetStream(id(t, "demo")); !errors.Is(err, ierror.ErrStreamIdNotFound) {
 		t.Fatalf("GetStream of a missing stream: err = %v, want StreamIdNotFound", err)
@@ -157,8 +158,8 @@ func TestStreamsAndTopicsLifecycle(t *testing.T) {
 }
 
 func TestSendAndPollEveryStrategy(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	partition := ptr(uint32(0))
 	consumer := iggcon.NewSingleConsumer(id(t, uint32(1)))
@@ -220,8 +221,8 @@ func TestSendAndPollEveryStrategy(t *testing.T) {
 }
 
 func TestPartitioningPicksPartitions(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 3)
 
 	for range 4 { // balanced: one partition per request, round robin
@@ -257,8 +258,8 @@ func TestPartitioningPicksPartitions(t *testing.T) {
 }
 
 func TestStoredOffsetsAreResumed(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	consumer := iggcon.NewSingleConsumer(id(t, "reader"))
 	partition := ptr(uint32(0))
@@ -280,7 +281,7 @@ func TestStoredOffsetsAreResumed(t *testing.T) {
 	}
 
 	// A second connection (as after a restart of the consumer) resumes after offset 4.
-	other := loggedInClient(t, srv)
+	other := testkit.LoggedInClient(t, srv)
 	offset, err := other.GetConsumerOffset(consumer, stream, topic, nil)
 	if err != nil || offset == nil || offset.StoredOffset != 4 || offset.CurrentOffset != 7 || offset.PartitionId != 0 {
 		t.Fatalf("GetConsumerOffset = %+v, %v; want stored 4, current 7 on partition 0", offset, err)
@@ -301,8 +302,8 @@ func TestStoredOffsetsAreResumed(t *testing.T) {
 }
 
 func TestAutoCommitMovesNext(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	consumer := iggcon.NewSingleConsumer(id(t, uint32(3)))
 	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), headerMessages(t, 0, 7)); err != nil {
@@ -326,8 +327,8 @@ func TestAutoCommitMovesNext(t *testing.T) {
 }
 
 func TestConsumerGroupMembersSplitPartitions(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	admin := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	admin := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, admin, 2)
 	for p := range uint32(2) {
 		if err := admin.SendMessages(stream, topic, iggcon.PartitionId(p), headerMessages(t, int(p)*10, 3)); err != nil {
@@ -344,8 +345,8 @@ func TestConsumerGroupMembersSplitPartitions(t *testing.T) {
 	}
 	consumer := iggcon.NewGroupConsumer(group)
 
-	first := loggedInClient(t, srv)
-	second := loggedInClient(t, srv)
+	first := testkit.LoggedInClient(t, srv)
+	second := testkit.LoggedInClient(t, srv)
 	if _, err := first.PollMessages(stream, topic, consumer, iggcon.NextPollingStrategy(), 10, true, nil); !errors.Is(err, ierror.ErrConsumerGroupMemberNotFound) {
 		t.Fatalf("poll before joining: err = %v, want ConsumerGroupMemberNotFound", err)
 	}
@@ -414,16 +415,13 @@ func TestConsumerGroupMembersSplitPartitions(t *testing.T) {
 }
 
 func TestLogin(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{
-		PersonalAccessTokens: []devbroker.PersonalAccessToken{
-			{Token: "secret-token"},
-			{Token: "old-token", ExpiresAt: time.Now().Add(-time.Minute)},
-		},
-		Streams: []devbroker.StreamConfig{{Name: "demo", Topics: []devbroker.TopicConfig{{Name: "events", Partitions: 1}}}},
+	withExpiredToken := testkit.BrokerOption(func(cfg *devbroker.Config) {
+		cfg.PersonalAccessTokens = append(cfg.PersonalAccessTokens, devbroker.PersonalAccessToken{Token: "old-token", ExpiresAt: time.Now().Add(-time.Minute)})
 	})
+	srv := testkit.StartBroker(t, testkit.WithToken("secret-token"), withExpiredToken, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 
 	t.Run("personal access token", func(t *testing.T) {
-		cli := newClient(t, srv.Addr())
+		cli := testkit.NewClient(t, srv.Addr())
 		identity, err := cli.LoginWithPersonalAccessToken("secret-token")
 		if err != nil || identity.UserId != 0 {
 			t.Fatalf("PAT login = %+v, %v; want root user 0", identity, err)
@@ -433,19 +431,19 @@ func TestLogin(t *testing.T) {
 		}
 	})
 	t.Run("unknown token", func(t *testing.T) {
-		cli := newClient(t, srv.Addr())
+		cli := testkit.NewClient(t, srv.Addr())
 		if _, err := cli.LoginWithPersonalAccessToken("wrong"); !errors.Is(err, ierror.ErrResourceNotFound) {
 			t.Fatalf("login with an unknown token: err = %v, want ResourceNotFound", err)
 		}
 	})
 	t.Run("expired token", func(t *testing.T) {
-		cli := newClient(t, srv.Addr())
+		cli := testkit.NewClient(t, srv.Addr())
 		if _, err := cli.LoginWithPersonalAccessToken("old-token"); !errors.Is(err, ierror.ErrPersonalAccessTokenExpired) {
 			t.Fatalf("login with an expired token: err = %v, want PersonalAccessTokenExpired", err)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
-		cli := newClient(t, srv.Addr())
+		cli := testkit.NewClient(t, srv.Addr())
 		if _, err := cli.LoginUser("iggy", "wrong"); !errors.Is(err, ierror.ErrInvalidCredentials) {
 			t.Fatalf("login with a wrong password: err = %v, want InvalidCredentials", err)
 		}
@@ -454,7 +452,7 @@ func TestLogin(t *testing.T) {
 		}
 	})
 	t.Run("logout", func(t *testing.T) {
-		cli := loggedInClient(t, srv)
+		cli := testkit.LoggedInClient(t, srv)
 		if err := cli.LogoutUser(); err != nil {
 			t.Fatalf("logout: %v", err)
 		}
@@ -469,8 +467,8 @@ func TestLogin(t *testing.T) {
 }
 
 func TestRestartAndDroppedConnections(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), headerMessages(t, 0, 3)); err != nil {
 		t.Fatal(err)
@@ -486,7 +484,7 @@ func TestRestartAndDroppedConnections(t *testing.T) {
 	if _, err := cli.GetStreams(); err == nil {
 		t.Fatal("the old connection still works after a restart; want an error")
 	}
-	reconnected := loggedInClient(t, srv)
+	reconnected := testkit.LoggedInClient(t, srv)
 	polled, err := reconnected.PollMessages(stream, topic, iggcon.DefaultConsumer(), iggcon.FirstPollingStrategy(), 10, false, nil)
 	if err != nil || len(polled.Messages) != 3 {
 		t.Fatalf("poll after restart with data = %d messages, %v; want 3", len(polled.Messages), err)
@@ -495,7 +493,7 @@ func TestRestartAndDroppedConnections(t *testing.T) {
 	if err := srv.Restart(false); err != nil {
 		t.Fatalf("restart without data: %v", err)
 	}
-	fresh := loggedInClient(t, srv)
+	fresh := testkit.LoggedInClient(t, srv)
 	if _, err := fresh.GetStream(stream); !errors.Is(err, ierror.ErrStreamIdNotFound) {
 		t.Fatalf("GetStream after a restart without data: err = %v, want StreamIdNotFound", err)
 	}
@@ -505,8 +503,8 @@ func TestRestartAndDroppedConnections(t *testing.T) {
 }
 
 func TestClientDetails(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 	meta, err := cli.GetClusterMetadata()
 	if err != nil || len(meta.Nodes) != 1 || meta.Name != "single-node" {
 		t.Fatalf("GetClusterMetadata = %+v, %v; want one node", meta, err)
@@ -531,8 +529,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestRetentionDropsOldestBatches(t *testing.T) {
 	// Each batch below is 10 messages of 164 bytes (1,640 bytes): a 4,000-byte
 	// cap keeps the two newest batches.
-	srv := startBroker(t, devbroker.Config{RetainBytesPerPartition: 4000})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t, testkit.WithRetention(4000))
+	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	payload := make([]byte, 100)
 	for range 5 {
@@ -569,8 +567,8 @@ func TestRetentionDropsOldestBatches(t *testing.T) {
 }
 
 func TestMessagesShowsWhatATopicHolds(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	cli := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 2)
 	explicitID := iggcon.MessageID{0x6f, 0x1c, 0x2a, 0x3b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
 	key, err := iggcon.NewHeaderKeyString("k")
@@ -612,8 +610,8 @@ func TestMessagesShowsWhatATopicHolds(t *testing.T) {
 }
 
 func TestGroupOffsetsAndOwnership(t *testing.T) {
-	srv := startBroker(t, devbroker.Config{})
-	admin := loggedInClient(t, srv)
+	srv := testkit.StartBroker(t)
+	admin := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, admin, 2)
 	for p := range uint32(2) {
 		if err := admin.SendMessages(stream, topic, iggcon.PartitionId(p), headerMessages(t, 0, 3)); err != nil {
@@ -624,7 +622,7 @@ func TestGroupOffsetsAndOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := iggcon.NewGroupConsumer(id(t, "g"))
-	first, second := loggedInClient(t, srv), loggedInClient(t, srv)
+	first, second := testkit.LoggedInClient(t, srv), testkit.LoggedInClient(t, srv)
 	for _, cli := range []iggcon.Client{first, second} {
 		if err := cli.JoinConsumerGroup(stream, topic, id(t, "g")); err != nil {
 			t.Fatal(err)

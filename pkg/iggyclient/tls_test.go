@@ -2,17 +2,7 @@ package iggyclient_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +13,9 @@ import (
 )
 
 func TestTLS(t *testing.T) {
-	caFile, certFile, keyFile := writeTestPKI(t, "iggy.test")
-	withTLS := testkit.BrokerOption(func(cfg *devbroker.Config) { cfg.TLSCertFile, cfg.TLSKeyFile = certFile, keyFile })
+	cert := testkit.WriteTLSCert(t, t.TempDir(), "iggy.test", "127.0.0.1")
+	caFile := cert.CAFile
+	withTLS := testkit.BrokerOption(func(cfg *devbroker.Config) { cfg.TLSCertFile, cfg.TLSKeyFile = cert.CertFile, cert.KeyFile })
 	srv := testkit.StartBroker(t, withTLS, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 
 	tests := []struct {
@@ -66,54 +57,4 @@ func TestTLS(t *testing.T) {
 			}
 		})
 	}
-}
-
-// writeTestPKI writes a CA and a server certificate for dnsName and
-// 127.0.0.1, and returns the PEM file paths.
-func writeTestPKI(t *testing.T, dnsName string) (caFile, certFile, keyFile string) {
-	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: dnsName},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		DNSNames: []string{dnsName}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, blockType string, der []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: blockType, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	return write("ca.pem", "CERTIFICATE", caDER), write("server.pem", "CERTIFICATE", srvDER), write("server-key.pem", "EC PRIVATE KEY", keyDER)
 }
