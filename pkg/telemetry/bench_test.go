@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // deadEndpoint is a loopback URL nothing listens on (connections are refused).
@@ -31,10 +32,10 @@ func collectorCases(b *testing.B) []struct {
 	name string
 	cfg  config.Telemetry
 } {
-	grpcLive, _ := startGRPCReceiver(b, 0)
-	grpcSlow, _ := startGRPCReceiver(b, time.Second)
-	httpLive, _ := startHTTPReceiver(b, 0)
-	httpSlow, _ := startHTTPReceiver(b, time.Second)
+	grpcLive := testkit.StartOTLPGRPCReceiver(b).URL
+	grpcSlow := testkit.StartOTLPGRPCReceiver(b, testkit.WithExportDelay(time.Second)).URL
+	httpLive := testkit.StartOTLPReceiver(b).URL
+	httpSlow := testkit.StartOTLPReceiver(b, testkit.WithExportDelay(time.Second)).URL
 	dead := deadEndpoint(b)
 	return []struct {
 		name string

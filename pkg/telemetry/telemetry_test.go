@@ -16,6 +16,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // enabledConfig points traces and logs at the given transports and endpoints.
@@ -29,13 +30,15 @@ func enabledConfig(service, tracesTransport, tracesURL, logsTransport, logsURL s
 }
 
 func TestExportSpansAndLogsToOTLPReceiver(t *testing.T) {
-	grpcURL, grpcRecv := startGRPCReceiver(t, 0)
-	httpURL, httpRecv := startHTTPReceiver(t, 0)
+	grpcRecv := testkit.StartOTLPGRPCReceiver(t)
+	grpcURL := grpcRecv.URL
+	httpRecv := testkit.StartOTLPReceiver(t)
+	httpURL := httpRecv.URL
 	tests := []struct {
 		name              string
 		traces, logs      string
 		tracesAt, logsAt  string
-		spansIn, recordIn *receiver
+		spansIn, recordIn *testkit.OTLPReceiver
 	}{
 		{"grpc", "grpc", "grpc", grpcURL, grpcURL, grpcRecv, grpcRecv},
 		{"http", "http", "http", httpURL, httpURL, httpRecv, httpRecv},
@@ -75,7 +78,7 @@ func TestExportSpansAndLogsToOTLPReceiver(t *testing.T) {
 			}
 
 			spans := spansOf(tt.spansIn, key)
-			wantResource(t, "span", spans[0].resource, key, pid)
+			wantResource(t, "span", spans[0].Resource, key, pid)
 			batches := byName(spans, telemetry.SpanSinkBatch)
 			if len(batches) != 2 {
 				t.Fatalf("got %d %q spans, want 2 (all: %v)", len(batches), telemetry.SpanSinkBatch, names(spans))
@@ -87,7 +90,7 @@ func TestExportSpansAndLogsToOTLPReceiver(t *testing.T) {
 			if failed.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || failed.Status.GetMessage() != "consume failed" {
 				t.Errorf("failed batch status = %v, want error 'consume failed'", failed.Status)
 			}
-			if a := attrMap(done.Attributes); a["stream"] != "s" || a["topic"] != "t" || a["partition_id"] != int64(3) ||
+			if a := testkit.OTLPAttrs(done.Attributes); a["stream"] != "s" || a["topic"] != "t" || a["partition_id"] != int64(3) ||
 				a["current_offset"] != int64(99) || a["batch_size"] != int64(10) || a["processed_count"] != int64(9) {
 				t.Errorf("batch span attributes = %v", a)
 			}
@@ -117,10 +120,10 @@ func TestExportSpansAndLogsToOTLPReceiver(t *testing.T) {
 			}
 
 			logs := logsOf(tt.recordIn, key)
-			wantResource(t, "log record", logs[0].resource, key, pid)
-			bodies := map[string]receivedLog{}
+			wantResource(t, "log record", logs[0].Resource, key, pid)
+			bodies := map[string]testkit.ReceivedLog{}
 			for _, l := range logs {
-				bodies[l.record.GetBody().GetStringValue()] = l
+				bodies[l.Record.GetBody().GetStringValue()] = l
 			}
 			if _, ok := bodies["not exported: below the filter"]; ok {
 				t.Errorf("a record below the RUST_LOG filter was exported")
@@ -129,14 +132,14 @@ func TestExportSpansAndLogsToOTLPReceiver(t *testing.T) {
 			if !ok {
 				t.Fatalf("no 'sink running' record among %d", len(logs))
 			}
-			if a := attrMap(running.record.Attributes); a["topics"] != int64(2) || a["connector_type"] != "sink" {
+			if a := testkit.OTLPAttrs(running.Record.Attributes); a["topics"] != int64(2) || a["connector_type"] != "sink" {
 				t.Errorf("'sink running' attributes = %v", a)
 			}
 			bench, ok := bodies[telemetry.BenchmarkMessage]
 			if !ok {
 				t.Fatalf("no benchmark record exported")
 			}
-			if a := attrMap(bench.record.Attributes); a["target"] != logging.TargetBenchmark || a["total_us"] == nil {
+			if a := testkit.OTLPAttrs(bench.Record.Attributes); a["target"] != logging.TargetBenchmark || a["total_us"] == nil {
 				t.Errorf("benchmark record attributes = %v", a)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(printed.String()), "\n") {
@@ -149,7 +152,8 @@ func TestExportSpansAndLogsToOTLPReceiver(t *testing.T) {
 }
 
 func TestSourceBatchSpans(t *testing.T) {
-	url, recv := startHTTPReceiver(t, 0)
+	recv := testkit.StartOTLPReceiver(t)
+	url := recv.URL
 	tel, err := telemetry.Setup(t.Context(), enabledConfig("", "http", url+"/v1/traces", "http", url), telemetry.Resource{ConnectorKey: "rnd", ConnectorKind: "source"})
 	if err != nil {
 		t.Fatal(err)
@@ -171,22 +175,22 @@ func TestSourceBatchSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	spans := spansOf(recv, "rnd")
-	if svc := spans[0].resource["service.name"]; svc != "iggy-connectors" {
+	if svc := spans[0].Resource["service.name"]; svc != "iggy-connectors" {
 		t.Errorf("service.name = %v, want the default iggy-connectors", svc)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var parent *tracepb.Span
 			for _, s := range byName(spans, telemetry.SpanSourceBatch) {
-				if attrMap(s.Attributes)["stream"] == tt.batch.Stream {
+				if testkit.OTLPAttrs(s.Attributes)["stream"] == tt.batch.Stream {
 					parent = s
 				}
 			}
 			if parent == nil {
 				t.Fatalf("no source batch span for stream %q", tt.batch.Stream)
 			}
-			if parent.Kind != tracepb.Span_SPAN_KIND_PRODUCER || attrMap(parent.Attributes)["state_saved"] != tt.batch.StateSaved {
-				t.Errorf("batch span kind %v attributes %v", parent.Kind, attrMap(parent.Attributes))
+			if parent.Kind != tracepb.Span_SPAN_KIND_PRODUCER || testkit.OTLPAttrs(parent.Attributes)["state_saved"] != tt.batch.StateSaved {
+				t.Errorf("batch span kind %v attributes %v", parent.Kind, testkit.OTLPAttrs(parent.Attributes))
 			}
 			var got []string
 			for _, c := range childrenOf(spans, parent, "") {
@@ -245,7 +249,7 @@ func TestSetupRejectsBadConfig(t *testing.T) {
 
 func TestShutdownReturnsWhenTheCollectorHangs(t *testing.T) {
 	// A collector that accepts connections and never answers.
-	url, _ := startHTTPReceiver(t, time.Hour)
+	url := testkit.StartOTLPReceiver(t, testkit.WithExportDelay(time.Hour)).URL
 	tel, err := telemetry.Setup(t.Context(), enabledConfig("s", "http", url, "http", url), telemetry.Resource{})
 	if err != nil {
 		t.Fatal(err)
@@ -346,10 +350,10 @@ func TestNoBenchmarkEventWhenOff(t *testing.T) {
 
 // spansOf returns the spans whose resource names the connector, failing when
 // there are none.
-func spansOf(r *receiver, key string) []receivedSpan {
-	var out []receivedSpan
-	for _, s := range r.receivedSpans() {
-		if s.resource[telemetry.AttrConnectorKey] == key {
+func spansOf(r *testkit.OTLPReceiver, key string) []testkit.ReceivedSpan {
+	var out []testkit.ReceivedSpan
+	for _, s := range r.Spans() {
+		if s.Resource[telemetry.AttrConnectorKey] == key {
 			out = append(out, s)
 		}
 	}
@@ -359,10 +363,10 @@ func spansOf(r *receiver, key string) []receivedSpan {
 	return out
 }
 
-func logsOf(r *receiver, key string) []receivedLog {
-	var out []receivedLog
-	for _, l := range r.receivedLogs() {
-		if l.resource[telemetry.AttrConnectorKey] == key {
+func logsOf(r *testkit.OTLPReceiver, key string) []testkit.ReceivedLog {
+	var out []testkit.ReceivedLog
+	for _, l := range r.Logs() {
+		if l.Resource[telemetry.AttrConnectorKey] == key {
 			out = append(out, l)
 		}
 	}
@@ -385,11 +389,11 @@ func wantResource(t *testing.T, what string, res map[string]any, key string, pid
 	}
 }
 
-func byName(spans []receivedSpan, name string) []*tracepb.Span {
+func byName(spans []testkit.ReceivedSpan, name string) []*tracepb.Span {
 	var out []*tracepb.Span
 	for _, s := range spans {
-		if s.span.Name == name {
-			out = append(out, s.span)
+		if s.Span.Name == name {
+			out = append(out, s.Span)
 		}
 	}
 	return out
@@ -397,10 +401,10 @@ func byName(spans []receivedSpan, name string) []*tracepb.Span {
 
 // childrenOf returns parent's children named name (any name when empty) in
 // start order.
-func childrenOf(spans []receivedSpan, parent *tracepb.Span, name string) []*tracepb.Span {
+func childrenOf(spans []testkit.ReceivedSpan, parent *tracepb.Span, name string) []*tracepb.Span {
 	var out []*tracepb.Span
 	for _, s := range spans {
-		c := s.span
+		c := s.Span
 		if bytes.Equal(c.ParentSpanId, parent.SpanId) && bytes.Equal(c.TraceId, parent.TraceId) && (name == "" || c.Name == name) {
 			out = append(out, c)
 		}
@@ -413,10 +417,10 @@ func childrenOf(spans []receivedSpan, parent *tracepb.Span, name string) []*trac
 	return out
 }
 
-func names(spans []receivedSpan) []string {
+func names(spans []testkit.ReceivedSpan) []string {
 	var out []string
 	for _, s := range spans {
-		out = append(out, s.span.Name+"/"+hex.EncodeToString(s.span.SpanId))
+		out = append(out, s.Span.Name+"/"+hex.EncodeToString(s.Span.SpanId))
 	}
 	return out
 }
