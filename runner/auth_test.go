@@ -39,17 +39,17 @@ func TestIggyConnectionModes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := testkit.StartBroker(t, append(c.opts, testkit.WithStream("demo", map[string]uint32{"events": 1}))...)
-			env := append(withConfig(baseEnv(srv, t.TempDir()), sourceTOML("auth", pluginPath(t, "fault"), "demo", "events", "",
+			env := append(withConfig(baseEnv(srv, t.TempDir()), sourceTOML("auth", testkit.PluginPath(t, "fault"), "demo", "events", "",
 				"messages_per_batch = 5\nmax_messages = 20\ninterval_ms = 2")), c.env...)
 			p := testkit.StartRunner(t, env)
 			p.WaitStatus(t, "running", waitLong)
-			p.WaitUntil(t, waitLong, "20 messages sent", func() bool { return u64(p.Stats(t).MessagesSent) == 20 })
+			p.WaitUntil(t, waitLong, "20 messages sent", func() bool { return testkit.OrZero(p.Stats(t).MessagesSent) == 20 })
 		})
 	}
 
 	t.Run("wrong password", func(t *testing.T) {
 		srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-		env := append(withConfig(baseEnv(srv, t.TempDir()), sourceTOML("auth", pluginPath(t, "fault"), "demo", "events", "", "")),
+		env := append(withConfig(baseEnv(srv, t.TempDir()), sourceTOML("auth", testkit.PluginPath(t, "fault"), "demo", "events", "", "")),
 			"IGGY_CONNECTORS_IGGY_PASSWORD=not-the-password")
 		expectExit(t, testkit.StartRunner(t, env), 1, "unauthorized")
 	})
@@ -65,7 +65,7 @@ func TestEndpointTLS(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("tls", pluginPath(t, "null_sink"), "demo", "events", "", "")),
+	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("tls", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")),
 		"IGGY_CONNECTORS_HTTP_ADDRESS="+addr, "IGGY_CONNECTORS_HTTP_TLS_ENABLED=true",
 		"IGGY_CONNECTORS_HTTP_TLS_CERT_FILE="+cert.CertFile, "IGGY_CONNECTORS_HTTP_TLS_KEY_FILE="+cert.KeyFile))
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.CAPool}}}

@@ -83,7 +83,7 @@ func stopRunner(b *testing.B, p *testkit.RunnerProc) {
 // and, in the same run and on the same broker, with a bare SDK poll loop. Reported: messages per
 // second of each and their ratio, and the runner's RSS idle and after the drain.
 func BenchmarkSinkThroughput(b *testing.B) {
-	nullSink := pluginPath(b, "null_sink")
+	nullSink := testkit.PluginPath(b, "null_sink")
 	var runnerTotal, sdkTotal time.Duration
 	var idleRSS, loadedRSS uint64
 	for i := 0; i < b.N; i++ {
@@ -105,7 +105,7 @@ func BenchmarkSinkThroughput(b *testing.B) {
 		p.WaitStatus(b, "running", waitLong)
 		b.StartTimer()
 		start := time.Now()
-		for u64(p.Stats(b).MessagesProcessed) < benchMessages {
+		for testkit.OrZero(p.Stats(b).MessagesProcessed) < benchMessages {
 			time.Sleep(10 * time.Millisecond)
 		}
 		runnerTotal += time.Since(start)
@@ -124,7 +124,7 @@ func BenchmarkSinkThroughput(b *testing.B) {
 // runner process and, in the same run on the same broker, with a bare SDK send loop of the same
 // batches.
 func BenchmarkSourceThroughput(b *testing.B) {
-	random := pluginPath(b, "random_source")
+	random := testkit.PluginPath(b, "random_source")
 	var runnerTotal, sdkTotal time.Duration
 	var loadedRSS uint64
 	for i := 0; i < b.N; i++ {
@@ -137,7 +137,7 @@ func BenchmarkSourceThroughput(b *testing.B) {
 		p.WaitStatus(b, "running", waitLong)
 		b.StartTimer()
 		start := time.Now()
-		for u64(p.Stats(b).MessagesSent) < benchMessages {
+		for testkit.OrZero(p.Stats(b).MessagesSent) < benchMessages {
 			time.Sleep(10 * time.Millisecond)
 		}
 		runnerTotal += time.Since(start)
@@ -164,7 +164,7 @@ func reportThroughput(b *testing.B, runnerTotal, sdkTotal time.Duration) {
 // loaded and opened, Iggy dialled, consumer group joined), per start.
 func BenchmarkExecToRunning(b *testing.B) {
 	srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"events": 1}))
-	env := withConfig(baseEnv(srv, b.TempDir()), sinkTOML("start", pluginPath(b, "null_sink"), "bench", "events", "", ""))
+	env := withConfig(baseEnv(srv, b.TempDir()), sinkTOML("start", testkit.PluginPath(b, "null_sink"), "bench", "events", "", ""))
 	testkit.RunnerBinary(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -199,8 +199,8 @@ func logStages(b *testing.B, p *testkit.RunnerProc, key, kind string, stages ...
 	var parts []string
 	for _, st := range stages {
 		labels := fmt.Sprintf(`{connector_key=%q,connector_type=%q,stage=%q}`, key, kind, st)
-		sum := metricValue(b, text, "iggy_connector_stage_duration_seconds_sum"+labels)
-		count := metricValue(b, text, "iggy_connector_stage_duration_seconds_count"+labels)
+		sum := testkit.RequireMetric(b, text, "iggy_connector_stage_duration_seconds_sum"+labels)
+		count := testkit.RequireMetric(b, text, "iggy_connector_stage_duration_seconds_count"+labels)
 		if count > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.2fms", st, sum/count*1000))
 		}

@@ -20,7 +20,7 @@ func TestSinkDecodeFloodIsWarnedRateLimited(t *testing.T) {
 	}
 	sendRaw(t, srv, "demo", "bad", bad)
 
-	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("flooded", pluginPath(t, "null_sink"), "demo", "bad", "", "")))
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("flooded", testkit.PluginPath(t, "null_sink"), "demo", "bad", "", "")))
 	p.WaitStatus(t, "running", waitLong)
 	p.WaitUntil(t, waitLong, "every message counted as an error", func() bool { return p.Stats(t).Errors == flood })
 

@@ -18,18 +18,18 @@ func TestSourceToSinkCountsMatchTopic(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	env := baseEnv(srv, t.TempDir())
 
-	source := testkit.StartRunner(t, withConfig(env, sourceTOML("gen", pluginPath(t, "random_source"), "demo", "events", "",
+	source := testkit.StartRunner(t, withConfig(env, sourceTOML("gen", testkit.PluginPath(t, "random_source"), "demo", "events", "",
 		fmt.Sprintf(`interval = "5ms"
 max_count = %d
 messages_range = [20, 60]
 payload_size = 40`, total))))
-	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", pluginPath(t, "stdout_sink"), "demo", "events",
+	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", testkit.PluginPath(t, "stdout_sink"), "demo", "events",
 		`batch_length = 50`, `print_payload = true`)))
 	source.WaitStatus(t, "running", waitLong)
 	sink.WaitStatus(t, "running", waitLong)
 
 	sink.WaitUntil(t, waitLong, "the sink to process every message", func() bool {
-		return u64(sink.Stats(t).MessagesProcessed) >= total
+		return testkit.OrZero(sink.Stats(t).MessagesProcessed) >= total
 	})
 	// The source stops producing at max_count; give a stray extra batch a moment to show up.
 	time.Sleep(200 * time.Millisecond)
@@ -40,10 +40,10 @@ payload_size = 40`, total))))
 		what string
 		got  uint64
 	}{
-		{"source messages_produced", u64(src.MessagesProduced)},
-		{"source messages_sent", u64(src.MessagesSent)},
-		{"sink messages_consumed", u64(snk.MessagesConsumed)},
-		{"sink messages_processed", u64(snk.MessagesProcessed)},
+		{"source messages_produced", testkit.OrZero(src.MessagesProduced)},
+		{"source messages_sent", testkit.OrZero(src.MessagesSent)},
+		{"sink messages_consumed", testkit.OrZero(snk.MessagesConsumed)},
+		{"sink messages_processed", testkit.OrZero(snk.MessagesProcessed)},
 		{"stdout sink distinct offsets logged", uint64(len(offsetsSeen(sink.Logs())))},
 	} {
 		if c.got != uint64(len(topic)) {
@@ -61,13 +61,13 @@ payload_size = 40`, total))))
 	}
 
 	srcMetrics, snkMetrics := source.Metrics(t), sink.Metrics(t)
-	if got := metricValue(t, srcMetrics, `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`); got != float64(len(topic)) {
+	if got := testkit.RequireMetric(t, srcMetrics, `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`); got != float64(len(topic)) {
 		t.Errorf("/metrics sent = %v, topic holds %d", got, len(topic))
 	}
-	if got := metricValue(t, snkMetrics, `iggy_connector_messages_processed_total{connector_key="out",connector_type="sink"}`); got != float64(len(topic)) {
+	if got := testkit.RequireMetric(t, snkMetrics, `iggy_connector_messages_processed_total{connector_key="out",connector_type="sink"}`); got != float64(len(topic)) {
 		t.Errorf("/metrics processed = %v, topic holds %d", got, len(topic))
 	}
-	if got := metricValue(t, snkMetrics, `iggy_connector_stage_duration_seconds_count{connector_key="out",connector_type="sink",stage="ffi"}`); got < 1 {
+	if got := testkit.RequireMetric(t, snkMetrics, `iggy_connector_stage_duration_seconds_count{connector_key="out",connector_type="sink",stage="ffi"}`); got < 1 {
 		t.Errorf("/metrics ffi stage count = %v, want at least one batch", got)
 	}
 
@@ -88,14 +88,14 @@ func TestSinkKill9LosesNothing(t *testing.T) {
 	const total = 3000
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", total)
-	env := withConfig(baseEnv(srv, t.TempDir()), sinkTOML("out", pluginPath(t, "stdout_sink"), "demo", "events",
+	env := withConfig(baseEnv(srv, t.TempDir()), sinkTOML("out", testkit.PluginPath(t, "stdout_sink"), "demo", "events",
 		`batch_length = 100
 poll_interval = "40ms"`, `print_payload = true`))
 
 	first := testkit.StartRunner(t, env)
 	first.WaitStatus(t, "running", waitLong)
 	first.WaitUntil(t, waitLong, "the first run to get a third of the way", func() bool {
-		return u64(first.Stats(t).MessagesProcessed) >= total/3
+		return testkit.OrZero(first.Stats(t).MessagesProcessed) >= total/3
 	})
 	first.Kill9()
 	firstSeen := offsetsSeen(first.Logs())
@@ -127,14 +127,14 @@ func TestSourceKill9ContinuesFromSavedState(t *testing.T) {
 	const perBatch = 10
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
 	stateDir := t.TempDir()
-	env := withConfig(baseEnv(srv, stateDir), sourceTOML("faulty", pluginPath(t, "fault"), "demo", "seq", "",
+	env := withConfig(baseEnv(srv, stateDir), sourceTOML("faulty", testkit.PluginPath(t, "fault"), "demo", "seq", "",
 		fmt.Sprintf(`messages_per_batch = %d
 interval_ms = 5`, perBatch)))
 
 	first := testkit.StartRunner(t, env)
 	first.WaitStatus(t, "running", waitLong)
 	first.WaitUntil(t, waitLong, "the first run to send 200 messages", func() bool {
-		return u64(first.Stats(t).MessagesSent) >= 200
+		return testkit.OrZero(first.Stats(t).MessagesSent) >= 200
 	})
 	first.Kill9()
 	saved, err := state.Load(stateDir, "faulty")
@@ -145,7 +145,7 @@ interval_ms = 5`, perBatch)))
 	second := testkit.StartRunner(t, env)
 	second.WaitStatus(t, "running", waitLong)
 	second.WaitUntil(t, waitLong, "the second run to send 100 messages", func() bool {
-		return u64(second.Stats(t).MessagesSent) >= 100
+		return testkit.OrZero(second.Stats(t).MessagesSent) >= 100
 	})
 	if err := second.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -185,23 +185,23 @@ interval_ms = 5`, perBatch)))
 func TestBrokerRestartBothRecover(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
 	env := baseEnv(srv, t.TempDir())
-	source := testkit.StartRunner(t, withConfig(env, sourceTOML("faulty", pluginPath(t, "fault"), "demo", "seq", "",
+	source := testkit.StartRunner(t, withConfig(env, sourceTOML("faulty", testkit.PluginPath(t, "fault"), "demo", "seq", "",
 		`messages_per_batch = 10
 interval_ms = 5`)))
-	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", pluginPath(t, "stdout_sink"), "demo", "seq",
+	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", testkit.PluginPath(t, "stdout_sink"), "demo", "seq",
 		`batch_length = 50`, `print_payload = true`)))
 	source.WaitStatus(t, "running", waitLong)
 	sink.WaitStatus(t, "running", waitLong)
-	sink.WaitUntil(t, waitLong, "messages flowing", func() bool { return u64(sink.Stats(t).MessagesProcessed) >= 100 })
+	sink.WaitUntil(t, waitLong, "messages flowing", func() bool { return testkit.OrZero(sink.Stats(t).MessagesProcessed) >= 100 })
 
 	srv.Stop()
 	time.Sleep(time.Second) // an outage long enough for both runners to notice and back off
 	if err := srv.Restart(true); err != nil {
 		t.Fatalf("restart broker: %v", err)
 	}
-	before := u64(source.Stats(t).MessagesSent)
+	before := testkit.OrZero(source.Stats(t).MessagesSent)
 	source.WaitUntil(t, waitLong, "the source to send again after the restart", func() bool {
-		return u64(source.Stats(t).MessagesSent) >= before+200
+		return testkit.OrZero(source.Stats(t).MessagesSent) >= before+200
 	})
 	if err := source.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -228,10 +228,10 @@ func TestSinkSIGTERMSettlesInFlightBatch(t *testing.T) {
 	fillTopic(t, srv, "demo", "events", 300)
 	env := baseEnv(srv, t.TempDir())
 	stream := "batch_length = 100\nconsumer_group = \"shared\""
-	slow := testkit.StartRunner(t, withConfig(env, sinkTOML("k", pluginPath(t, "fault"), "demo", "events", stream, "sleep_ms = 400")))
+	slow := testkit.StartRunner(t, withConfig(env, sinkTOML("k", testkit.PluginPath(t, "fault"), "demo", "events", stream, "sleep_ms = 400")))
 	slow.WaitStatus(t, "running", waitLong)
 	// consumed moves before the plugin is called: at 200 the second batch is inside its 400 ms consume.
-	slow.WaitUntil(t, waitLong, "the second batch in the plugin", func() bool { return u64(slow.Stats(t).MessagesConsumed) >= 200 })
+	slow.WaitUntil(t, waitLong, "the second batch in the plugin", func() bool { return testkit.OrZero(slow.Stats(t).MessagesConsumed) >= 200 })
 	if err := slow.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestSinkSIGTERMSettlesInFlightBatch(t *testing.T) {
 		t.Fatalf("exit %d, %v after SIGTERM; logs:\n%s", code, err, slow.Logs())
 	}
 
-	next := testkit.StartRunner(t, withConfig(env, sinkTOML("k", pluginPath(t, "stdout_sink"), "demo", "events", stream, "print_payload = true")))
+	next := testkit.StartRunner(t, withConfig(env, sinkTOML("k", testkit.PluginPath(t, "stdout_sink"), "demo", "events", stream, "print_payload = true")))
 	next.WaitStatus(t, "running", waitLong)
 	next.WaitUntil(t, waitLong, "the rest of the topic", func() bool { return len(offsetsSeen(next.Logs())) >= 100 })
 	seen := offsetsSeen(next.Logs())

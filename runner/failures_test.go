@@ -31,7 +31,7 @@ func expectExit(t *testing.T, p *testkit.RunnerProc, wantCode int, reason string
 // Fatal connector errors stop the runner with exit code 1 and the reason logged, so a supervisor
 // restarts it; nothing busy-loops.
 func TestFatalErrorsExitNonZero(t *testing.T) {
-	fault := pluginPath(t, "fault")
+	fault := testkit.PluginPath(t, "fault")
 	cases := []struct {
 		name   string
 		toml   func(addr string) string
@@ -110,13 +110,13 @@ func TestFatalErrorsExitNonZero(t *testing.T) {
 func TestSinkRetriesFailedConsume(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", 30)
-	env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("retry", pluginPath(t, "fault"), "demo", "events", "",
+	env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("retry", testkit.PluginPath(t, "fault"), "demo", "events", "",
 		"consume_code = 1\nconsume_fail_count = 2")), "IGGY_CONNECTOR_RETRY_BACKOFF_MIN=5ms")
 	p := testkit.StartRunner(t, env)
 	p.WaitStatus(t, "running", waitLong)
-	p.WaitUntil(t, waitLong, "all 30 messages processed", func() bool { return u64(p.Stats(t).MessagesProcessed) == 30 })
-	if s := p.Stats(t); s.Errors != 2 || u64(s.MessagesConsumed) != 30 {
-		t.Fatalf("errors %d consumed %d; want 2 failed attempts and 30 consumed", s.Errors, u64(s.MessagesConsumed))
+	p.WaitUntil(t, waitLong, "all 30 messages processed", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) == 30 })
+	if s := p.Stats(t); s.Errors != 2 || testkit.OrZero(s.MessagesConsumed) != 30 {
+		t.Fatalf("errors %d consumed %d; want 2 failed attempts and 30 consumed", s.Errors, testkit.OrZero(s.MessagesConsumed))
 	}
 }
 
@@ -136,10 +136,10 @@ func TestOffsetCommitModes(t *testing.T) {
 			fillTopic(t, srv, "demo", "events", 50)
 			env := append(baseEnv(srv, t.TempDir()), "IGGY_CONNECTOR_CONSUME_RETRIES=0")
 			extra := fmt.Sprintf("offset_commit = %q\nconsumer_group = \"shared\"", c.mode)
-			failing := testkit.StartRunner(t, withConfig(env, sinkTOML("k", pluginPath(t, "fault"), "demo", "events", extra, "consume_code = 1")))
+			failing := testkit.StartRunner(t, withConfig(env, sinkTOML("k", testkit.PluginPath(t, "fault"), "demo", "events", extra, "consume_code = 1")))
 			expectExit(t, failing, 1, "consume failed")
 
-			healthy := testkit.StartRunner(t, withConfig(env, sinkTOML("k", pluginPath(t, "stdout_sink"), "demo", "events", extra, "print_payload = true")))
+			healthy := testkit.StartRunner(t, withConfig(env, sinkTOML("k", testkit.PluginPath(t, "stdout_sink"), "demo", "events", extra, "print_payload = true")))
 			healthy.WaitStatus(t, "running", waitLong)
 			if c.wantOffset0 {
 				healthy.WaitUntil(t, waitLong, "all 50 messages", func() bool { return len(offsetsSeen(healthy.Logs())) == 50 })
@@ -161,7 +161,7 @@ func TestLegacySourceABI(t *testing.T) {
 	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sourceTOML("old", lib, "demo", "events", "",
 		"messages_per_batch = 5\nmax_messages = 40\ninterval_ms = 2")))
 	p.WaitStatus(t, "running", waitLong)
-	p.WaitUntil(t, waitLong, "40 messages sent", func() bool { return u64(p.Stats(t).MessagesSent) >= 40 })
+	p.WaitUntil(t, waitLong, "40 messages sent", func() bool { return testkit.OrZero(p.Stats(t).MessagesSent) >= 40 })
 	if !strings.Contains(p.Logs(), "acks=false") {
 		t.Errorf("the legacy plugin was not recognised as running without acks:\n%s", p.Logs())
 	}
@@ -173,7 +173,7 @@ func TestLegacySourceABI(t *testing.T) {
 // The endpoint checks the api-key header as upstream does: / and /health are open, the rest need it.
 func TestEndpointAPIKey(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("keyed", pluginPath(t, "null_sink"), "demo", "events", "", "")),
+	env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("keyed", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")),
 		"IGGY_CONNECTORS_HTTP_API_KEY=s3cret")
 	p := testkit.StartRunner(t, env)
 	p.WaitStatus(t, "running", waitLong)
@@ -209,7 +209,7 @@ func TestEndpointOnTCP(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // a free port for the runner; nothing else binds loopback ports here
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("tcp", pluginPath(t, "null_sink"), "demo", "events", "", "")),
+	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("tcp", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")),
 		"IGGY_CONNECTORS_HTTP_ADDRESS="+addr))
 	deadline := time.Now().Add(waitLong)
 	for {
@@ -233,8 +233,8 @@ func TestEndpointOnTCP(t *testing.T) {
 func TestShutdownWithHungCloseIsBounded(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	for _, c := range []struct{ name, toml string }{
-		{"source", sourceTOML("hang", pluginPath(t, "fault"), "demo", "events", "", "close_hang = true\ninterval_ms = 5")},
-		{"sink", sinkTOML("hang", pluginPath(t, "fault"), "demo", "events", "", "close_hang = true")},
+		{"source", sourceTOML("hang", testkit.PluginPath(t, "fault"), "demo", "events", "", "close_hang = true\ninterval_ms = 5")},
+		{"sink", sinkTOML("hang", testkit.PluginPath(t, "fault"), "demo", "events", "", "close_hang = true")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// The plugin call timeout stays at its 60 s default: close is bounded by the shutdown timeout.

@@ -2,10 +2,8 @@ package runner_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,12 +12,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
-
-// pluginPath is the path of one example plugin compiled from C for this test process.
-func pluginPath(t testing.TB, name string) string {
-	t.Helper()
-	return filepath.Join(testkit.BuildPlugins(t), "libiggy_connector_"+name+".so")
-}
 
 // baseEnv is what every runner of a test gets: the broker, a state dir and a fast reconnect.
 func baseEnv(srv *devbroker.Server, stateDir string) []string {
@@ -119,23 +111,6 @@ func fillTopic(t testing.TB, srv *devbroker.Server, stream, topic string, n int)
 	}
 }
 
-// metricValue finds one sample in a text exposition, e.g.
-// metricValue(text, `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`).
-func metricValue(t testing.TB, text, series string) float64 {
-	t.Helper()
-	for _, line := range strings.Split(text, "\n") {
-		if rest, ok := strings.CutPrefix(line, series+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err != nil {
-				t.Fatalf("metric %s: %v", series, err)
-			}
-			return v
-		}
-	}
-	t.Fatalf("metric series %s not found in:\n%s", series, text)
-	return 0
-}
-
 var stdoutOffsetLine = regexp.MustCompile(`Message offset: (\d+), payload`)
 
 // offsetsSeen collects the offsets the stdout sink logged (one line per message it received).
@@ -151,10 +126,3 @@ func offsetsSeen(logs ...string) map[uint64]int {
 }
 
 const waitLong = 30 * time.Second
-
-func u64(p *uint64) uint64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}

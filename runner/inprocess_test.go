@@ -43,9 +43,9 @@ func TestMainInProcessUnderLoadStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	sockets := []string{dir + "/source.sock", dir + "/sink.sock"}
 	configs := [][]string{
-		append(withConfig(env, sourceTOML("gen", pluginPath(t, "random_source"), "demo", "events", "", `interval = "2ms"`)),
+		append(withConfig(env, sourceTOML("gen", testkit.PluginPath(t, "random_source"), "demo", "events", "", `interval = "2ms"`)),
 			"IGGY_CONNECTORS_HTTP_ADDRESS=unix:"+sockets[0]),
-		append(withConfig(env, sinkTOML("out", pluginPath(t, "stdout_sink"), "demo", "events", "batch_length = 20", "")),
+		append(withConfig(env, sinkTOML("out", testkit.PluginPath(t, "stdout_sink"), "demo", "events", "batch_length = 20", "")),
 			"IGGY_CONNECTORS_HTTP_ADDRESS=unix:"+sockets[1]),
 	}
 	var wg sync.WaitGroup

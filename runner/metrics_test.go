@@ -17,9 +17,9 @@ import (
 func TestMetricsEndpointServesUpstreamTextAndSupervisorProtobuf(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", 25)
-	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("scraped", pluginPath(t, "null_sink"), "demo", "events", "", "")))
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("scraped", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")))
 	p.WaitStatus(t, "running", waitLong)
-	p.WaitUntil(t, waitLong, "25 messages processed", func() bool { return u64(p.Stats(t).MessagesProcessed) == 25 })
+	p.WaitUntil(t, waitLong, "25 messages processed", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) == 25 })
 
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", p.SocketPath)
@@ -37,7 +37,7 @@ func TestMetricsEndpointServesUpstreamTextAndSupervisorProtobuf(t *testing.T) {
 		t.Errorf("text exposition does not end with # EOF:\n%s", text)
 	}
 	series := `iggy_connector_messages_processed_total{connector_key="scraped",connector_type="sink"}`
-	if got := metricValue(t, text, series); got != 25 {
+	if got := testkit.RequireMetric(t, text, series); got != 25 {
 		t.Errorf("text %s = %v, want 25", series, got)
 	}
 

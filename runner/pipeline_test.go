@@ -24,7 +24,7 @@ key = "fanout"
 enabled = true
 version = 1
 name = "fan-out"
-path = "` + pluginPath(t, "fault") + `"
+path = "` + testkit.PluginPath(t, "fault") + `"
 
 [[streams]]
 stream = "demo"
@@ -53,7 +53,7 @@ interval_ms = 2
 `
 	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
 	p.WaitStatus(t, "running", waitLong)
-	p.WaitUntil(t, waitLong, "both streams written", func() bool { return u64(p.Stats(t).MessagesSent) >= 2*total })
+	p.WaitUntil(t, waitLong, "both streams written", func() bool { return testkit.OrZero(p.Stats(t).MessagesSent) >= 2*total })
 
 	for _, topic := range []string{"a", "b"} {
 		msgs := readTopic(t, srv, "demo", topic)
@@ -71,8 +71,8 @@ interval_ms = 2
 			}
 		}
 	}
-	if s := p.Stats(t); u64(s.MessagesProduced) != total || s.Errors != 0 {
-		t.Fatalf("produced %d errors %d; want %d and 0", u64(s.MessagesProduced), s.Errors, total)
+	if s := p.Stats(t); testkit.OrZero(s.MessagesProduced) != total || s.Errors != 0 {
+		t.Fatalf("produced %d errors %d; want %d and 0", testkit.OrZero(s.MessagesProduced), s.Errors, total)
 	}
 }
 
@@ -92,7 +92,7 @@ func TestSinkDecodeErrorsAndTransforms(t *testing.T) {
 	if err := cli.SendMessages(sid, tid, iggcon.PartitionId(0), batch); err != nil {
 		t.Fatal(err)
 	}
-	cfg := sinkTOML("mixed", pluginPath(t, "stdout_sink"), "demo", "mixed", "", "print_payload = true") + `
+	cfg := sinkTOML("mixed", testkit.PluginPath(t, "stdout_sink"), "demo", "mixed", "", "print_payload = true") + `
 [transforms.unwrap_envelope]
 enabled = true
 field = "data"
@@ -105,11 +105,11 @@ value.static = true
 `
 	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
 	p.WaitStatus(t, "running", waitLong)
-	p.WaitUntil(t, waitLong, "the batch processed", func() bool { return u64(p.Stats(t).MessagesProcessed) >= 3 })
+	p.WaitUntil(t, waitLong, "the batch processed", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) >= 3 })
 	s := p.Stats(t)
-	if u64(s.MessagesConsumed) != 5 || u64(s.MessagesProcessed) != 3 || s.Errors != 2 {
+	if testkit.OrZero(s.MessagesConsumed) != 5 || testkit.OrZero(s.MessagesProcessed) != 3 || s.Errors != 2 {
 		t.Fatalf("consumed %d processed %d errors %d; want 5 polled, 3 handed to the plugin and 2 decode errors",
-			u64(s.MessagesConsumed), u64(s.MessagesProcessed), s.Errors)
+			testkit.OrZero(s.MessagesConsumed), testkit.OrZero(s.MessagesProcessed), s.Errors)
 	}
 	logs := p.Logs()
 	for _, want := range []string{
@@ -127,10 +127,10 @@ value.static = true
 // producer does, and writes there.
 func TestSourceCreatesMissingTarget(t *testing.T) {
 	srv := testkit.StartBroker(t)
-	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sourceTOML("maker", pluginPath(t, "fault"), "fresh", "made", "",
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sourceTOML("maker", testkit.PluginPath(t, "fault"), "fresh", "made", "",
 		"messages_per_batch = 5\nmax_messages = 20\ninterval_ms = 2")))
 	p.WaitStatus(t, "running", waitLong)
-	p.WaitUntil(t, waitLong, "20 messages sent", func() bool { return u64(p.Stats(t).MessagesSent) >= 20 })
+	p.WaitUntil(t, waitLong, "20 messages sent", func() bool { return testkit.OrZero(p.Stats(t).MessagesSent) >= 20 })
 	if got := len(readTopic(t, srv, "fresh", "made")); got != 20 {
 		t.Fatalf("the created topic holds %d messages, want 20", got)
 	}
@@ -140,7 +140,7 @@ func TestSourceCreatesMissingTarget(t *testing.T) {
 func TestBenchmarkModeLogsTimingEvents(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", 10)
-	cfg := strings.Replace(sinkTOML("timed", pluginPath(t, "null_sink"), "demo", "events", "", ""), "enabled = true\n", "enabled = true\nbenchmark = true\n", 1)
+	cfg := strings.Replace(sinkTOML("timed", testkit.PluginPath(t, "null_sink"), "demo", "events", "", ""), "enabled = true\n", "enabled = true\nbenchmark = true\n", 1)
 	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
 	p.WaitStatus(t, "running", waitLong)
 	p.WaitUntil(t, waitLong, "a benchmark event", func() bool { return strings.Contains(p.Logs(), "msg=benchmark") })
@@ -182,7 +182,7 @@ func TestSourceDecodesDeclaredSchemaAsTheSDKDoes(t *testing.T) {
 			env := baseEnv(srv, t.TempDir())
 			source := testkit.StartRunner(t, withConfig(env, probeSourceTOML(t, lib, "fmt", "t", c.streamSchema, c.streamExtra, c.pluginSchema, [][]byte{c.payload}, "")))
 			source.WaitStatus(t, "running", waitLong)
-			source.WaitUntil(t, waitLong, "the message sent", func() bool { return u64(source.Stats(t).MessagesSent) == 1 })
+			source.WaitUntil(t, waitLong, "the message sent", func() bool { return testkit.OrZero(source.Stats(t).MessagesSent) == 1 })
 			msgs := readTopic(t, srv, "fmt", "t")
 			if len(msgs) != 1 || string(msgs[0].Payload) != string(c.payload) {
 				t.Fatalf("topic holds %d messages (%x), want the produced bytes %x", len(msgs), msgs, c.payload)
@@ -211,7 +211,7 @@ func TestSinkReadsEveryPartition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("wide", pluginPath(t, "stdout_sink"), "demo", "wide", "batch_length = 64", "print_payload = true")))
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("wide", testkit.PluginPath(t, "stdout_sink"), "demo", "wide", "batch_length = 64", "print_payload = true")))
 	p.WaitStatus(t, "running", waitLong)
 	seen := map[int]bool{}
 	p.WaitUntil(t, waitLong, "every message of the three partitions", func() bool {
@@ -222,9 +222,9 @@ func TestSinkReadsEveryPartition(t *testing.T) {
 		return len(seen) == total
 	})
 	// The plugin logs during consume; processed moves right after it returns.
-	p.WaitUntil(t, waitLong, "the last batch counted", func() bool { return u64(p.Stats(t).MessagesProcessed) >= total })
+	p.WaitUntil(t, waitLong, "the last batch counted", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) >= total })
 	time.Sleep(100 * time.Millisecond) // a message delivered twice would show up here
-	if s := p.Stats(t); u64(s.MessagesProcessed) != total || u64(s.MessagesConsumed) != total {
-		t.Fatalf("consumed %d processed %d; want %d each (no message twice)", u64(s.MessagesConsumed), u64(s.MessagesProcessed), total)
+	if s := p.Stats(t); testkit.OrZero(s.MessagesProcessed) != total || testkit.OrZero(s.MessagesConsumed) != total {
+		t.Fatalf("consumed %d processed %d; want %d each (no message twice)", testkit.OrZero(s.MessagesConsumed), testkit.OrZero(s.MessagesProcessed), total)
 	}
 }

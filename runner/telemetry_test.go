@@ -32,9 +32,9 @@ func TestTelemetryExportsBatchSpansAndLogs(t *testing.T) {
 	recv := testkit.StartOTLPReceiver(t)
 	env := append(baseEnv(srv, t.TempDir()), telemetryEnv(recv)...)
 
-	source := testkit.StartRunner(t, withConfig(env, sourceTOML("gen", pluginPath(t, "fault"), "demo", "events", "",
+	source := testkit.StartRunner(t, withConfig(env, sourceTOML("gen", testkit.PluginPath(t, "fault"), "demo", "events", "",
 		"messages_per_batch = 10\nmax_messages = 30\ninterval_ms = 2")))
-	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", pluginPath(t, "null_sink"), "demo", "events", "", "")))
+	sink := testkit.StartRunner(t, withConfig(env, sinkTOML("out", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")))
 
 	cases := []struct {
 		key, kind, span string
@@ -111,9 +111,9 @@ func TestJSONLogFormatEveryLineNamesTheConnector(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", 20)
 	env := append(baseEnv(srv, t.TempDir()), "IGGY_CONNECTORS_LOGGING_FORMAT=json", "IGGY_CONNECTOR_LOG_LEVEL=debug")
-	p := testkit.StartRunner(t, withConfig(env, sinkTOML("jsonlog", pluginPath(t, "null_sink"), "demo", "events", "", "")))
+	p := testkit.StartRunner(t, withConfig(env, sinkTOML("jsonlog", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")))
 	p.WaitStatus(t, "running", waitLong)
-	p.WaitUntil(t, waitLong, "20 messages processed", func() bool { return u64(p.Stats(t).MessagesProcessed) >= 20 })
+	p.WaitUntil(t, waitLong, "20 messages processed", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) >= 20 })
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -151,10 +151,10 @@ func TestTelemetryMarksFailedBatches(t *testing.T) {
 		env               []string
 	}{
 		{"refused", "sink batch", "consume failed",
-			append(withConfig(env, sinkTOML("refused", pluginPath(t, "fault"), "demo", "events", "", "consume_code = 1")),
+			append(withConfig(env, sinkTOML("refused", testkit.PluginPath(t, "fault"), "demo", "events", "", "consume_code = 1")),
 				"IGGY_CONNECTOR_CONSUME_RETRIES=0")},
 		{"rejected", "source batch", "Rejected source batch",
-			withConfig(env, strings.Replace(sourceTOML("rejected", pluginPath(t, "fault"), "demo", "avro_out", "avro_schema_json = "+strictSchema,
+			withConfig(env, strings.Replace(sourceTOML("rejected", testkit.PluginPath(t, "fault"), "demo", "avro_out", "avro_schema_json = "+strictSchema,
 				"messages_per_batch = 3\ninterval_ms = 2"), `schema = "json"`, `schema = "avro"`, 1))},
 	}
 	for _, c := range cases {

@@ -303,7 +303,7 @@ func TestAPIListingsAndStats(t *testing.T) {
 		for _, c := range rs.Connectors {
 			st[c.ConnectorType+"/"+c.Key] = c
 		}
-		return u64(st["source/gen"].MessagesSent) > 0 && u64(st["sink/out"].MessagesProcessed) > 0
+		return testkit.OrZero(st["source/gen"].MessagesSent) > 0 && testkit.OrZero(st["sink/out"].MessagesProcessed) > 0
 	})
 	if len(rs.Connectors) != 5 || rs.Connectors[0].ConnectorType != "source" {
 		t.Fatalf("/stats connectors %+v, want 5 with the source first", rs.Connectors)
@@ -339,15 +339,15 @@ func TestAPIListingsAndStats(t *testing.T) {
 	}
 	// The new runner process starts its counters at zero; the totals must not go backwards.
 	after := statsOf(t, p, withKey())["source/gen"]
-	if after.PID == before.PID || u64(after.MessagesProduced) < u64(before.MessagesProduced) || u64(after.MessagesSent) < u64(before.MessagesSent) {
+	if after.PID == before.PID || testkit.OrZero(after.MessagesProduced) < testkit.OrZero(before.MessagesProduced) || testkit.OrZero(after.MessagesSent) < testkit.OrZero(before.MessagesSent) {
 		t.Errorf("after restart: pid %d -> %d, produced %d -> %d, sent %d -> %d; want a new process and no counter going back",
-			before.PID, after.PID, u64(before.MessagesProduced), u64(after.MessagesProduced), u64(before.MessagesSent), u64(after.MessagesSent))
+			before.PID, after.PID, testkit.OrZero(before.MessagesProduced), testkit.OrZero(after.MessagesProduced), testkit.OrZero(before.MessagesSent), testkit.OrZero(after.MessagesSent))
 	}
 	_, body, err := p.Do("GET", "/metrics", withKey(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := metricValue(string(body), `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`); !ok || v < float64(u64(before.MessagesSent)) {
-		t.Errorf("/metrics sent after restart = %v (present %v), was %d before", v, ok, u64(before.MessagesSent))
+	if v, ok := testkit.MetricValue(string(body), `iggy_connector_messages_sent_total{connector_key="gen",connector_type="source"}`); !ok || v < float64(testkit.OrZero(before.MessagesSent)) {
+		t.Errorf("/metrics sent after restart = %v (present %v), was %d before", v, ok, testkit.OrZero(before.MessagesSent))
 	}
 }

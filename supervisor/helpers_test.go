@@ -191,24 +191,6 @@ func waitFor(t testing.TB, p *testkit.SupervisorProc, timeout time.Duration, wha
 	t.Fatalf("timed out after %s waiting for %s", timeout, what)
 }
 
-func u64(p *uint64) uint64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-// metricValue finds one sample in a text exposition; ok is false when the series is absent.
-func metricValue(text, series string) (float64, bool) {
-	for _, line := range strings.Split(text, "\n") {
-		if rest, found := strings.CutPrefix(line, series+" "); found {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
-}
-
 // stdoutOffsetLine is a stdout-sink line as the supervisor relays it in text format: the plugin's
 // message, then the runner's connector key.
 var stdoutOffsetLine = regexp.MustCompile(`Message offset: (\d+), payload.* connector_key=(\S+)`)

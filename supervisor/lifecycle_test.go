@@ -48,16 +48,16 @@ crash_on_batch = 1
 		t.Errorf("neighbour sink: pid %d -> %d, restarts %d, status %s; want the same process, running", first.PID, steady.PID, steady.Restarts, steady.Status)
 	}
 	waitFor(t, p, waitLong, "the neighbour sink to keep consuming", func() bool {
-		return u64(statsOf(t, p, nil)["sink/steady"].MessagesProcessed) > u64(steady.MessagesProcessed)
+		return testkit.OrZero(statsOf(t, p, nil)["sink/steady"].MessagesProcessed) > testkit.OrZero(steady.MessagesProcessed)
 	})
 	resp, body, err := p.Do(http.MethodGet, "/metrics", nil, "")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics: %v %v", resp, err)
 	}
-	if v, ok := metricValue(string(body), `iggy_connector_restarts_total{connector_key="crashy",connector_type="sink"}`); !ok || v < float64(crashy.Restarts) {
+	if v, ok := testkit.MetricValue(string(body), `iggy_connector_restarts_total{connector_key="crashy",connector_type="sink"}`); !ok || v < float64(crashy.Restarts) {
 		t.Errorf("iggy_connector_restarts_total for crashy = %v (present %v), /stats said %d", v, ok, crashy.Restarts)
 	}
-	if _, ok := metricValue(string(body), `iggy_connector_restarts_total{connector_key="steady",connector_type="sink"}`); ok {
+	if _, ok := testkit.MetricValue(string(body), `iggy_connector_restarts_total{connector_key="steady",connector_type="sink"}`); ok {
 		t.Errorf("the neighbour sink has a restarts series; it never restarted")
 	}
 	if !slices.ContainsFunc(linesOf(p.Logs(), "crashy"), func(l string) bool { return strings.Contains(l, "crashing at batch 1") }) {
@@ -89,13 +89,13 @@ func TestUnansweringRunnerIsDownButNeverFailsTheScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := metricValue(string(body), `iggy_connector_up{connector_key="a",connector_type="sink"}`); !ok || v != 0 {
+	if v, ok := testkit.MetricValue(string(body), `iggy_connector_up{connector_key="a",connector_type="sink"}`); !ok || v != 0 {
 		t.Errorf("frozen runner up = %v (present %v), want 0", v, ok)
 	}
-	if v, ok := metricValue(string(body), `iggy_connector_up{connector_key="b",connector_type="sink"}`); !ok || v != 1 {
+	if v, ok := testkit.MetricValue(string(body), `iggy_connector_up{connector_key="b",connector_type="sink"}`); !ok || v != 1 {
 		t.Errorf("healthy runner up = %v (present %v), want 1", v, ok)
 	}
-	if _, ok := metricValue(string(body), `iggy_connector_messages_consumed_total{connector_key="b",connector_type="sink"}`); !ok {
+	if _, ok := testkit.MetricValue(string(body), `iggy_connector_messages_consumed_total{connector_key="b",connector_type="sink"}`); !ok {
 		t.Errorf("the healthy runner's families are missing from the merged /metrics:\n%s", body)
 	}
 
@@ -104,7 +104,7 @@ func TestUnansweringRunnerIsDownButNeverFailsTheScrape(t *testing.T) {
 	}
 	waitFor(t, p, waitLong, "the thawed runner to be up again", func() bool {
 		_, body, err := p.Do(http.MethodGet, "/metrics", nil, "")
-		v, ok := metricValue(string(body), `iggy_connector_up{connector_key="a",connector_type="sink"}`)
+		v, ok := testkit.MetricValue(string(body), `iggy_connector_up{connector_key="a",connector_type="sink"}`)
 		return err == nil && ok && v == 1
 	})
 }
