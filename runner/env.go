@@ -1,13 +1,10 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
-	"reflect"
-	"strings"
 	"time"
 
-	"github.com/caarlos0/env/v11"
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
 // Env holds the runner's own variables: where the connector config comes from, and the
@@ -50,8 +47,8 @@ const (
 // It checks that exactly one connector source is chosen and every value is in range.
 func ParseEnv(environ []string) (Env, error) {
 	var e Env
-	if err := env.ParseWithOptions(&e, env.Options{Environment: envMap(environ)}); err != nil {
-		return Env{}, fmt.Errorf("runner environment: %w", flattenEnvError(err))
+	if err := config.ParseEnvStruct(&e, environ); err != nil {
+		return Env{}, fmt.Errorf("runner environment: %w", err)
 	}
 	return e, e.validate()
 }
@@ -102,62 +99,5 @@ func (e Env) validate() error {
 	return nil
 }
 
-// EnvVar documents one variable for --help.
-type EnvVar struct {
-	Name, Default, Help string
-}
-
 // RunnerEnvVars lists the runner's own variables with their defaults, in declaration order.
-func RunnerEnvVars() []EnvVar {
-	params, err := env.GetFieldParams(&Env{})
-	if err != nil {
-		panic(err) // the struct tags are constants; a failure is a programming error caught by tests
-	}
-	helps := fieldHelps()
-	out := make([]EnvVar, 0, len(params))
-	for _, p := range params {
-		out = append(out, EnvVar{Name: p.Key, Default: p.DefaultValue, Help: helps[p.Key]})
-	}
-	return out
-}
-
-// envMap turns "NAME=value" entries into a map; later duplicates win, as in a shell.
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// flattenEnvError turns caarlos0/env's aggregate error into its first cause, naming the variable
-// rather than the Go field (a ParseError only knows the field).
-func flattenEnvError(err error) error {
-	var agg env.AggregateError
-	if !errors.As(err, &agg) || len(agg.Errors) == 0 {
-		return err
-	}
-	first := agg.Errors[0]
-	var pe env.ParseError
-	if errors.As(first, &pe) {
-		if f, ok := reflect.TypeOf(Env{}).FieldByName(pe.Name); ok {
-			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-			return fmt.Errorf("%s: invalid %s: %w", name, pe.Type, pe.Err)
-		}
-	}
-	return first
-}
-
-// fieldHelps maps each variable name to its help tag.
-func fieldHelps() map[string]string {
-	t := reflect.TypeOf(Env{})
-	out := make(map[string]string, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		out[name] = f.Tag.Get("help")
-	}
-	return out
-}
+func RunnerEnvVars() []config.EnvVar { return config.StructEnvVars(Env{}) }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
@@ -27,7 +28,7 @@ func levelDirective(level string) (string, error) {
 // logFilter is the runner's log filter: RUST_LOG when set (as upstream), else the level of
 // IGGY_CONNECTOR_LOG_LEVEL (validated by ParseEnv).
 func logFilter(environ []string, level string) string {
-	if rustLog := strings.TrimSpace(envMap(environ)["RUST_LOG"]); rustLog != "" {
+	if rustLog := strings.TrimSpace(config.EnvMap(environ)["RUST_LOG"]); rustLog != "" {
 		return rustLog
 	}
 	d, err := levelDirective(level)

@@ -50,7 +50,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	}
 	rt := loaded.Runtime
 	tel, telErr := telemetry.Setup(ctx, rt.Telemetry, telemetry.Resource{ServiceVersion: RuntimeVersion})
-	logs, err := newLoggers(stdout, rt.Logging.Format, envMap(loaded.Env)["RUST_LOG"], tel.LogHandler())
+	logs, err := newLoggers(stdout, rt.Logging.Format, config.EnvMap(loaded.Env)["RUST_LOG"], tel.LogHandler())
 	if err != nil {
 		fmt.Fprintln(stderr, "iggy-connectors: logging:", err)
 		_ = tel.Shutdown(ctx)

@@ -6,11 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"time"
 
-	"github.com/caarlos0/env/v11"
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
 // Env holds the supervisor's own variables: how it runs runners. They use the IGGY_SUPERVISOR_
@@ -30,8 +28,8 @@ type Env struct {
 // ParseEnv reads the supervisor's variables from environ ("NAME=value" entries).
 func ParseEnv(environ []string) (Env, error) {
 	var e Env
-	if err := env.ParseWithOptions(&e, env.Options{Environment: envMap(environ)}); err != nil {
-		return Env{}, fmt.Errorf("supervisor environment: %w", namedEnvError(err))
+	if err := config.ParseEnvStruct(&e, environ); err != nil {
+		return Env{}, fmt.Errorf("supervisor environment: %w", err)
 	}
 	for _, c := range []struct {
 		name string
@@ -76,42 +74,5 @@ func (e Env) runnerBinary() (string, error) {
 	return filepath.Abs(p)
 }
 
-// EnvVar documents one variable for --help.
-type EnvVar struct{ Name, Default, Help string }
-
 // SupervisorEnvVars lists the supervisor's own variables in declaration order.
-func SupervisorEnvVars() []EnvVar {
-	t := reflect.TypeOf(Env{})
-	out := make([]EnvVar, 0, t.NumField())
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		out = append(out, EnvVar{Name: f.Tag.Get("env"), Default: f.Tag.Get("envDefault"), Help: f.Tag.Get("help")})
-	}
-	return out
-}
-
-// envMap turns "NAME=value" entries into a map; later duplicates win, as in a shell.
-func envMap(environ []string) map[string]string {
-	m := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// namedEnvError turns caarlos0/env's error, which names the Go field, into one naming the variable.
-func namedEnvError(err error) error {
-	var agg env.AggregateError
-	if !errors.As(err, &agg) || len(agg.Errors) == 0 {
-		return err
-	}
-	var pe env.ParseError
-	if errors.As(agg.Errors[0], &pe) {
-		if f, ok := reflect.TypeOf(Env{}).FieldByName(pe.Name); ok {
-			return fmt.Errorf("%s: invalid %s: %w", f.Tag.Get("env"), pe.Type, pe.Err)
-		}
-	}
-	return agg.Errors[0]
-}
+func SupervisorEnvVars() []config.EnvVar { return config.StructEnvVars(Env{}) }

@@ -93,7 +93,7 @@ func coerceEnv(target envTarget, value string) (any, error) {
 // (indices not mentioned become empty tables), as upstream's merge does.
 func applyTypedEnv(doc map[string]any, kind ConnectorKind, key string, env []string) error {
 	prefix := ConnectorEnvPrefix(kind, key)
-	vars := envMap(env)
+	vars := EnvMap(env)
 	for _, f := range topLevelEnvFields {
 		value, ok := vars[prefix+f.suffix]
 		if !ok || value == "" {

@@ -34,7 +34,7 @@ type Loaded struct {
 // IGGY_CONNECTORS_* overrides. A missing file is a warning, not an error.
 func Load(env []string, workDir string) (Loaded, error) {
 	env = WithDotEnv(env, workDir)
-	vars := envMap(env)
+	vars := EnvMap(env)
 	out := Loaded{Env: env, Warnings: UnknownRuntimeVars(env)}
 
 	requested, set := vars[EnvConfigPath]
@@ -58,7 +58,7 @@ func Load(env []string, workDir string) (Loaded, error) {
 // "<NAME> value changed to: <value> from environment variable", with
 // secrets shown as ******.
 func AppliedRuntimeVars(env []string) []string {
-	vars := envMap(env)
+	vars := EnvMap(env)
 	var out []string
 	for _, f := range runtimeFields {
 		value, ok := vars[f.envName()]
@@ -94,7 +94,7 @@ func FindRuntimeFile(path, workDir string) string {
 // .env in workDir or its nearest ancestor that has one. An unreadable or
 // malformed file is ignored, as upstream does.
 func WithDotEnv(env []string, workDir string) []string {
-	vars := envMap(env)
+	vars := EnvMap(env)
 	path, set := vars[EnvEnvPath]
 	if !set {
 		path = findUpwards(".env", workDir)

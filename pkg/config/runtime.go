@@ -217,7 +217,7 @@ func buildRuntime(name string, data []byte, env []string) (Runtime, error) {
 			return Runtime{}, fmt.Errorf("%w: %s: %w", ErrInvalidRuntime, name, err)
 		}
 	}
-	vars := envMap(env)
+	vars := EnvMap(env)
 	for _, f := range runtimeFields {
 		value, ok := vars[f.envName()]
 		if !ok || value == "" {
@@ -382,24 +382,11 @@ func (r Runtime) Redacted() Runtime {
 // DisplayConfig reports whether the effective configuration may be logged,
 // per IGGY_DISPLAY_CONFIG: unset, "1" or "true" (any case) mean yes.
 func DisplayConfig(env []string) bool {
-	value, ok := envMap(env)["IGGY_DISPLAY_CONFIG"]
+	value, ok := EnvMap(env)["IGGY_DISPLAY_CONFIG"]
 	if !ok {
 		return true
 	}
 	return value == "1" || strings.EqualFold(value, "true")
-}
-
-// envMap indexes "NAME=value" entries; a later entry wins, as in os/exec.
-func envMap(env []string) map[string]string {
-	m := make(map[string]string, len(env))
-	for _, kv := range env {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		m[name] = value
-	}
-	return m
 }
 
 func describeValue(v any) string {
