@@ -305,11 +305,7 @@ func (c *connection) streamCommand(code uint32, payload []byte) error {
 		}
 		e := c.newReply()
 		encodeStream(e, st)
-		for _, t := range st.topics {
-			if t != nil {
-				encodeTopic(e, t)
-			}
-		}
+		encodeTopicsOf(e, st)
 		c.ok(e.buf)
 	case codeCreateStream:
 		s.mu.Lock()
@@ -381,10 +377,7 @@ func (c *connection) topicCommand(code uint32, payload []byte) error {
 			return nil
 		}
 		e := c.newReply()
-		encodeTopic(e, t)
-		for _, p := range t.partitions {
-			encodePartition(e, p, 1)
-		}
+		encodeTopicDetails(e, t, 1)
 		c.ok(e.buf)
 	case codeGetTopics:
 		s.mu.RLock()
@@ -392,11 +385,7 @@ func (c *connection) topicCommand(code uint32, payload []byte) error {
 		st := s.findStream(streamID)
 		e := c.newReply()
 		if st != nil {
-			for _, t := range st.topics {
-				if t != nil {
-					encodeTopic(e, t)
-				}
-			}
+			encodeTopicsOf(e, st)
 		}
 		c.ok(e.buf)
 	case codeDeleteTopic:
@@ -441,10 +430,7 @@ func (c *connection) createTopic(payload []byte) error {
 		return err
 	}
 	e := c.newReply()
-	encodeTopic(e, t)
-	for _, p := range t.partitions {
-		encodePartition(e, p, 0)
-	}
+	encodeTopicDetails(e, t, 0)
 	c.ok(e.buf)
 	return nil
 }
@@ -462,6 +448,24 @@ func encodeTopic(e *encoder, t *topic) {
 	e.u64(size)
 	e.u64(messages)
 	e.name8(t.name)
+}
+
+// encodeTopicsOf writes the topic record of each of st's topics (deleted ones leave a nil slot).
+func encodeTopicsOf(e *encoder, st *stream) {
+	for _, t := range st.topics {
+		if t != nil {
+			encodeTopic(e, t)
+		}
+	}
+}
+
+// encodeTopicDetails writes the topic record followed by its partitions' records, each
+// with the segment count the command's reply gives (CreateTopic 0, GetTopic 1).
+func encodeTopicDetails(e *encoder, t *topic, segments uint32) {
+	encodeTopic(e, t)
+	for _, p := range t.partitions {
+		encodePartition(e, p, segments)
+	}
 }
 
 // encodePartition writes the 40-byte partition record.
