@@ -333,13 +333,13 @@ func encodeAvro(w *avro.Writer, s avro.Schema, v any, path string, depth int) er
 		}
 		w.WriteLong(i)
 	case avro.Float:
-		f, ok := jsonNumber(v)
+		f, ok := JSONNumber(v)
 		if !ok || math.IsInf(float64(float32(f)), 0) {
 			return mismatch()
 		}
 		w.WriteFloat(float32(f))
 	case avro.Double:
-		f, ok := jsonNumber(v)
+		f, ok := JSONNumber(v)
 		if !ok {
 			return mismatch()
 		}
@@ -462,10 +462,10 @@ func avroAccepts(s avro.Schema, v any, depth int) bool {
 		_, ok := jsonInteger(v, math.MinInt64, math.MaxInt64)
 		return ok
 	case avro.Float:
-		f, ok := jsonNumber(v)
+		f, ok := JSONNumber(v)
 		return ok && !math.IsInf(float64(float32(f)), 0)
 	case avro.Double:
-		_, ok := jsonNumber(v)
+		_, ok := JSONNumber(v)
 		return ok
 	case avro.String:
 		_, ok := v.(string)
@@ -533,18 +533,6 @@ func jsonInteger(v any, lo, hi int64) (int64, bool) {
 		return n, n >= lo && n <= hi
 	case uint64:
 		return int64(n), n <= uint64(hi)
-	}
-	return 0, false
-}
-
-func jsonNumber(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case float64:
-		return n, true
 	}
 	return 0, false
 }

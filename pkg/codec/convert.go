@@ -20,6 +20,20 @@ func JSONFromGo(v any) (any, error) {
 	return jsonFromGo(v, 0)
 }
 
+// JSONNumber reads a number of the JSON value model (int64, uint64 or
+// float64) as float64; ok is false for any other value.
+func JSONNumber(v any) (f float64, ok bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
 func jsonFromGo(v any, depth int) (any, error) {
 	if depth > MaxJSONDepth {
 		return nil, fmt.Errorf("%w: nesting deeper than %d", ErrInvalidJSON, MaxJSONDepth)

@@ -372,3 +372,24 @@ func TestJSONFromGo(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONNumber(t *testing.T) {
+	tests := []struct {
+		in     any
+		want   float64
+		wantOK bool
+	}{
+		{int64(-3), -3, true},
+		{uint64(1 << 63), 1 << 63, true},
+		{2.5, 2.5, true},
+		{"7", 0, false},
+		{int(7), 0, false}, // not a model value: JSONFromGo first
+		{nil, 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := codec.JSONNumber(tt.in)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("JSONNumber(%#v) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}

@@ -124,15 +124,7 @@ func toFloat(v any) (float64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	switch t := n.(type) {
-	case int64:
-		return float64(t), true
-	case uint64:
-		return float64(t), true
-	case float64:
-		return t, true
-	}
-	return 0, false
+	return codec.JSONNumber(n)
 }
 
 // singleEntry reads an externally tagged enum value written as a one-key
