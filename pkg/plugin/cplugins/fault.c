@@ -136,19 +136,10 @@ int32_t iggy_sink_open(uint32_t id, const uint8_t *cfg, size_t cfg_len, iggy_log
 int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_meta_len,
                           const uint8_t *msgs_meta, size_t msgs_meta_len, const uint8_t *msgs,
                           size_t msgs_len) {
-    fault_sink *s = pu_table_acquire(&sinks, id);
-    if (!s) {
-        pu_log(IGGY_LOG_ERROR, TARGET,
-               "Sink connector with ID: %u was not found and consume messages cannot be invoked.",
-               id);
-        return -1;
-    }
     pu_consume c;
-    if (pu_consume_begin(&c, id, SINK_TARGET, topic_meta, topic_meta_len, msgs_meta, msgs_meta_len,
-                         msgs, msgs_len) != 0) {
-        pu_table_release(&sinks, id);
-        return -1;
-    }
+    fault_sink *s = pu_sink_consume_begin(&sinks, id, TARGET, &c, topic_meta, topic_meta_len,
+                                          msgs_meta, msgs_meta_len, msgs, msgs_len);
+    if (!s) return -1;
     uint64_t batch = ++s->batches;
     batch_faults(&s->cfg, id, batch);
     s->messages += c.count;
@@ -171,12 +162,8 @@ int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_m
 }
 
 int32_t iggy_sink_close(uint32_t id) {
-    fault_sink *s = pu_table_remove(&sinks, id);
-    if (!s) {
-        pu_log(IGGY_LOG_ERROR, TARGET, "Sink connector with ID: %u was not found and cannot be closed.",
-               id);
-        return -1;
-    }
+    fault_sink *s = pu_sink_close_begin(&sinks, id, TARGET);
+    if (!s) return -1;
     if (s->cfg.close_hang) hang_forever(id, "close");
     int32_t code = (int32_t)s->cfg.close_code;
     pu_log(IGGY_LOG_INFO, TARGET, "Fault sink with ID: %u closed after %llu batches, %llu messages",

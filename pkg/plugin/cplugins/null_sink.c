@@ -40,38 +40,26 @@ int32_t iggy_sink_open(uint32_t id, const uint8_t *cfg, size_t cfg_len, iggy_log
 int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_meta_len,
                           const uint8_t *msgs_meta, size_t msgs_meta_len, const uint8_t *msgs,
                           size_t msgs_len) {
-    null_sink *s = pu_table_acquire(&instances, id);
-    if (!s) {
-        pu_log(IGGY_LOG_ERROR, TARGET,
-               "Sink connector with ID: %u was not found and consume messages cannot be invoked.",
-               id);
-        return -1;
-    }
     pu_consume c;
-    int rc = pu_consume_begin(&c, id, SDK_TARGET, topic_meta, topic_meta_len, msgs_meta,
-                              msgs_meta_len, msgs, msgs_len);
-    if (rc == 0) {
-        uint64_t bytes = 0;
-        for (uint64_t i = 0; i < c.count; i++) {
-            pu_raw_message m;
-            pu_consume_next(&c, &m);
-            bytes += m.payload_len;
-        }
-        s->messages += c.count;
-        s->batches += 1;
-        s->payload_bytes += bytes;
+    null_sink *s = pu_sink_consume_begin(&instances, id, TARGET, &c, topic_meta, topic_meta_len,
+                                         msgs_meta, msgs_meta_len, msgs, msgs_len);
+    if (!s) return -1;
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; i < c.count; i++) {
+        pu_raw_message m;
+        pu_consume_next(&c, &m);
+        bytes += m.payload_len;
     }
+    s->messages += c.count;
+    s->batches += 1;
+    s->payload_bytes += bytes;
     pu_table_release(&instances, id);
-    return rc;
+    return 0;
 }
 
 int32_t iggy_sink_close(uint32_t id) {
-    null_sink *s = pu_table_remove(&instances, id);
-    if (!s) {
-        pu_log(IGGY_LOG_ERROR, TARGET, "Sink connector with ID: %u was not found and cannot be closed.",
-               id);
-        return -1;
-    }
+    null_sink *s = pu_sink_close_begin(&instances, id, TARGET);
+    if (!s) return -1;
     pu_log(IGGY_LOG_INFO, TARGET,
            "Null sink with ID: %u consumed %llu messages in %llu batches, %llu payload bytes", id,
            (unsigned long long)s->messages, (unsigned long long)s->batches,

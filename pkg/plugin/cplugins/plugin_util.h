@@ -10,6 +10,7 @@
  *   - pu_log                logging through the host's log callback
  *   - pu_table              id -> instance table with in-flight reference counts
  *   - pu_loop               the v2 source poll loop with the ACK/NACK handshake
+ *   - pu_consume / pu_sink_* decoding a sink batch; the common start of consume and close
  *   - pu_rng                xorshift random numbers
  * See iggy_connector.h for the ABI itself.
  */
@@ -1090,6 +1091,45 @@ static inline int pu_consume_begin(pu_consume *c, uint32_t id, const char *targe
     }
     c->msgs = r;
     return 0;
+}
+
+/* The SDK's log target for batch decoding errors, as upstream's sink macro logs them. */
+#define PU_SINK_SDK_TARGET "iggy_connector_sdk::sink"
+
+/* The start of every iggy_sink_consume: takes a reference to sink instance id in
+ * table and decodes the batch into c. Returns the instance, to be released with
+ * pu_table_release when the batch is done; or NULL after logging why (an unknown
+ * id under the plugin's target, a bad batch under PU_SINK_SDK_TARGET), with
+ * nothing left to release: the caller then returns -1. */
+static inline void *pu_sink_consume_begin(pu_table *table, uint32_t id, const char *target,
+                                          pu_consume *c, const uint8_t *topic_meta,
+                                          size_t topic_meta_len, const uint8_t *msgs_meta,
+                                          size_t msgs_meta_len, const uint8_t *msgs,
+                                          size_t msgs_len) {
+    void *inst = pu_table_acquire(table, id);
+    if (!inst) {
+        pu_log(IGGY_LOG_ERROR, target,
+               "Sink connector with ID: %u was not found and consume messages cannot be invoked.",
+               id);
+        return NULL;
+    }
+    if (pu_consume_begin(c, id, PU_SINK_SDK_TARGET, topic_meta, topic_meta_len, msgs_meta,
+                         msgs_meta_len, msgs, msgs_len) != 0) {
+        pu_table_release(table, id);
+        return NULL;
+    }
+    return inst;
+}
+
+/* The start of every iggy_sink_close: removes sink instance id from table (waiting
+ * for an in-flight consume) and returns it for the caller to free, or NULL after
+ * logging, under the plugin's target, that there is no such sink. */
+static inline void *pu_sink_close_begin(pu_table *table, uint32_t id, const char *target) {
+    void *inst = pu_table_remove(table, id);
+    if (!inst)
+        pu_log(IGGY_LOG_ERROR, target, "Sink connector with ID: %u was not found and cannot be closed.",
+               id);
+    return inst;
 }
 
 /* Reads the next RawMessage (already validated by pu_consume_begin). */

@@ -75,19 +75,10 @@ static void print_message(const stdout_sink *s, uint32_t schema, const pu_raw_me
 int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_meta_len,
                           const uint8_t *msgs_meta, size_t msgs_meta_len, const uint8_t *msgs,
                           size_t msgs_len) {
-    stdout_sink *s = pu_table_acquire(&instances, id);
-    if (!s) {
-        pu_log(IGGY_LOG_ERROR, TARGET,
-               "Sink connector with ID: %u was not found and consume messages cannot be invoked.",
-               id);
-        return -1;
-    }
     pu_consume c;
-    if (pu_consume_begin(&c, id, SDK_TARGET, topic_meta, topic_meta_len, msgs_meta, msgs_meta_len,
-                         msgs, msgs_len) != 0) {
-        pu_table_release(&instances, id);
-        return -1;
-    }
+    stdout_sink *s = pu_sink_consume_begin(&instances, id, TARGET, &c, topic_meta, topic_meta_len,
+                                           msgs_meta, msgs_meta_len, msgs, msgs_len);
+    if (!s) return -1;
     /* First pass: count the messages upstream would deliver (bad ones are dropped). */
     pu_consume pass = c;
     uint64_t delivered = 0;
@@ -128,12 +119,8 @@ int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_m
 }
 
 int32_t iggy_sink_close(uint32_t id) {
-    stdout_sink *s = pu_table_remove(&instances, id);
-    if (!s) {
-        pu_log(IGGY_LOG_ERROR, TARGET, "Sink connector with ID: %u was not found and cannot be closed.",
-               id);
-        return -1;
-    }
+    stdout_sink *s = pu_sink_close_begin(&instances, id, TARGET);
+    if (!s) return -1;
     pu_log(IGGY_LOG_INFO, SDK_TARGET, "Closing sink connector with ID: %u...", id);
     pu_log(IGGY_LOG_INFO, TARGET, "Stdout sink connector with ID: %u is closed.", id);
     pu_log(IGGY_LOG_INFO, SDK_TARGET, "Closed sink connector with ID: %u", id);
