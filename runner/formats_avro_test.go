@@ -145,7 +145,7 @@ func TestAvroSchemaFileProblemsStopTheRunner(t *testing.T) {
 		{"sink without any schema", probeSinkTOML(lib, "fmt", "avro", "avro", "", filepath.Join(dir, "out"), ""),
 			[]string{"probe_sink", "avro_schema_json or avro_schema_path"}},
 		{"avro_convert with a missing file", probeSinkTOML(lib, "fmt", "avro", "json", "", filepath.Join(dir, "out"),
-			avroConvertBlock("avro", "json", `schema_path = "`+missing+`"`)),
+			testkit.AvroConvertTOML("avro", "json", `schema_path = "`+missing+`"`)),
 			[]string{"probe_sink", "avro_convert", missing}},
 	}
 	for _, tt := range tests {
@@ -162,19 +162,6 @@ func TestAvroSchemaFileProblemsStopTheRunner(t *testing.T) {
 			}
 		})
 	}
-}
-
-func avroConvertBlock(source, target, extra string) string {
-	return `[transforms.avro_convert]
-enabled = true
-source_format = "` + source + `"
-target_format = "` + target + `"
-` + extra + `
-[transforms.avro_convert.conversion_options]
-pretty_json = false
-include_metadata = false
-strict_mode = false
-`
 }
 
 func mustJSON(t *testing.T, text string) any {

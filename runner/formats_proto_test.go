@@ -40,24 +40,6 @@ func writeOrderProto(t *testing.T) string {
 	return path
 }
 
-// protoConvertBlock is a complete [transforms.proto_convert] table.
-func protoConvertBlock(source, target, extra string) string {
-	return `[transforms.proto_convert]
-enabled = true
-source_format = "` + source + `"
-target_format = "` + target + `"
-include_paths = []
-preserve_unknown_fields = false
-` + extra + `
-[transforms.proto_convert.conversion_options]
-validate_messages = true
-pretty_json = false
-include_metadata = false
-type_url_prefix = "type.googleapis.com"
-strict_mode = true
-`
-}
-
 // JSON from a source plugin becomes a binary shop.Order (proto_convert with
 // the .proto file), travels in a google.protobuf.Any on a proto stream, and
 // reaches the sink plugin as the same JSON, field by field.
@@ -74,10 +56,10 @@ func TestProtoRoundTripThroughRunners(t *testing.T) {
 	want := []string{sent[0], sent[1], `{"id":8,"customer":"","status":"PAID","lines":[],"counters":{},"total":0}`}
 
 	source := testkit.StartRunner(t, withConfig(env, probeSourceTOML(t, lib, "fmt", "proto", "proto", "", 0,
-		jsonLines(sent...), protoConvertBlock("json", "proto", withSchema))))
+		jsonLines(sent...), testkit.ProtoConvertTOML("json", "proto", withSchema))))
 	out := filepath.Join(t.TempDir(), "received")
 	sink := testkit.StartRunner(t, withConfig(env, probeSinkTOML(lib, "fmt", "proto", "proto", "", out,
-		protoConvertBlock("proto", "json", withSchema))))
+		testkit.ProtoConvertTOML("proto", "json", withSchema))))
 
 	got := waitReceived(t, out, len(want), source, sink)
 	for i, w := range want {
@@ -156,7 +138,7 @@ func TestProtoSinkCountsAndSkipsMismatchedMessages(t *testing.T) {
 	})
 	out := filepath.Join(t.TempDir(), "received")
 	sink := testkit.StartRunner(t, withConfig(env, probeSinkTOML(probeLibrary(t), "fmt", "proto", "proto", "", out,
-		protoConvertBlock("proto", "json", `schema_path = "`+path+`"`+"\nmessage_type = \"shop.Order\"\n"))))
+		testkit.ProtoConvertTOML("proto", "json", `schema_path = "`+path+`"`+"\nmessage_type = \"shop.Order\"\n"))))
 	got := waitReceived(t, out, 2, sink)
 	sink.WaitUntil(t, waitLong, "the endpoint", func() bool { _, err := sink.Health(); return err == nil })
 	sink.WaitUntil(t, waitLong, "two errors", func() bool { return sink.Stats(t).Errors == 2 })
@@ -188,13 +170,13 @@ func TestProtoSchemaFileProblemsStopTheRunner(t *testing.T) {
 		mention      []string
 	}{
 		{"sink, missing file", probeSinkTOML(lib, "fmt", "proto", "proto", "", filepath.Join(dir, "out"),
-			protoConvertBlock("proto", "json", `schema_path = "`+missing+`"`)),
+			testkit.ProtoConvertTOML("proto", "json", `schema_path = "`+missing+`"`)),
 			[]string{"probe_sink", "proto_convert", missing, "no such file or directory"}},
 		{"source, file that does not compile", probeSourceTOML(t, lib, "fmt", "proto", "proto", "", 0, nil,
-			protoConvertBlock("json", "proto", `schema_path = "`+broken+`"`)),
+			testkit.ProtoConvertTOML("json", "proto", `schema_path = "`+broken+`"`)),
 			[]string{"probe_source", "proto_convert", broken, "broken.proto:2:"}},
 		{"unknown message type", probeSinkTOML(lib, "fmt", "proto", "proto", "", filepath.Join(dir, "out"),
-			protoConvertBlock("proto", "json", `schema_path = "`+writeOrderProto(t)+`"`+"\nmessage_type = \"shop.Basket\"")),
+			testkit.ProtoConvertTOML("proto", "json", `schema_path = "`+writeOrderProto(t)+`"`+"\nmessage_type = \"shop.Basket\"")),
 			[]string{"probe_sink", "message type", "shop.Basket", "not found"}},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
@@ -25,8 +26,8 @@ message Event { int64 id = 1; string user = 2; string event = 3; double amount =
 		`{"name":"event","type":"string"},{"name":"amount","type":"double"},{"name":"tags","type":{"type":"array","items":"string"}},{"name":"ok","type":"boolean"}]}'`
 	protoSchema := `schema_path = "` + protoFile + `"` + "\nmessage_type = \"bench.Event\"\n"
 	cases := []struct{ name, there, back string }{
-		{"proto_convert", protoConvertTOML("json", "proto", protoSchema), protoConvertTOML("proto", "json", protoSchema)},
-		{"avro_convert", avroConvertTOML("json", "avro", avroSchema), avroConvertTOML("avro", "json", avroSchema)},
+		{"proto_convert", testkit.ProtoConvertTOML("json", "proto", protoSchema), testkit.ProtoConvertTOML("proto", "json", protoSchema)},
+		{"avro_convert", testkit.AvroConvertTOML("json", "avro", avroSchema), testkit.AvroConvertTOML("avro", "json", avroSchema)},
 		{"flat_buffer_convert", flatBufferConvertTOML("json", "flat_buffer", ""), flatBufferConvertTOML("flat_buffer", "json", "")},
 	}
 	event := `{"id":100042,"user":"user-0042","event":"click","amount":42.25,"tags":["web","eu"],"ok":true}`

@@ -11,27 +11,9 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
-
-// protoConvertTOML is a complete proto_convert table; extra lines are added
-// at the end of it.
-func protoConvertTOML(source, target, extra string) string {
-	return `[transforms.proto_convert]
-enabled = true
-source_format = "` + source + `"
-target_format = "` + target + `"
-include_paths = []
-preserve_unknown_fields = false
-` + extra + `
-[transforms.proto_convert.conversion_options]
-validate_messages = true
-pretty_json = false
-include_metadata = false
-type_url_prefix = "type.googleapis.com"
-strict_mode = true
-`
-}
 
 func flatBufferConvertTOML(source, target, extra string) string {
 	return `[transforms.flat_buffer_convert]
@@ -46,19 +28,6 @@ verify_buffers = true
 pretty_json = false
 include_metadata = false
 buffer_size_hint = 256
-strict_mode = false
-`
-}
-
-func avroConvertTOML(source, target, extra string) string {
-	return `[transforms.avro_convert]
-enabled = true
-source_format = "` + source + `"
-target_format = "` + target + `"
-` + extra + `
-[transforms.avro_convert.conversion_options]
-pretty_json = false
-include_metadata = false
 strict_mode = false
 `
 }
@@ -118,7 +87,7 @@ func TestProtoConvertRoundTripThroughTheStreamCodec(t *testing.T) {
 	extra := "schema_path = \"" + schema + "\"\nmessage_type = \"shop.Order\"\n"
 	want := `{"id":42,"customer":"Zoë","tags":["a","b"],"delta":-7}`
 
-	encoded, err := applyOne(t, protoConvertTOML("json", "proto", extra), jsonOf(t, want))
+	encoded, err := applyOne(t, testkit.ProtoConvertTOML("json", "proto", extra), jsonOf(t, want))
 	if err != nil || encoded.Kind != postcard.SchemaRaw {
 		t.Fatalf("json -> proto = %s, %v; want raw protobuf bytes", shown(encoded), err)
 	}
@@ -132,7 +101,7 @@ func TestProtoConvertRoundTripThroughTheStreamCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoded, err := applyOne(t, protoConvertTOML("proto", "json", extra), onSink)
+	decoded, err := applyOne(t, testkit.ProtoConvertTOML("proto", "json", extra), onSink)
 	if err != nil || shown(decoded) != "json "+want {
 		t.Errorf("proto -> json = %s, %v; want json %s", shown(decoded), err, want)
 	}
@@ -173,7 +142,7 @@ func TestProtoConvertPairs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := applyOne(t, protoConvertTOML(tt.source, tt.target, tt.extra), tt.in)
+			got, err := applyOne(t, testkit.ProtoConvertTOML(tt.source, tt.target, tt.extra), tt.in)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
 					t.Errorf("error = %v (result %s), want %v", err, shown(got), tt.wantErr)
@@ -191,7 +160,7 @@ func TestProtoConvertPairs(t *testing.T) {
 }
 
 func TestProtoConvertIncludeMetadata(t *testing.T) {
-	doc := strings.Replace(protoConvertTOML("proto", "json", `message_type = "shop.Order"`), "include_metadata = false", "include_metadata = true", 1)
+	doc := strings.Replace(testkit.ProtoConvertTOML("proto", "json", `message_type = "shop.Order"`), "include_metadata = false", "include_metadata = true", 1)
 	got, err := applyOne(t, doc, codec.Payload{Kind: postcard.SchemaProto, Text: `[1]`})
 	want := regexp.MustCompile(`^json \{"data":\[1\],"metadata":\{"converted_from":"protobuf","timestamp":\d{13},"message_type":"shop.Order"\}\}$`)
 	if err != nil || !want.MatchString(shown(got)) {
@@ -258,7 +227,7 @@ func TestAvroConvertPairs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := applyOne(t, avroConvertTOML(tt.source, tt.target, tt.extra), tt.in)
+			got, err := applyOne(t, testkit.AvroConvertTOML(tt.source, tt.target, tt.extra), tt.in)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && shown(got) != tt.want) {
 				t.Errorf("result %q, %v; want %q, %v", shown(got), err, tt.want, tt.wantErr)
 			}
@@ -274,23 +243,23 @@ func TestConvertConfigErrorsNameTheProblem(t *testing.T) {
 		name, doc string
 		wantInErr []string
 	}{
-		{"proto schema file missing", protoConvertTOML("json", "proto", "schema_path = \""+missingProto+"\""),
+		{"proto schema file missing", testkit.ProtoConvertTOML("json", "proto", "schema_path = \""+missingProto+"\""),
 			[]string{`transform "proto_convert"`, "schema_path", missingProto, "no such file"}},
-		{"proto schema file broken", protoConvertTOML("json", "proto", "schema_path = \""+brokenProto+"\""),
+		{"proto schema file broken", testkit.ProtoConvertTOML("json", "proto", "schema_path = \""+brokenProto+"\""),
 			[]string{"schema_path", brokenProto, "broken.proto:2:"}},
-		{"descriptor set not bytes", protoConvertTOML("json", "proto", "descriptor_set = [1, 300]"),
+		{"descriptor set not bytes", testkit.ProtoConvertTOML("json", "proto", "descriptor_set = [1, 300]"),
 			[]string{"descriptor_set[1] must be an integer 0..255"}},
-		{"bad format name", protoConvertTOML("json", "protobuf", ""), []string{"target_format", `"protobuf"`}},
-		{"conversion option missing", strings.Replace(protoConvertTOML("json", "proto", ""), "strict_mode = true\n", "", 1),
+		{"bad format name", testkit.ProtoConvertTOML("json", "protobuf", ""), []string{"target_format", `"protobuf"`}},
+		{"conversion option missing", strings.Replace(testkit.ProtoConvertTOML("json", "proto", ""), "strict_mode = true\n", "", 1),
 			[]string{`conversion_options: invalid transform config: missing required key "strict_mode"`}},
-		{"include_paths missing", strings.Replace(protoConvertTOML("json", "proto", ""), "include_paths = []\n", "", 1),
+		{"include_paths missing", strings.Replace(testkit.ProtoConvertTOML("json", "proto", ""), "include_paths = []\n", "", 1),
 			[]string{`missing required key "include_paths"`}},
 		{"flat_buffer pair not supported", flatBufferConvertTOML("json", "avro", ""), []string{"cannot convert json to avro"}},
 		{"flat_buffer schema file missing", flatBufferConvertTOML("json", "flat_buffer", "schema_path = \""+missingProto+"\""), []string{"schema_path", missingProto}},
 		{"buffer_size_hint negative", strings.Replace(flatBufferConvertTOML("json", "flat_buffer", ""), "= 256", "= -1", 1), []string{`"buffer_size_hint" must be a non-negative integer`}},
-		{"avro schema file missing", avroConvertTOML("json", "avro", "schema_path = \""+missingAvro+"\""), []string{"schema_path", missingAvro, "no such file"}},
-		{"avro inline schema broken", avroConvertTOML("json", "avro", "schema_json = '{\"type\":\"rec\"}'"), []string{"schema_json: invalid Avro schema"}},
-		{"avro pair needs a schema", avroConvertTOML("avro", "json", ""), []string{"converting avro to json needs schema_json or schema_path"}},
+		{"avro schema file missing", testkit.AvroConvertTOML("json", "avro", "schema_path = \""+missingAvro+"\""), []string{"schema_path", missingAvro, "no such file"}},
+		{"avro inline schema broken", testkit.AvroConvertTOML("json", "avro", "schema_json = '{\"type\":\"rec\"}'"), []string{"schema_json: invalid Avro schema"}},
+		{"avro pair needs a schema", testkit.AvroConvertTOML("avro", "json", ""), []string{"converting avro to json needs schema_json or schema_path"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
