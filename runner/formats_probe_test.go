@@ -243,6 +243,24 @@ func waitReceived(t *testing.T, path string, n int, runners ...*testkit.RunnerPr
 	}
 }
 
+// expectMiddleTwoSkipped checks a probe sink that was sent good, bad, bad, good messages: it
+// receives offsets 0 and 3 only, counts two errors, and its logs mention every wantLogs text.
+func expectMiddleTwoSkipped(t *testing.T, sink *testkit.RunnerProc, out string, wantLogs ...string) {
+	t.Helper()
+	got := waitReceived(t, out, 2, sink)
+	sink.WaitUntil(t, waitLong, "the endpoint", func() bool { _, err := sink.Health(); return err == nil })
+	sink.WaitUntil(t, waitLong, "two errors", func() bool { return sink.Stats(t).Errors == 2 })
+	if len(got) != 2 || got[0].Offset != 0 || got[1].Offset != 3 {
+		t.Errorf("sink received %+v, want offsets 0 and 3", got)
+	}
+	logs := sink.Logs()
+	for _, want := range wantLogs {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs do not mention %q:\n%s", want, logs)
+		}
+	}
+}
+
 // probeSourceTOML is a source connector running the probe with the given
 // payloads (declared with plugin schema pluginSchema), sending to
 // stream/topic with the stream schema and extra stream keys; transforms is

@@ -193,14 +193,7 @@ func (b *backoff) reset() { b.next = b.min }
 func (b *backoff) sleep(ctx context.Context) bool {
 	d := b.next
 	b.next = min(b.next*2, b.max)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return sleepCtx(ctx, d)
 }
 
 // sleepCtx waits d; false when ctx ended first.
