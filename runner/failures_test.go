@@ -200,6 +200,35 @@ func TestEndpointAPIKey(t *testing.T) {
 	}
 }
 
+// A header that is not visible ASCII never authenticates (http-api.md §1.4), even when it equals
+// the configured key byte for byte: upstream cannot read such a header as text.
+func TestEndpointAPIKeyMustBeVisibleASCII(t *testing.T) {
+	const key = "s3cr\u00e9t" // "é" is two bytes outside visible ASCII
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("keyed", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")),
+		"IGGY_CONNECTORS_HTTP_API_KEY="+key)
+	p := testkit.StartRunner(t, env)
+	p.WaitStatus(t, "running", waitLong)
+	h := http.Header{}
+	h.Set("api-key", key)
+	for _, c := range []struct {
+		path string
+		want int
+	}{
+		{"/health", http.StatusOK},
+		{"/stats", http.StatusUnauthorized},
+		{"/metrics", http.StatusUnauthorized},
+	} {
+		code, body, err := p.Get(c.path, h)
+		if err != nil || code != c.want {
+			t.Errorf("GET %s with the exact non-ASCII key: %d, %v; want %d", c.path, code, err, c.want)
+		}
+		if c.want == http.StatusUnauthorized && len(body) != 0 {
+			t.Errorf("GET %s: 401 with body %q, want an empty body", c.path, body)
+		}
+	}
+}
+
 // The endpoint also listens on TCP (host:port), as upstream's API does.
 func TestEndpointOnTCP(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/iggy-connectors-go/runtime/pkg/apikey"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
@@ -100,7 +100,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 
 	e := &endpoint{
 		srv: &http.Server{
-			Handler:           requireAPIKey(cfg.APIKey, mux),
+			Handler:           apikey.Require(cfg.APIKey, mux), // as upstream: / and /health open
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		},
@@ -124,27 +124,6 @@ func (e *endpoint) close() {
 	if e.unixPath != "" {
 		_ = os.Remove(e.unixPath)
 	}
-}
-
-// requireAPIKey checks the api-key header as upstream does: exact value, every path but / and
-// /health, 401 with an empty body. The comparison is constant-time (decision 11).
-func requireAPIKey(key string, next http.Handler) http.Handler {
-	if key == "" {
-		return next
-	}
-	want := []byte(key)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/" || r.URL.Path == "/health" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		got := []byte(r.Header.Get("api-key"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/apikey"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
@@ -62,7 +62,7 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 		return nil, err
 	}
 	var handler http.Handler = frameworkAnswers(mux)
-	handler = requireAPIKey(h.APIKey, handler)
+	handler = apikey.Require(h.APIKey, handler)
 	if h.CORS.Enabled {
 		c, err := newCORS(h.CORS)
 		if err != nil {
@@ -115,36 +115,6 @@ func (b *bodyless) Write(p []byte) (int, error) {
 		b.WriteHeader(http.StatusOK)
 	}
 	return len(p), nil
-}
-
-// requireAPIKey: every path but / and /health needs the api-key header with exactly key; else 401
-// with an empty body. The comparison is constant-time (DESIGN decision 11).
-func requireAPIKey(key string, next http.Handler) http.Handler {
-	if key == "" {
-		return next
-	}
-	want := []byte(key)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/" || r.URL.Path == "/health" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		got := []byte(r.Header.Get("api-key"))
-		if subtle.ConstantTimeCompare(got, want) != 1 || !visibleASCII(got) {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func visibleASCII(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // cors implements tower-http's CorsLayer as upstream configures it (http-api.md §1.5).
