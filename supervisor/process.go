@@ -143,21 +143,38 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 	return c, nil
 }
 
+// maxRunnerLine bounds one relayed runner output line; the rest of a longer line is dropped.
+const maxRunnerLine = 1 << 20
+
 // runnerFatalPrefix is how cmd/iggy-connector-runner reports the error it exits with.
 const runnerFatalPrefix = "iggy-connector-runner: fatal: "
 
 func (c *child) forward(r io.ReadCloser, onLine lineFunc) {
 	defer close(c.copied)
 	defer r.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		c.note(line)
-		onLine(line)
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	cut := false // the current line outgrew maxRunnerLine; its rest is dropped
+	for {
+		frag, err := br.ReadSlice('\n')
+		if room := maxRunnerLine - len(line); room > 0 {
+			line = append(line, frag[:min(len(frag), room)]...)
+		} else if len(frag) > 0 {
+			cut = true
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue // the same line goes on
+		}
+		if len(line) > 0 || cut {
+			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
+			c.note(text)
+			onLine(text)
+		}
+		line, cut = line[:0], false
+		if err != nil {
+			return // EOF: the runner and anything sharing its output are gone
+		}
 	}
-	// A line longer than the buffer stops the scanner; drain the rest so the runner never blocks.
-	_, _ = io.Copy(io.Discard, r)
 }
 
 // note keeps the line that best explains an exit: a Go runtime crash report wins over the
