@@ -27,6 +27,9 @@ const (
 	statusError    = "error"
 )
 
+// errShuttingDown: the supervisor is draining its runners; nothing new is started.
+var errShuttingDown = errors.New("the runtime is shutting down")
+
 // managed is one connector the supervisor runs: its running config and the life loop of its
 // runner process.
 type managed struct {
@@ -120,10 +123,19 @@ func prepare(cfg config.Connector) (string, error) {
 // launch starts the life loop with cfg. The returned channel gets one value once the first start
 // settled: nil when the connector is running (or still starting after the start timeout), else why
 // it failed.
+//
+// Once Shutdown has begun nothing is launched (errShuttingDown): the check and the new loop are set
+// up under m.mu, which Shutdown's stopLoop also takes after setting closing, so a restart racing
+// with Shutdown either is stopped by it or sees closing.
 func (m *managed) launch(cfg config.Connector, path string) <-chan error {
 	first := make(chan error, 1)
 	stop, done := make(chan struct{}), make(chan struct{})
 	m.mu.Lock()
+	if m.sup.closing.Load() {
+		m.mu.Unlock()
+		first <- errShuttingDown
+		return first
+	}
 	m.cfg, m.path = cfg, path
 	m.loopStop, m.loopDone = stop, done
 	m.mu.Unlock()

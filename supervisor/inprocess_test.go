@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
@@ -77,5 +78,52 @@ func TestInProcessConcurrentTraffic(t *testing.T) {
 		if c.Status != "stopped" {
 			t.Errorf("after Shutdown %s/%s is %s, want stopped", c.ConnectorType, c.Key, c.Status)
 		}
+	}
+}
+
+// A shutdown that lands while a restart request is stopping the old runner wins: the restart is
+// refused and no new runner is started behind the drained supervisor's back.
+func TestInProcessShutdownDuringRestartStartsNothing(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	// close_hang makes stopping the old runner take the runner's whole shutdown timeout (1 s):
+	// the window in which Shutdown arrives.
+	f.write(t, "connectors/slow.toml", sinkFile("slow", f.plugin("fault"), "demo", "events", "")+"\n[plugin_config]\nclose_hang = true\n")
+
+	rt := config.DefaultRuntime()
+	rt.HTTP.Address = "127.0.0.1:0"
+	rt.Iggy.Address = broker.Addr()
+	rt.State.Path = f.dir + "/state"
+	rt.Connectors.ConfigDir = f.dir + "/connectors"
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	prov, err := provider.New(rt, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := supervisor.New(supervisor.Options{Runtime: rt, Provider: prov, Logger: log,
+		Environ: append(f.env(), "IGGY_SUPERVISOR_RUNNER_PATH="+testkit.RunnerBinary(t), "IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=1s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	restarted := make(chan int, 1)
+	go func() {
+		resp, err := http.Post("http://"+s.APIAddr()+"/sinks/slow/restart", "", nil)
+		if err != nil {
+			restarted <- 0
+			return
+		}
+		resp.Body.Close()
+		restarted <- resp.StatusCode
+	}()
+	time.Sleep(300 * time.Millisecond) // the restart is now waiting for the old runner to stop
+	s.Shutdown()
+	code := <-restarted
+	time.Sleep(200 * time.Millisecond) // room for a wrongly started runner to show up
+	st := s.Stats(context.Background())
+	if len(st.Connectors) != 1 || st.Connectors[0].Status != "stopped" || code == http.StatusNoContent {
+		t.Fatalf("after Shutdown during a restart: restart answered %d, connectors %+v; want a refused restart and status stopped", code, st.Connectors)
 	}
 }

@@ -26,7 +26,7 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 	}
 	defer m.restarting.Store(false)
 	if s.closing.Load() {
-		return &apiError{status: http.StatusServiceUnavailable, Code: "error", Reason: "the runtime is shutting down"}
+		return &apiError{status: http.StatusServiceUnavailable, Code: "error", Reason: errShuttingDown.Error()}
 	}
 	cfg, err := s.provider.Get(ctx, m.kind, m.key)
 	if err != nil {
@@ -48,6 +48,9 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 		return nil
 	}
 	if err := <-m.launch(cfg, path); err != nil {
+		if errors.Is(err, errShuttingDown) {
+			return &apiError{status: http.StatusServiceUnavailable, Code: "error", Reason: err.Error()}
+		}
 		return invalidConfiguration(err.Error())
 	}
 	return nil
