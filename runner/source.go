@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -275,14 +276,21 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	t0 := time.Now()
 	decoded := make([]codec.Message, 0, len(msgs))
 	decodeErrs := 0
+	// firstErr is the first message's failure, the cause the rejection warning names: without it
+	// an operator would see "rejected" and nothing about why unless debug logs were on.
+	var firstErr error
+	position := make([]int, 0, len(msgs)) // decoded[k], later kept[k], is message position[k] of the batch
 	for i := range msgs {
 		pl, err := codec.PayloadFromFFI(b.msg.Schema, msgs[i].Payload)
 		if err != nil {
 			decodeErrs++
-			r.log.Debug("produced message cannot be decoded", "schema", b.msg.Schema.String(), "error", err)
+			err = fmt.Errorf("message %d: decode as %s: %w", i, b.msg.Schema, err)
+			firstErr = cmp.Or(firstErr, err)
+			r.log.Debug("produced message cannot be decoded", "error", err)
 			continue
 		}
 		decoded = append(decoded, producedToCodec(&msgs[i], pl))
+		position = append(position, i)
 	}
 	decodeDur := time.Since(t0)
 	if decodeErrs > 0 {
@@ -297,6 +305,9 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 		keep, err := transform.Run(r.spec.Transforms, &decoded[i])
 		if err != nil {
 			errCount++
+			err = fmt.Errorf("message %d: %w", position[i], err)
+			firstErr = cmp.Or(firstErr, err)
+			r.log.Debug("produced message failed a transform", "error", err)
 			continue
 		}
 		if !keep {
@@ -304,6 +315,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 			continue
 		}
 		kept = append(kept, decoded[i])
+		position[len(kept)-1] = position[i] // in place: len(kept)-1 <= i
 	}
 	for si, s := range r.spec.SourceStreams {
 		outs := p.outScratch[si][:0]
@@ -311,7 +323,9 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 			out, err := buildOutMessage(s.Encoder, &kept[i])
 			if err != nil {
 				errCount++
-				r.log.Debug("message build failed", "stream", s.Stream, "topic", s.Topic, "error", err)
+				err = fmt.Errorf("message %d: stream %q topic %q: %w", position[i], s.Stream, s.Topic, err)
+				firstErr = cmp.Or(firstErr, err)
+				r.log.Debug("message build failed", "error", err)
 				continue
 			}
 			outs = append(outs, out)
@@ -333,7 +347,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	if bad := decodeErrs + errCount; bad > 0 {
 		ack = false
 		m.errors(1)
-		msg := fmt.Sprintf("Rejected source batch %d after %d decode or processing errors; nothing was sent", b.id, bad)
+		msg := fmt.Sprintf("Rejected source batch %d after %d decode or processing errors; nothing was sent; first error: %v", b.id, bad, firstErr)
 		nackReason = errors.New(msg)
 		r.status.setError(msg)
 		r.log.Warn(msg)
