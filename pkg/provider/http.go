@@ -238,12 +238,20 @@ func (h *HTTP) attempt(ctx context.Context, method, url string, body []byte) (re
 		return response{}, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	// One byte past the limit tells an answer of exactly the limit from a longer one.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
 		return response{}, fmt.Errorf("read response: %w", err)
 	}
+	if len(data) > MaxResponseBytes {
+		return response{}, requestFailed("the answer from %s is larger than %d bytes", url, MaxResponseBytes)
+	}
 	return response{status: resp.StatusCode, body: data}, nil
 }
+
+// MaxResponseBytes bounds what is read of one answer from the config service,
+// so a broken or hostile service cannot exhaust the supervisor's memory.
+const MaxResponseBytes = 16 << 20
 
 // statusError is the error for a non-2xx answer.
 func statusError(r response) error {

@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -658,5 +659,27 @@ func TestNewHTTPRejectsBadSettings(t *testing.T) {
 				t.Fatalf("error = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// A config service that answers with an endless body cannot make the provider
+// buffer it all: the read stops at MaxResponseBytes with an error naming the URL.
+func TestHTTPOversizedAnswerIsRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		chunk := bytes.Repeat([]byte(" "), 1<<16)
+		for written := 0; written <= provider.MaxResponseBytes; written += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	settings := httpSettings(srv.URL)
+	settings.Retry.Enabled = false
+	_, err := newHTTP(t, settings).List(ctx)
+	if !errors.Is(err, provider.ErrRequestFailed) || !strings.Contains(err.Error(), srv.URL) ||
+		!strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("error = %v, want ErrRequestFailed naming %s and the size limit", err, srv.URL)
 	}
 }
