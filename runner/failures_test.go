@@ -277,3 +277,23 @@ func TestShutdownWithHungCloseIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// The same bound holds when the broker is gone as well: the source's in-flight batch is stuck
+// reconnecting in send while close hangs, and the runner still gives up on both and exits 1.
+func TestShutdownWithHungCloseAndBrokerDownIsBounded(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	env := append(withConfig(baseEnv(srv, t.TempDir()),
+		sourceTOML("hang", testkit.PluginPath(t, "fault"), "demo", "events", "", "close_hang = true\ninterval_ms = 5")),
+		"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=300ms")
+	p := testkit.StartRunner(t, env)
+	p.WaitStatus(t, "running", waitLong)
+	srv.Stop()
+	// Let the next batch reach send and start reconnecting.
+	p.WaitUntil(t, waitLong, "a send to fail against the stopped broker", func() bool {
+		return strings.Contains(p.Logs(), "reconnect") || strings.Contains(p.Logs(), "connection")
+	})
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	expectExit(t, p, 1, "close")
+}

@@ -148,8 +148,10 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	p.stopping.Store(true)
 	closed := make(chan error, 1)
 	go func() { closed <- closePlugin() }()
-	timeout := time.NewTimer(r.settings.Env.ShutdownTimeout)
-	defer timeout.Stop()
+	// One deadline for close and settling: a Done channel stays readable, unlike a timer's channel,
+	// which the first select below may already have drained.
+	deadline, cancelDeadline := context.WithTimeout(context.Background(), r.settings.Env.ShutdownTimeout)
+	defer cancelDeadline()
 	select {
 	case err := <-closed:
 		if err != nil {
@@ -159,13 +161,13 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 			}
 		}
 		p.finish(err)
-	case <-timeout.C:
+	case <-deadline.Done():
 		p.giveUp()
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: plugin close did not return within %s", spec.Key, r.settings.Env.ShutdownTimeout))
 	}
 	select {
 	case <-forwarded:
-	case <-timeout.C:
+	case <-deadline.Done():
 		p.giveUp()
 		cancelWork()
 		<-forwarded
