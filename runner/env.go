@@ -23,7 +23,7 @@ type Env struct {
 	LogLevel string `env:"IGGY_CONNECTOR_LOG_LEVEL" envDefault:"info" help:"log level (trace, debug, info, warn, error or off) when RUST_LOG is unset; RUST_LOG takes target directives as upstream"`
 
 	PluginCallTimeout time.Duration `env:"IGGY_CONNECTOR_PLUGIN_TIMEOUT" envDefault:"60s" help:"longest a single plugin call (open, consume, batch result, close) may take before the connector is declared hung; 0 = no limit"`
-	ShutdownTimeout   time.Duration `env:"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT" envDefault:"10s" help:"time to settle the in-flight batch and close the plugin after SIGTERM/SIGINT"`
+	ShutdownTimeout   time.Duration `env:"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT" envDefault:"10s" help:"time to settle the in-flight batch and close the plugin after SIGTERM/SIGINT (one budget for both)"`
 	ConsumeRetries    int           `env:"IGGY_CONNECTOR_CONSUME_RETRIES" envDefault:"5" help:"sink: retries of a failed consume call before the connector goes to error and the runner exits"`
 	SendRetries       int           `env:"IGGY_CONNECTOR_SEND_RETRIES" envDefault:"3" help:"source: retries of a failed send to Iggy before the batch is NACKed"`
 	RetryBackoffMin   time.Duration `env:"IGGY_CONNECTOR_RETRY_BACKOFF_MIN" envDefault:"100ms" help:"first pause between retries (doubles per attempt)"`

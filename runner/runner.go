@@ -144,9 +144,14 @@ func (r *Runner) pluginCall(op string, fn func(ctx context.Context) error) error
 }
 
 // pluginClose runs the plugin's close, bounded by the shutdown timeout as well: close is part of
-// the shutdown the operator waits for.
-func (r *Runner) pluginClose(op string, fn func(ctx context.Context) error) error {
+// the shutdown the operator waits for. A non-zero stopBy bounds it to what is left of a budget
+// that began earlier (a sink settles its batch first).
+func (r *Runner) pluginClose(op string, stopBy time.Time, fn func(ctx context.Context) error) error {
 	limit := r.settings.Env.ShutdownTimeout
+	if !stopBy.IsZero() {
+		// A spent budget still gives close a moment: a healthy close returns at once.
+		limit = max(time.Until(stopBy), 50*time.Millisecond)
+	}
 	if p := r.settings.Env.PluginCallTimeout; p > 0 && p < limit {
 		limit = p
 	}

@@ -36,8 +36,11 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 	}
 	r.log.Info("sink plugin opened", "path", path, "version", lib.Version(), "plugin_id", id)
 
+	// stopBy is when the shutdown budget ends, once stopping began: settling the in-flight batch and
+	// closing the plugin share one IGGY_CONNECTOR_SHUTDOWN_TIMEOUT.
+	var stopBy time.Time
 	closePlugin := func() error {
-		if err := r.pluginClose("iggy_sink_close", func(ctx context.Context) error { return lib.CloseContext(ctx, id) }); err != nil {
+		if err := r.pluginClose("iggy_sink_close", stopBy, func(ctx context.Context) error { return lib.CloseContext(ctx, id) }); err != nil {
 			r.log.Warn("closing the sink plugin failed", "error", err)
 			return err
 		}
@@ -87,9 +90,10 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 			r.status.set(StatusStopping)
 			r.log.Info("stopping sink: settling in-flight batches")
 		}
+		stopBy = time.Now().Add(r.settings.Env.ShutdownTimeout)
 		select {
 		case <-done:
-		case <-time.After(r.settings.Env.ShutdownTimeout):
+		case <-time.After(time.Until(stopBy)):
 			cancelWork()
 			fatal = fmt.Errorf("sink %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout)
 		}

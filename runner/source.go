@@ -103,7 +103,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		p.topics += sep + st.Topic
 	}
 	closePlugin := func() error {
-		return r.pluginClose("iggy_source_close", func(ctx context.Context) error { return lib.CloseContext(ctx, id) })
+		return r.pluginClose("iggy_source_close", time.Time{}, func(ctx context.Context) error { return lib.CloseContext(ctx, id) })
 	}
 	for _, s := range spec.SourceStreams {
 		if err := r.ensureSourceTopic(ctx, client, s); err != nil {
