@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/iggy-connectors-go/runtime/pkg/version"
 	"net/http"
 	"os"
 	"strings"
@@ -84,7 +85,7 @@ func (s *Supervisor) Stats(ctx context.Context) metrics.RuntimeStats {
 		RunTime:                  uint64(max(0, time.Since(s.startTime).Microseconds())),
 		Connectors:               conns,
 	}
-	if v, ok := metrics.NumericVersion(RuntimeVersion); ok {
+	if v, ok := version.Semver(RuntimeVersion); ok {
 		out.ConnectorsRuntimeVersionSemver = &v
 	}
 	var cpu float64
@@ -140,7 +141,7 @@ func (s *Supervisor) connectorStats(ctx context.Context, m *managed) (metrics.Co
 		st.LastError = &metrics.LastError{Message: unanswered.Error(), Timestamp: uint64(time.Now().UnixMicro())}
 		st.PID = int32(sn.proc.pid)
 	}
-	if v, ok := metrics.NumericVersion(sn.version); ok {
+	if v, ok := version.Semver(sn.version); ok {
 		st.VersionSemver = &v
 	}
 	zero := func() *uint64 { v := uint64(0); return &v }

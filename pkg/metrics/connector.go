@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"github.com/iggy-connectors-go/runtime/pkg/version"
 	"os"
 	"sync"
 	"time"
@@ -290,7 +291,7 @@ func (c *Connector) Snapshot() ConnectorStats {
 	}
 	c.mu.Unlock()
 
-	if v, ok := NumericVersion(s.Version); ok {
+	if v, ok := version.Semver(s.Version); ok {
 		s.VersionSemver = &v
 	}
 	if c.kind == KindSource {

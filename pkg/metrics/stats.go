@@ -2,8 +2,6 @@ package metrics
 
 import (
 	"math"
-	"strconv"
-	"strings"
 )
 
 // ConnectorStats is one element of /stats "connectors" (http-api.md §4.2),
@@ -79,44 +77,4 @@ func (f Float32) MarshalJSON() ([]byte, error) {
 // 1e-6 below 1e13, scientific notation ("1e-7", "1.5e20") beyond.
 func appendRyuFloat32(dst []byte, f float32) []byte {
 	return appendShortest(dst, float64(f), 32, 13)
-}
-
-// NumericVersion is the numeric form of a version string (http-api.md
-// §4.2.1): drop a "+build" suffix and anything from the first "-", take
-// major.minor.patch (at least three parts, the first three u32) and read major followed by
-// minor and patch zero-padded to three digits as a u32. ok is false when
-// the version does not parse or the number overflows.
-func NumericVersion(version string) (value uint32, ok bool) {
-	if i := strings.IndexByte(version, '+'); i >= 0 {
-		version = version[:i]
-	}
-	if i := strings.IndexByte(version, '-'); i >= 0 {
-		version = version[:i]
-	}
-	parts := strings.Split(version, ".")
-	if len(parts) < 3 {
-		return 0, false
-	}
-	var nums [3]uint64
-	for i := range nums { // parts after the patch number are ignored, even non-numeric ones
-		n, err := strconv.ParseUint(parts[i], 10, 32)
-		if err != nil {
-			return 0, false
-		}
-		nums[i] = n
-	}
-	text := strconv.FormatUint(nums[0], 10) + pad3(nums[1]) + pad3(nums[2])
-	n, err := strconv.ParseUint(text, 10, 32)
-	if err != nil {
-		return 0, false
-	}
-	return uint32(n), true
-}
-
-func pad3(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	for len(s) < 3 {
-		s = "0" + s
-	}
-	return s
 }

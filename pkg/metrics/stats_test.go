@@ -9,38 +9,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
-func TestNumericVersion(t *testing.T) {
-	tests := []struct {
-		version string
-		want    uint32
-		ok      bool
-	}{
-		{"0.5.0-edge.4", 5000, true},
-		{"1.2.3", 1002003, true},
-		{"0.1.12", 1012, true},
-		{"0.3.0", 3000, true}, // the README's 203 is wrong
-		{"1.2.3+build.7", 1002003, true},
-		{"1.2.3.4", 1002003, true},
-		{"1.2.3.beta", 1002003, true},
-		{"4.294.967", 4294967, true},
-		{"4294.967.295", 4294967295, true}, // the largest u32
-		{"4294.967.296", 0, false},         // one more overflows
-		{"4295.0.0", 0, false},
-		{"1.2", 0, false},
-		{"unknown", 0, false},
-		{"", 0, false},
-		{"1.x.3", 0, false},
-		{"-1.2.3", 0, false},
-		{"1.2.-3", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := metrics.NumericVersion(tt.version)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("NumericVersion(%q) = %d, %v; want %d, %v", tt.version, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestFloat32JSONLikeSerde(t *testing.T) {
 	tests := []struct {
 		in   float32

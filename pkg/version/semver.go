@@ -1,17 +1,19 @@
-package plugin
+// Package version computes upstream's numeric form of version strings (version_semver in
+// /stats), shared by the plugin host and the stats shapes.
+package version
 
 import (
 	"strconv"
 	"strings"
 )
 
-// VersionSemver computes upstream's numeric version (ffi-abi.md §5): build
+// Semver computes upstream's numeric version (ffi-abi.md §5): build
 // metadata (after '+') and pre-release (after '-') are cut, at least three
 // dot-separated u32 parts are needed (extras are ignored), and the value is
 // the decimal of major followed by minor and patch zero-padded to at least
 // three digits. ok is false when that is not possible or overflows u32,
 // in which case the field is omitted.
-func VersionSemver(v string) (uint32, bool) {
+func Semver(v string) (uint32, bool) {
 	if i := strings.IndexByte(v, '+'); i >= 0 {
 		v = v[:i]
 	}

@@ -1,13 +1,13 @@
-package plugin_test
+package version_test
 
 import (
 	"testing"
 
-	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/version"
 )
 
-// Every example of ffi-abi.md §5, plus edge cases of the same rules.
-func TestVersionSemver(t *testing.T) {
+// Every example of ffi-abi.md §5 and http-api.md §4.2.1, plus edge cases of the same rules.
+func TestSemver(t *testing.T) {
 	tests := []struct {
 		in     string
 		want   uint32
@@ -28,20 +28,18 @@ func TestVersionSemver(t *testing.T) {
 		{"1. 2.3", 0, false},
 		{"-1.2.3", 0, false},
 		{"", 0, false},
+		{"0.1.12", 1012, true},
+		{"1.2.3.beta", 1002003, true},
+		{"4.294.967", 4294967, true},
+		{"4294.967.296", 0, false},
+		{"unknown", 0, false},
+		{"1.2.-3", 0, false},
 		{"99999999999.0.0", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := plugin.VersionSemver(tt.in)
+		got, ok := version.Semver(tt.in)
 		if got != tt.want || ok != tt.wantOK {
-			t.Errorf("VersionSemver(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.wantOK)
+			t.Errorf("Semver(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
-	}
-}
-
-func TestNextInstanceIDIncreases(t *testing.T) {
-	a := plugin.NextInstanceID()
-	b := plugin.NextInstanceID()
-	if a == 0 || b != a+1 {
-		t.Fatalf("NextInstanceID gave %d then %d; want a non-zero id then its successor", a, b)
 	}
 }
