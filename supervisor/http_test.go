@@ -184,3 +184,34 @@ func FuzzCreateBody(f *testing.F) {
 		}
 	})
 }
+
+// Paths are matched as sent, as axum does: an empty segment matches nothing (404, empty body, no
+// redirect to the cleaned path), and "." or ".." is an ordinary segment (here: an unknown key).
+func TestUncleanPathsAreNotRedirected(t *testing.T) {
+	h := newHandler(t, nil)
+	cases := []struct {
+		path, body string
+	}{
+		{"//sinks", ""},
+		{"/sinks//stdout", ""},
+		{"///", ""},
+		{"/sinks/stdout//configs", ""},
+		{"/./health", ""},
+		{"/sinks/.", `{"code":"sink_not_found","reason":"Sink not found with key: ."}`},
+		{"/sinks/../configs", `{"code":"sink_not_found","reason":"Sink not found with key: .."}`},
+		{"/sources/./transforms", `{"code":"source_not_found","reason":"Source not found with key: ."}`},
+	}
+	for _, c := range cases {
+		rec := serve(h, "GET", c.path, nil, "")
+		if rec.Code != 404 || rec.Body.String() != c.body || rec.Header().Get("Location") != "" {
+			t.Errorf("GET %s: %d %q (Location %q); want 404 %q, no Location", c.path, rec.Code, rec.Body.String(), rec.Header().Get("Location"), c.body)
+		}
+		wantType := ""
+		if c.body != "" {
+			wantType = "application/json"
+		}
+		if got := rec.Header().Get("Content-Type"); got != wantType {
+			t.Errorf("GET %s: Content-Type %q, want %q", c.path, got, wantType)
+		}
+	}
+}

@@ -74,15 +74,42 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 }
 
 // frameworkAnswers makes the mux's own 404 and 405 answers look like axum's: no body, no content
-// type, and an Allow list without spaces.
+// type, and an Allow list without spaces. Paths are matched as sent, as axum matches them: Go's
+// mux would redirect an unclean path (`//sinks`, `/sinks/./x`) to its cleaned form instead.
 func frameworkAnswers(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		escaped := r.URL.EscapedPath()
+		if strings.Contains(escaped, "//") {
+			// An empty segment matches no route of axum's (its parameters are never empty).
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		if raw, ok := escapeDotSegments(escaped); ok {
+			// "." and ".." are plain segments to axum (a key of "." is just an unknown key);
+			// escaped, the mux matches them as such instead of cleaning them away.
+			r = r.Clone(r.Context())
+			r.URL.RawPath = raw
+		}
 		if _, pattern := mux.Handler(r); pattern != "" {
 			mux.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(&bodyless{ResponseWriter: w}, r)
 	})
+}
+
+// escapeDotSegments percent-encodes the "." and ".." segments of an escaped path; ok is false
+// when it has none.
+func escapeDotSegments(escaped string) (string, bool) {
+	segments := strings.Split(escaped, "/")
+	changed := false
+	for i, seg := range segments {
+		if seg == "." || seg == ".." {
+			segments[i] = strings.ReplaceAll(seg, ".", "%2E")
+			changed = true
+		}
+	}
+	return strings.Join(segments, "/"), changed
 }
 
 // bodyless drops the body of a fallback answer and tidies its headers.
