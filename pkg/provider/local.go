@@ -263,7 +263,10 @@ func (p *Local) CreatedAt(kind config.ConnectorKind, key string, version uint64)
 // Create writes c as the next version of key to <dir>/<kind>_<key>_<version>.toml
 // (one more than the highest version held, or 0). The config is checked
 // completely first, the way it will be read back (including env overrides
-// and durations), so a rejected config leaves no trace.
+// and durations), so a rejected config leaves no trace. What is kept and
+// returned is the config as given: as upstream, env overrides apply only to
+// files the provider loads, so they come into play when the directory is
+// scanned again.
 func (p *Local) Create(ctx context.Context, kind config.ConnectorKind, key string, c config.Connector) (config.Connector, error) {
 	if err := checkKindKey(kind, key); err != nil {
 		return config.Connector{}, err
@@ -293,6 +296,9 @@ func (p *Local) Create(ctx context.Context, kind config.ConnectorKind, key strin
 	}
 	if stored.Kind != kind || stored.Key != key || stored.Version != c.Version {
 		return config.Connector{}, fmt.Errorf("%w: %s %q: environment overrides change the key or version of a new config", ErrInvalid, kind, key)
+	}
+	if stored, err = config.ParseConnector(path, data, "toml"); err != nil {
+		return config.Connector{}, err
 	}
 	if err := writeFileAtomic(path, data, 0o644); err != nil {
 		return config.Connector{}, fmt.Errorf("store %s %q version %d: %w", kind, key, c.Version, err)

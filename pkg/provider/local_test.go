@@ -495,3 +495,43 @@ func TestNewSelectsProvider(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// As upstream, a created version is kept as posted: the connector's env overrides apply to files
+// the provider loads, so they show only once the directory is scanned again.
+func TestLocalCreateKeepsThePostedConfigWithoutEnvOverrides(t *testing.T) {
+	dir := copyFixtures(t)
+	env := []string{"IGGY_CONNECTORS_SINK_STDOUT_PLUGIN_CONFIG_PRINT_PAYLOAD=false", "IGGY_CONNECTORS_SINK_STDOUT_VERBOSE=true"}
+	p, err := provider.NewLocal(dir, env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := p.Get(ctx, config.KindSink, "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.PluginConfig, base.Verbose = nil, false
+	created, err := p.Create(ctx, config.KindSink, "stdout", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := p.GetVersion(ctx, config.KindSink, "stdout", created.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]config.Connector{"created": created, "stored": stored} {
+		if c.PluginConfig != nil || c.Verbose {
+			t.Errorf("%s version: plugin_config %v, verbose %v; want nil and false (no env overrides)", name, c.PluginConfig, c.Verbose)
+		}
+	}
+	reopened, err := provider.NewLocal(dir, env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := reopened.GetVersion(ctx, config.KindSink, "stdout", created.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.PluginConfig["print_payload"] != false || !loaded.Verbose {
+		t.Errorf("rescanned version: plugin_config %v, verbose %v; want the env overrides applied", loaded.PluginConfig, loaded.Verbose)
+	}
+}
