@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -283,6 +284,17 @@ func TestAPIListingsAndStats(t *testing.T) {
 	}
 	if want := []string{"broken", "lost", "off", "out"}; !slices.Equal(keys, want) {
 		t.Fatalf("GET /sinks keys %v, want %v", keys, want)
+	}
+	// Instance ids as upstream numbers them at startup: sources first, from 1, each enabled
+	// connector one (the failing ones too), here in key order; a disabled one has none.
+	var sources []map[string]any
+	getJSON(t, p, withKey(), "/sources", &sources)
+	ids := map[string]float64{"source/" + sources[0]["key"].(string): sources[0]["id"].(float64)}
+	for _, s := range sinks {
+		ids["sink/"+s["key"].(string)] = s["id"].(float64)
+	}
+	if want := map[string]float64{"source/gen": 1, "sink/broken": 2, "sink/lost": 3, "sink/off": 0, "sink/out": 4}; !maps.Equal(ids, want) {
+		t.Errorf("instance ids %v, want %v", ids, want)
 	}
 	waitFor(t, p, waitLong, "the broken sink to report its failed open", func() bool {
 		var s map[string]any

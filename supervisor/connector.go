@@ -40,19 +40,21 @@ type managed struct {
 
 	restarting atomic.Bool // a POST /restart is in progress
 
-	mu       sync.Mutex
-	cfg      config.Connector // the running config
-	path     string           // resolved plugin path, or the configured one when it did not resolve
-	id       uint32           // instance id of the current start (new on every start)
-	status   string
-	lastErr  *metrics.LastError
-	restarts uint64 // times the runner was restarted after it exited on its own
-	proc     *child
-	version  string // plugin version the runner last reported
-	carried  counts // totals of finished runner processes
-	seen     counts // latest counters of the current runner process
-	loopStop chan struct{}
-	loopDone chan struct{}
+	mu   sync.Mutex
+	cfg  config.Connector // the running config
+	path string           // resolved plugin path, or the configured one when it did not resolve
+	id   uint32           // instance id of the current start (new on every start)
+	// idReserved: id was numbered at startup for the first start to use.
+	idReserved bool
+	status     string
+	lastErr    *metrics.LastError
+	restarts   uint64 // times the runner was restarted after it exited on its own
+	proc       *child
+	version    string // plugin version the runner last reported
+	carried    counts // totals of finished runner processes
+	seen       counts // latest counters of the current runner process
+	loopStop   chan struct{}
+	loopDone   chan struct{}
 }
 
 func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
@@ -223,9 +225,12 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 
 // start spawns a runner for cfg and waits until its endpoint answers.
 func (m *managed) start(ctx context.Context, cfg config.Connector, path string) (*child, error) {
-	id := m.sup.nextID.Add(1)
 	m.mu.Lock()
-	m.id = id
+	id := m.id
+	if !m.idReserved {
+		id = m.sup.nextID.Add(1)
+	}
+	m.id, m.idReserved = id, false
 	m.status = statusStarting
 	m.mu.Unlock()
 	env, err := m.sup.runnerEnv(m, cfg, path)

@@ -163,6 +163,9 @@ func (s *Supervisor) Start(ctx context.Context) error {
 			s.log.Info("connector disabled; not started", "connector", m.label())
 			continue
 		}
+		// Instance ids as upstream numbers them: one counter from 1, sources before sinks, every
+		// enabled connector (a failing one too); here in key order, upstream's being unspecified.
+		m.id, m.idReserved = s.nextID.Add(1), true
 		path, err := prepare(c)
 		if err != nil {
 			m.setError(err.Error())
