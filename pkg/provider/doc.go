@@ -4,4 +4,9 @@
 // file, and HTTP, a remote config API reached through URL templates with
 // retries. The supervisor's config REST routes and the runner's
 // IGGY_CONNECTOR_TYPE/IGGY_CONNECTOR_KEY start-up both go through it.
+//
+// Files: provider.go (interface, errors, New), local.go (Local), http.go
+// (HTTP), extract.go (response data/error paths), broken.go (configs that do
+// not load: Broken, and the kind and safe key guessed for them),
+// atomicfile.go (crash-safe file replacement).
 package provider

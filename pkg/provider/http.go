@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
@@ -67,6 +68,9 @@ type HTTP struct {
 	errorPath string
 	client    *http.Client
 	log       *slog.Logger
+
+	mu     sync.Mutex
+	broken []Broken // the bad entries of the latest List answer
 }
 
 // NewHTTP builds the provider from the [connectors] section. Invalid
@@ -285,9 +289,12 @@ func decodeConnector(kind config.ConnectorKind, data json.RawMessage) (config.Co
 	return c, nil
 }
 
-// List fetches get_active_configs.
+// List fetches get_active_configs. An entry that does not decode (or whose
+// map key is not a valid key) is left out and reported by Broken; an answer
+// that is not the expected object fails the call.
 func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
-	data, err := h.fetch(ctx, http.MethodGet, h.url(OpGetActiveConfigs, "", nil), nil, nil)
+	url := h.url(OpGetActiveConfigs, "", nil)
+	data, err := h.fetch(ctx, http.MethodGet, url, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -299,17 +306,29 @@ func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
 		return nil, requestFailed("Failed to deserialize data: %v. Value: %s", err, compactJSON(data))
 	}
 	var out []config.Connector
+	var broken []Broken
 	for _, group := range []struct {
 		kind    config.ConnectorKind
 		configs map[string]json.RawMessage
 	}{{config.KindSink, active.Sinks}, {config.KindSource, active.Sources}} {
 		for _, key := range slices.Sorted(maps.Keys(group.configs)) {
+			bad := func(err error) {
+				b := Broken{Kind: group.kind, Key: safeKey(key), Source: url, Err: err}
+				var doc map[string]any
+				_ = json.Unmarshal(group.configs[key], &doc) // what it says in the right type, if anything
+				b.Name, _ = doc["name"].(string)
+				b.Path, _ = doc["path"].(string)
+				b.Enabled, _ = doc["enabled"].(bool)
+				broken = append(broken, b)
+			}
 			if err := config.ValidKey(key); err != nil {
-				return nil, requestFailed("Failed to deserialize data: %s %q: %v", group.kind, key, err)
+				bad(requestFailed("Failed to deserialize data: %s %q: %v", group.kind, key, err))
+				continue
 			}
 			c, err := decodeConnector(group.kind, group.configs[key])
 			if err != nil {
-				return nil, err
+				bad(fmt.Errorf("%s %q: %w", group.kind, key, err))
+				continue
 			}
 			if c.Key != key {
 				h.log.Warn("active config's key differs from its map key; using the map key", "kind", group.kind, "map_key", key, "key", c.Key)
@@ -318,7 +337,18 @@ func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
 			out = append(out, c)
 		}
 	}
+	sortBroken(broken)
+	h.mu.Lock()
+	h.broken = broken
+	h.mu.Unlock()
 	return out, nil
+}
+
+// Broken returns the bad entries of the latest List answer.
+func (h *HTTP) Broken(ctx context.Context) []Broken {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.broken)
 }
 
 // Get fetches get_active_<kind>_config; 404 is ErrNotFound.

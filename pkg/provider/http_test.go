@@ -516,10 +516,6 @@ func TestHTTPMalformedBodies(t *testing.T) {
 			"HTTP request failed: Failed to parse JSON response"},
 		{"wrong shape for active configs", `[1,2]`, func(p *provider.HTTP) error { _, err := p.List(ctx); return err },
 			"Failed to deserialize data"},
-		{"config missing required keys", `{"sinks":{"a":{"key":"a"}}}`, func(p *provider.HTTP) error { _, err := p.List(ctx); return err },
-			"Failed to deserialize data"},
-		{"bad key in active map", `{"sinks":{"../x":{}}}`, func(p *provider.HTTP) error { _, err := p.List(ctx); return err },
-			"../x"},
 		{"versions not an array", `{"a":1}`, func(p *provider.HTTP) error { _, err := p.Versions(ctx, config.KindSink, "a"); return err },
 			"Failed to deserialize data"},
 		{"truncated", `{"sinks":{`, func(p *provider.HTTP) error { _, err := p.List(ctx); return err },
@@ -681,5 +677,60 @@ func TestHTTPOversizedAnswerIsRefused(t *testing.T) {
 	if !errors.Is(err, provider.ErrRequestFailed) || !strings.Contains(err.Error(), srv.URL) ||
 		!strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("error = %v, want ErrRequestFailed naming %s and the size limit", err, srv.URL)
+	}
+}
+
+// One bad entry of the active configs does not fail the list: the good ones come back, each bad
+// one is reported by Broken with its kind, a safe key and an error naming it; the next List
+// answer replaces the report.
+func TestHTTPListKeepsGoodEntriesAndReportsBadOnes(t *testing.T) {
+	good := `{"key":"%s","enabled":true,"version":0,"name":"n","path":"p","streams":[{"stream":"s","%s":%s,"schema":"json"}]}`
+	sink := func(key string) string { return fmt.Sprintf(good, key, "topics", `["t"]`) }
+	source := fmt.Sprintf(good, "gen", "topic", `"t"`)
+	body := `{"sinks":{"ok":` + sink("ok") +
+		`,"lots":` + strings.Replace(sink("lots"), `"schema":"json"`, `"schema":"json","batch_length":"lots"`, 1) +
+		`,"maybe":` + strings.Replace(sink("maybe"), `"enabled":true`, `"enabled":"maybe"`, 1) +
+		`,"nopath":` + strings.Replace(sink("nopath"), `"path":"p",`, ``, 1) +
+		`,"yaml":` + strings.Replace(sink("yaml"), `"schema":"json"`, `"schema":"yaml"`, 1) +
+		`,"../../tmp/evil":` + sink("evil") +
+		`},"sources":{"gen":` + source + `,"nostreams":{"key":"nostreams","enabled":true,"version":0,"name":"n","path":"p"}}}`
+	api, srv := newConfigAPI(t)
+	api.set(func(a *configAPI) { a.rawBody = body })
+	p := newHTTP(t, httpSettings(srv.URL))
+	if got := listOf(t, p); !reflect.DeepEqual(got, []listed{{config.KindSink, "ok", 0}, {config.KindSource, "gen", 0}}) {
+		t.Fatalf("List = %v, want the two good entries", got)
+	}
+	want := []struct {
+		kind     config.ConnectorKind
+		key      string
+		errorHas []string
+		enabled  bool
+	}{
+		{config.KindSink, "_.._tmp_evil", []string{"../../tmp/evil"}, true},
+		{config.KindSink, "lots", []string{`sink \"lots\"`, "batch_length"}, true},
+		{config.KindSink, "maybe", []string{"maybe", "enabled"}, false},
+		{config.KindSink, "nopath", []string{"nopath", "path"}, true},
+		{config.KindSink, "yaml", []string{"yaml", "schema"}, true},
+		{config.KindSource, "nostreams", []string{"nostreams", "streams"}, true},
+	}
+	broken := p.Broken(ctx)
+	if len(broken) != len(want) {
+		t.Fatalf("Broken = %+v, want %d entries", broken, len(want))
+	}
+	for i, w := range want {
+		b := broken[i]
+		if b.Kind != w.kind || b.Key != w.key || b.Enabled != w.enabled || b.Source != srv.URL+"/configs/active" || config.ValidKey(b.Key) != nil {
+			t.Errorf("broken[%d] = %+v, want %s %q enabled %v from the service", i, b, w.kind, w.key, w.enabled)
+		}
+		for _, part := range w.errorHas {
+			if b.Err == nil || !strings.Contains(fmt.Sprintf("%q", b.Err.Error()), part) {
+				t.Errorf("broken %s error %v lacks %s", w.key, b.Err, part)
+			}
+		}
+	}
+	api.set(func(a *configAPI) { a.rawBody = `{"sinks":{"ok":` + sink("ok") + `}}` })
+	listOf(t, p)
+	if broken := p.Broken(ctx); len(broken) != 0 {
+		t.Errorf("after a clean answer Broken = %+v, want none", broken)
 	}
 }

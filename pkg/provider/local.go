@@ -24,8 +24,8 @@ import (
 const ActiveVersionsFile = ".active_versions.toml"
 
 // Local is the directory provider (config.md §4). The directory is scanned
-// once, at NewLocal; afterwards only the pointer file is re-read, and changes
-// go through the provider.
+// once, at NewLocal; afterwards only the pointer file and the files that did
+// not load are re-read, and changes go through the provider.
 type Local struct {
 	dir string
 	env []string
@@ -33,6 +33,7 @@ type Local struct {
 
 	mu      sync.Mutex
 	entries map[connectorID]map[uint64]localEntry
+	broken  map[string]Broken // by file: files that did not load, retried on every call
 }
 
 type connectorID struct {
@@ -49,8 +50,9 @@ type localEntry struct {
 // NewLocal scans dir: every regular *.toml file directly inside it, except
 // hidden files and Cargo.toml, is one connector version; env supplies the
 // IGGY_CONNECTORS_<TYPE>_<KEY>_* overrides. An empty dir is an error, a
-// missing one is created (and holds no connectors). Any file that does not
-// load fails the whole scan, naming the file and the key.
+// missing one is created (and holds no connectors). A file that does not
+// load is left out and kept in Broken (each naming its file and key); it is
+// read again on every later call, so a fixed file comes in without a restart.
 func NewLocal(dir string, env []string, log *slog.Logger) (*Local, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -61,7 +63,7 @@ func NewLocal(dir string, env []string, log *slog.Logger) (*Local, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create connectors directory %s: %w", dir, err)
 	}
-	p := &Local{dir: dir, env: env, log: log, entries: map[connectorID]map[uint64]localEntry{}}
+	p := &Local{dir: dir, env: env, log: log, entries: map[connectorID]map[uint64]localEntry{}, broken: map[string]Broken{}}
 	items, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read connectors directory %s: %w", dir, err)
@@ -72,26 +74,70 @@ func NewLocal(dir string, env []string, log *slog.Logger) (*Local, error) {
 			strings.HasPrefix(name, ".") || strings.EqualFold(name, "Cargo.toml") {
 			continue
 		}
-		path := filepath.Join(dir, name)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("read connector file %s: %w", path, err)
-		}
-		conn, err := config.ParseConnectorWith(path, data, "toml", config.ParseOptions{Env: env, DeferStartChecks: true})
-		if err != nil {
-			return nil, fmt.Errorf("load connector file: %w", err)
-		}
-		id := connectorID{conn.Kind, conn.Key}
-		if p.entries[id] == nil {
-			p.entries[id] = map[uint64]localEntry{}
-		}
-		if prev, dup := p.entries[id][conn.Version]; dup {
-			log.Warn("duplicate connector version; the later file wins",
-				"kind", conn.Kind, "key", conn.Key, "version", conn.Version, "ignored", prev.file, "used", path)
-		}
-		p.entries[id][conn.Version] = localEntry{conn: conn, file: path, createdAt: fileCreated(item)}
+		p.load(filepath.Join(dir, name), item)
 	}
 	return p, nil
+}
+
+// load reads one connector file into entries, or into broken when it does not load.
+func (p *Local) load(path string, item fs.DirEntry) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		p.broken[path] = brokenFile(path, nil, fmt.Errorf("%w: read connector file %s: %w", ErrInvalid, path, err))
+		return false
+	}
+	conn, err := config.ParseConnectorWith(path, data, "toml", config.ParseOptions{Env: p.env, DeferStartChecks: true})
+	if err != nil {
+		p.broken[path] = brokenFile(path, data, err)
+		return false
+	}
+	delete(p.broken, path)
+	id := connectorID{conn.Kind, conn.Key}
+	if p.entries[id] == nil {
+		p.entries[id] = map[uint64]localEntry{}
+	}
+	if prev, dup := p.entries[id][conn.Version]; dup {
+		p.log.Warn("duplicate connector version; the later file wins",
+			"kind", conn.Kind, "key", conn.Key, "version", conn.Version, "ignored", prev.file, "used", path)
+	}
+	p.entries[id][conn.Version] = localEntry{conn: conn, file: path, createdAt: fileCreated(item)}
+	return true
+}
+
+// retryBroken reads the files that did not load again (caller holds mu): a fixed one joins the
+// entries, a removed one is forgotten.
+func (p *Local) retryBroken() {
+	for _, path := range slices.Sorted(maps.Keys(p.broken)) {
+		info, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			delete(p.broken, path)
+			continue
+		}
+		if err == nil && p.load(path, fs.FileInfoToDirEntry(info)) {
+			p.log.Info("connector file loads now", "file", path)
+		}
+	}
+}
+
+// Broken lists the files that do not load (read again first), sorted as List.
+func (p *Local) Broken(ctx context.Context) []Broken {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retryBroken()
+	out := slices.Collect(maps.Values(p.broken))
+	sortBroken(out)
+	return out
+}
+
+// brokenError is the load error of a connector that has no version that loads but a file that
+// does not; nil when there is none.
+func (p *Local) brokenError(id connectorID) error {
+	for _, path := range slices.Sorted(maps.Keys(p.broken)) {
+		if b := p.broken[path]; b.Kind == id.kind && b.Key == id.key {
+			return b.Err
+		}
+	}
+	return nil
 }
 
 func fileCreated(item fs.DirEntry) time.Time {
@@ -178,6 +224,7 @@ func (p *Local) active(id connectorID, pointers activeVersions) (localEntry, boo
 func (p *Local) List(ctx context.Context) ([]config.Connector, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.retryBroken()
 	pointers := p.readPointers()
 	ids := slices.Collect(maps.Keys(p.entries))
 	slices.SortFunc(ids, compareIDs)
@@ -206,17 +253,22 @@ func compareIDs(a, b connectorID) int {
 	return strings.Compare(a.key, b.key)
 }
 
-// Get returns the active version (pointer, else highest).
+// Get returns the active version (pointer, else highest). A key with no
+// version that loads but a file that does not gets that file's error.
 func (p *Local) Get(ctx context.Context, kind config.ConnectorKind, key string) (config.Connector, error) {
 	if err := checkKindKey(kind, key); err != nil {
 		return config.Connector{}, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.retryBroken()
 	id := connectorID{kind, key}
 	pointers := p.readPointers()
 	e, ok := p.active(id, pointers)
 	if !ok {
+		if err := p.brokenError(id); err != nil {
+			return config.Connector{}, err
+		}
 		return config.Connector{}, notFound(kind, key, pointers.table(kind)[key])
 	}
 	return e.conn.Clone(), nil
@@ -229,6 +281,7 @@ func (p *Local) Versions(ctx context.Context, kind config.ConnectorKind, key str
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.retryBroken()
 	versions := p.entries[connectorID{kind, key}]
 	out := make([]config.Connector, 0, len(versions))
 	for _, v := range slices.Sorted(maps.Keys(versions)) {
@@ -244,6 +297,7 @@ func (p *Local) GetVersion(ctx context.Context, kind config.ConnectorKind, key s
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.retryBroken()
 	e, ok := p.entries[connectorID{kind, key}][version]
 	if !ok {
 		return config.Connector{}, notFound(kind, key, version)
@@ -276,6 +330,7 @@ func (p *Local) Create(ctx context.Context, kind config.ConnectorKind, key strin
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.retryBroken()
 	id := connectorID{kind, key}
 	c = c.Clone()
 	c.Kind, c.Key, c.Version = kind, key, 0
@@ -331,6 +386,7 @@ func (p *Local) SetActive(ctx context.Context, kind config.ConnectorKind, key st
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.retryBroken()
 	if _, ok := p.entries[connectorID{kind, key}][version]; !ok {
 		return notFound(kind, key, version)
 	}

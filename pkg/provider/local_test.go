@@ -140,29 +140,76 @@ func TestLocalDirectorySetup(t *testing.T) {
 	}
 }
 
-func TestLocalRejectsInvalidFileNamingIt(t *testing.T) {
-	tests := []struct {
-		name, content string
-		wantInErr     []string
+// Every file is read: the good ones load, each bad one is reported by Broken with its file, a
+// safe key (the document's, else from the file name) and a kind (the document's, else from the
+// file name); a fixed file loads on the next call, a removed one is forgotten.
+func TestLocalReportsBrokenFilesAndLoadsTheRest(t *testing.T) {
+	sink := minimalSink("KEYX", 0)
+	cases := []struct {
+		file, content string
+		kind          config.ConnectorKind
+		key           string
+		errorHas      []string
 	}{
-		{"syntax", "type = \n", []string{"broken.toml", "parsing TOML"}},
-		{"missing key", "type = \"sink\"\n", []string{"broken.toml", "key key"}},
-		{"bad schema", strings.Replace(minimalSink("x", 0), `"json"`, `"yaml"`, 1), []string{"broken.toml", "streams[0].schema"}},
+		{"lots.toml", strings.Replace(sink, "KEYX", "lots", 1) + "batch_length = \"lots\"\n", config.KindSink, "lots", []string{"lots.toml", "streams[0].batch_length"}},
+		{"maybe.toml", strings.Replace(strings.Replace(sink, "KEYX", "maybe", 1), "enabled = true", `enabled = "maybe"`, 1), config.KindSink, "maybe", []string{"maybe.toml", "key enabled"}},
+		{"nopath.toml", strings.Replace(strings.Replace(sink, "KEYX", "nopath", 1), "path = \"p\"\n", "", 1), config.KindSink, "nopath", []string{"nopath.toml", "key path"}},
+		{"nostreams_source.toml", "type = \"source\"\nkey = \"nostreams\"\nenabled = true\nversion = 0\nname = \"n\"\npath = \"p\"\n", config.KindSource, "nostreams", []string{"nostreams_source.toml", "key streams"}},
+		{"evil.toml", strings.Replace(sink, "KEYX", "../../tmp/evil", 1), config.KindSink, "evil", []string{"evil.toml", "../../tmp/evil"}},
+		{"syntax_source.toml", "type = \nkey = \"syn\"\n", config.KindSource, "syn", []string{"syntax_source.toml", "parsing TOML"}},
+		{"sink_created_3.toml", "not toml at all", config.KindSink, "created", []string{"sink_created_3.toml", "parsing TOML"}},
+		{"yaml.toml", strings.Replace(strings.Replace(sink, "KEYX", "yaml", 1), `"json"`, `"yaml"`, 1), config.KindSink, "yaml", []string{"yaml.toml", "streams[0].schema"}},
+		{"sometimes.toml", strings.Replace(sink, "KEYX", "sometimes", 1) + "offset_commit = \"sometimes\"\n", config.KindSink, "sometimes", []string{"sometimes.toml", "streams[0].offset_commit"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := copyFixtures(t)
-			write(t, filepath.Join(dir, "broken.toml"), tt.content)
-			_, err := provider.NewLocal(dir, nil, nil)
-			if !errors.Is(err, provider.ErrInvalid) {
-				t.Fatalf("error = %v, want ErrInvalid", err)
+	dir := copyFixtures(t)
+	for _, c := range cases {
+		write(t, filepath.Join(dir, c.file), c.content)
+	}
+	p, err := provider.NewLocal(dir, nil, nil)
+	if err != nil {
+		t.Fatalf("NewLocal with bad files beside good ones: %v", err)
+	}
+	if got := len(listOf(t, p)); got != 4 {
+		t.Fatalf("listed %d connectors, want the 4 good ones", got)
+	}
+	broken := map[string]provider.Broken{}
+	for _, b := range p.Broken(ctx) {
+		broken[filepath.Base(b.Source)] = b
+	}
+	if len(broken) != len(cases) {
+		t.Fatalf("Broken has %d files, want %d: %+v", len(broken), len(cases), broken)
+	}
+	for _, c := range cases {
+		b := broken[c.file]
+		if b.Kind != c.kind || b.Key != c.key || !errors.Is(b.Err, provider.ErrInvalid) {
+			t.Errorf("%s: %s %q (%v), want %s %q with ErrInvalid", c.file, b.Kind, b.Key, b.Err, c.kind, c.key)
+			continue
+		}
+		for _, part := range c.errorHas {
+			if !strings.Contains(b.Err.Error(), part) {
+				t.Errorf("%s: error %q does not mention %q", c.file, b.Err, part)
 			}
-			for _, part := range tt.wantInErr {
-				if !strings.Contains(err.Error(), part) {
-					t.Errorf("error %q does not mention %q", err, part)
-				}
-			}
-		})
+		}
+	}
+	// The key of a bad file answers with its error until the file is fixed; then it loads.
+	if _, err := p.Get(ctx, config.KindSink, "lots"); !errors.Is(err, provider.ErrInvalid) || !strings.Contains(err.Error(), "batch_length") {
+		t.Fatalf("Get of a broken key: %v, want its load error", err)
+	}
+	write(t, filepath.Join(dir, "lots.toml"), strings.Replace(sink, "KEYX", "lots", 1))
+	if c, err := p.Get(ctx, config.KindSink, "lots"); err != nil || c.Key != "lots" {
+		t.Fatalf("Get after fixing the file: %+v, %v", c, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "maybe.toml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Get(ctx, config.KindSink, "maybe"); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("Get of a removed broken file's key: %v, want ErrNotFound", err)
+	}
+	if got, want := len(p.Broken(ctx)), len(cases)-2; got != want {
+		t.Errorf("Broken after one fix and one removal: %d, want %d", got, want)
+	}
+	if got := len(listOf(t, p)); got != 5 {
+		t.Errorf("listed %d connectors after the fix, want 5", got)
 	}
 }
 

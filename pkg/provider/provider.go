@@ -14,8 +14,14 @@ import (
 // sinks and sources are separate key namespaces.
 type Provider interface {
 	// List returns the active version of every connector, enabled or not,
-	// sinks first, each kind sorted by key.
+	// sinks first, each kind sorted by key. A connector config that does not
+	// load is left out (see Broken); the call fails only when the store
+	// itself cannot be read.
 	List(ctx context.Context) ([]config.Connector, error)
+	// Broken lists the connector configs that do not load, sorted as List:
+	// for Local the files read again now, for HTTP the bad entries of the
+	// latest List answer.
+	Broken(ctx context.Context) []Broken
 	// Get returns the active version of one connector (what a restart
 	// uses, DESIGN decision 6). A missing connector is ErrNotFound.
 	Get(ctx context.Context, kind config.ConnectorKind, key string) (config.Connector, error)
