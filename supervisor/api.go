@@ -228,14 +228,14 @@ func (s *Supervisor) handleVersions(w http.ResponseWriter, r *http.Request, kind
 		writeAPIError(w, providerError(kind, err))
 		return
 	}
-	runningVersion := m.snapshot().cfg.Version
+	isRunning := m.snapshot().runs
 	var buf bytes.Buffer
 	buf.WriteByte('[')
 	for i, v := range versions {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(v.VersionJSON(v.Version == runningVersion))
+		buf.Write(v.VersionJSON(isRunning(v.Version)))
 	}
 	buf.WriteByte(']')
 	writeJSON(w, http.StatusOK, buf.Bytes())
@@ -362,7 +362,7 @@ func (s *Supervisor) handleVersion(w http.ResponseWriter, r *http.Request, kind 
 		writeAPIError(w, providerError(kind, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, c.VersionJSON(c.Version == m.snapshot().cfg.Version))
+	writeJSON(w, http.StatusOK, c.VersionJSON(m.snapshot().runs(c.Version)))
 }
 
 func (s *Supervisor) handleActive(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
@@ -370,7 +370,13 @@ func (s *Supervisor) handleActive(w http.ResponseWriter, r *http.Request, kind c
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, m.snapshot().cfg.VersionJSON(true))
+	sn := m.snapshot()
+	if sn.placeholder {
+		// Its config does not load: there is no running config to show.
+		writeAPIError(w, providerError(kind, &provider.NotFoundError{Kind: kind, Key: m.key}))
+		return
+	}
+	writeJSON(w, http.StatusOK, sn.cfg.VersionJSON(true))
 }
 
 func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {

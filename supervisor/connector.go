@@ -46,15 +46,18 @@ type managed struct {
 	id   uint32           // instance id of the current start (new on every start)
 	// idReserved: id was numbered at startup for the first start to use.
 	idReserved bool
-	status     string
-	lastErr    *metrics.LastError
-	restarts   uint64 // times the runner was restarted after it exited on its own
-	proc       *child
-	version    string // plugin version the runner last reported
-	carried    counts // totals of finished runner processes
-	seen       counts // latest counters of the current runner process
-	loopStop   chan struct{}
-	loopDone   chan struct{}
+	// placeholder: cfg only stands in for a config that does not load (kind, key, what the
+	// document told); there is no running config until a restart loads one.
+	placeholder bool
+	status      string
+	lastErr     *metrics.LastError
+	restarts    uint64 // times the runner was restarted after it exited on its own
+	proc        *child
+	version     string // plugin version the runner last reported
+	carried     counts // totals of finished runner processes
+	seen        counts // latest counters of the current runner process
+	loopStop    chan struct{}
+	loopDone    chan struct{}
 }
 
 func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
@@ -80,6 +83,17 @@ func (m *managed) setError(msg string) {
 	m.lastErr = &metrics.LastError{Message: msg, Timestamp: uint64(time.Now().UnixMicro())}
 }
 
+// noteIdleError records why a restart could not start a connector that is in error with no
+// runner (its config did not load, or its plugin was not found), so last_error tells the newest
+// reason. A running connector is left as it is.
+func (m *managed) noteIdleError(msg string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.loopStop == nil && m.status == statusError {
+		m.lastErr = &metrics.LastError{Message: msg, Timestamp: uint64(time.Now().UnixMicro())}
+	}
+}
+
 // snapshot is a consistent copy of what the API shows about the connector.
 type snapshot struct {
 	cfg      config.Connector
@@ -91,7 +105,12 @@ type snapshot struct {
 	proc     *child
 	version  string
 	carried  counts
+	// placeholder: cfg stands in for a config that does not load.
+	placeholder bool
 }
+
+// runs reports whether version is the connector's running config ("active" in the config routes).
+func (sn snapshot) runs(version uint64) bool { return !sn.placeholder && sn.cfg.Version == version }
 
 func (m *managed) snapshot() snapshot {
 	m.mu.Lock()
@@ -102,7 +121,7 @@ func (m *managed) snapshot() snapshot {
 		le = &c
 	}
 	return snapshot{cfg: m.cfg, path: m.path, id: m.id, status: m.status, lastErr: le,
-		restarts: m.restarts, proc: m.proc, version: m.version, carried: m.carried}
+		restarts: m.restarts, proc: m.proc, version: m.version, carried: m.carried, placeholder: m.placeholder}
 }
 
 // prepare checks a config before anything is stopped or started: the start-time checks and the
@@ -138,7 +157,7 @@ func (m *managed) launch(cfg config.Connector, path string) <-chan error {
 		first <- errShuttingDown
 		return first
 	}
-	m.cfg, m.path = cfg, path
+	m.cfg, m.path, m.placeholder = cfg, path, false
 	m.loopStop, m.loopDone = stop, done
 	m.mu.Unlock()
 	go m.loop(cfg, path, stop, done, first)

@@ -23,6 +23,8 @@ type configService struct {
 	active   uint64
 	mode     string // "", "fail", "garbage"
 	created  []string
+	// extraActive is appended to the sinks of the active configs answer (`,"key":{...}`).
+	extraActive string
 }
 
 func (c *configService) sinkJSON(version uint64, table string) string {
@@ -37,7 +39,7 @@ func (c *configService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case r.Method == "GET" && r.URL.Path == "/configs/active":
-		fmt.Fprintf(w, `{"sinks":{"remote":%s}}`, c.versions[c.active])
+		fmt.Fprintf(w, `{"sinks":{"remote":%s%s}}`, c.versions[c.active], c.extraActive)
 	case r.Method == "GET" && r.URL.Path == "/sinks/remote/configs":
 		switch c.mode {
 		case "fail":
@@ -104,6 +106,8 @@ func TestConfigRoutesBackedByHTTPProvider(t *testing.T) {
 	f := newFixture(t, broker)
 	svc := &configService{plugin: f.plugin("null_sink"), versions: map[uint64]string{}}
 	svc.versions[0] = svc.sinkJSON(0, "first")
+	// A bad entry beside the good one: listed in error, the good one runs.
+	svc.extraActive = `,"bad":` + strings.Replace(svc.sinkJSON(0, "x"), `"schema":"json"`, `"schema":"yaml"`, 1)
 	server := httptest.NewServer(svc)
 	t.Cleanup(server.Close)
 	f.write(t, "config.toml", fmt.Sprintf(`[http]
@@ -133,6 +137,8 @@ backoff_multiplier = 2
 	runAPICases(t, p, []apiCase{
 		{name: "listed from the service", method: "GET", path: "/sinks/remote", status: 200, contentType: jsonType,
 			jsonFields: map[string]string{"status": `"running"`, "plugin_config_format": `"json"`}},
+		{name: "the service's bad entry is listed in error", method: "GET", path: "/sinks/bad", status: 200, contentType: jsonType,
+			jsonFields: map[string]string{"status": `"error"`, "key": `"bad"`}, bodyHas: []string{"streams[0].schema", `\"yaml\"`, "/configs/active"}},
 		{name: "versions from the service", method: "GET", path: "/sinks/remote/configs", status: 200, contentType: jsonType,
 			bodyHas: []string{`"version":0`, `"active":true`}},
 		{name: "missing version is the service's 404", method: "GET", path: "/sinks/remote/configs/5", status: 404, contentType: jsonType,

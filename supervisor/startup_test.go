@@ -43,10 +43,11 @@ func TestStartupConfiguration(t *testing.T) {
 			wantLog: []string{"Failed to load configuration", "http.enabled"},
 		},
 		{
-			name:    "bad connector file names the file",
+			name:    "bad connector file is reported naming file and key; the runtime starts",
 			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n", "connectors/x.toml": "type = \"sink\"\nkey = \"x\"\nstreams = 3\n"},
 			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"},
-			wantLog: []string{"x.toml"},
+			starts:  true,
+			wantLog: []string{"connector config does not load", "connector=sink/x", "x.toml"},
 		},
 		{
 			name:    "runner binary not found",

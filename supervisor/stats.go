@@ -34,17 +34,19 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 		if errors.Is(err, provider.ErrNotFound) {
 			return notRunning(m.kind, m.key)
 		}
+		m.noteIdleError(err.Error())
 		return invalidConfiguration(err.Error())
 	}
 	path, err := prepare(cfg)
 	if err != nil {
+		m.noteIdleError(err.Error())
 		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
 	}
 	s.log.Info("restarting connector on request", "connector", m.label(), "version", cfg.Version)
 	m.stopLoop()
 	if !cfg.Enabled {
 		m.mu.Lock()
-		m.cfg, m.path, m.status, m.lastErr = cfg, path, statusStopped, nil
+		m.cfg, m.path, m.status, m.lastErr, m.placeholder = cfg, path, statusStopped, nil, false
 		m.mu.Unlock()
 		return nil
 	}

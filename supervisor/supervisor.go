@@ -136,6 +136,10 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load connector configs: %w", err)
 	}
+	broken := s.brokenConfigs(ctx, configs)
+	for _, b := range broken {
+		configs = append(configs, b.stand)
+	}
 	var sources, sinks uint32
 	for _, c := range configs {
 		if c.Kind == config.KindSource {
@@ -159,6 +163,11 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		m := newManaged(s, c, filepath.Join(s.sockDir, socketName(c.Kind, i)))
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
+		if b, ok := broken[connectorID(c)]; ok {
+			m.placeholder = true
+			m.setError(b.message)
+			continue
+		}
 		if !c.Enabled {
 			s.log.Info("connector disabled; not started", "connector", m.label())
 			continue
@@ -186,6 +195,42 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// brokenConfig is a connector whose config does not load: a stand-in config (kind, key and what
+// else the document told) and the load errors of its files.
+type brokenConfig struct {
+	stand   config.Connector
+	message string
+}
+
+// brokenConfigs logs every connector config the provider could not load, one line each, and
+// returns those whose key has no config that loads, by connector label: they are listed in error.
+func (s *Supervisor) brokenConfigs(ctx context.Context, loaded []config.Connector) map[string]brokenConfig {
+	have := map[string]bool{}
+	for _, c := range loaded {
+		have[connectorID(c)] = true
+	}
+	out := map[string]brokenConfig{}
+	for _, b := range s.provider.Broken(ctx) {
+		stand := config.Connector{Kind: b.Kind, Key: b.Key, Name: b.Name, Path: b.Path, Enabled: b.Enabled}
+		label := connectorID(stand)
+		if have[label] {
+			s.log.Error("connector config does not load; its other versions are used", "connector", label, "file", b.Source, "error", b.Err)
+			continue
+		}
+		s.log.Error("connector config does not load; connector not started", "connector", label, "file", b.Source, "error", b.Err)
+		if prev, dup := out[label]; dup {
+			prev.message += "; " + b.Err.Error()
+			out[label] = prev
+			continue
+		}
+		out[label] = brokenConfig{stand: stand, message: b.Err.Error()}
+	}
+	return out
+}
+
+// connectorID is "kind/key", as connectors are named in logs.
+func connectorID(c config.Connector) string { return string(c.Kind) + "/" + c.Key }
 
 // APIAddr is the bound address of the REST API ("" when disabled).
 func (s *Supervisor) APIAddr() string {

@@ -313,7 +313,7 @@ func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
 	}{{config.KindSink, active.Sinks}, {config.KindSource, active.Sources}} {
 		for _, key := range slices.Sorted(maps.Keys(group.configs)) {
 			bad := func(err error) {
-				b := Broken{Kind: group.kind, Key: safeKey(key), Source: url, Err: err}
+				b := Broken{Kind: group.kind, Key: safeKey(key), Source: url, Err: fmt.Errorf("%s %q from %s: %w", group.kind, key, url, err)}
 				var doc map[string]any
 				_ = json.Unmarshal(group.configs[key], &doc) // what it says in the right type, if anything
 				b.Name, _ = doc["name"].(string)
@@ -322,12 +322,12 @@ func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
 				broken = append(broken, b)
 			}
 			if err := config.ValidKey(key); err != nil {
-				bad(requestFailed("Failed to deserialize data: %s %q: %v", group.kind, key, err))
+				bad(requestFailed("Failed to deserialize data: %v", err))
 				continue
 			}
 			c, err := decodeConnector(group.kind, group.configs[key])
 			if err != nil {
-				bad(fmt.Errorf("%s %q: %w", group.kind, key, err))
+				bad(err)
 				continue
 			}
 			if c.Key != key {
