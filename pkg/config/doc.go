@@ -13,6 +13,10 @@
 // ParseOptions.Env or ApplyConnectorEnv; MarshalTOML, MarshalDocument,
 // MarshalJSON and VersionJSON write it back in the file and REST shapes.
 //
+// Secrets (secrets.go): SecretKeys masks the values of secret-looking
+// plugin_config keys (http.secret_keys) for API answers and error texts, and
+// restores them when a masked config is sent back.
+//
 // Values are read as upstream reads them; where upstream rejects input only
 // by accident (numeric-looking strings in env, partial retry tables), this
 // package accepts it.

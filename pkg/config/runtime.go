@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,18 @@ type HTTP struct {
 	CORS    CORS
 	Metrics HTTPMetrics
 	TLS     HTTPTLS
+
+	// Secret masking of plugin_config values in API answers (Go-only keys).
+	SecretKeys    []string // http.secret_keys: key-name substrings; empty masks nothing
+	RevealSecrets bool     // http.reveal_secrets: answer with the real values
+}
+
+// Secrets is what the API masks: SecretKeys, or nothing when RevealSecrets is set.
+func (h HTTP) Secrets() SecretKeys {
+	if h.RevealSecrets {
+		return nil
+	}
+	return SecretKeys(h.SecretKeys)
 }
 
 // CORS is [http.cors].
@@ -153,6 +166,8 @@ func DefaultRuntime() Runtime {
 			},
 			Metrics: HTTPMetrics{Endpoint: "/metrics"},
 			TLS:     HTTPTLS{CertFile: "core/certs/iggy_cert.pem", KeyFile: "core/certs/iggy_key.pem"},
+
+			SecretKeys: slices.Clone(DefaultSecretKeys),
 		},
 		Iggy: Iggy{
 			Address:  "localhost:8090",
@@ -276,6 +291,11 @@ func lookupPath(doc map[string]any, path string) (any, bool, error) {
 func (r Runtime) Validate() error {
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("%w: key %s: %s", ErrInvalidRuntime, key, fmt.Sprintf(format, args...))
+	}
+	for _, k := range r.HTTP.SecretKeys {
+		if strings.TrimSpace(k) == "" {
+			return bad("http.secret_keys", "an empty entry would match every key; list key-name parts such as \"password\"")
+		}
 	}
 	for _, m := range r.HTTP.CORS.AllowedMethods {
 		if m == "" {

@@ -43,6 +43,8 @@ type runtimeField struct {
 	// extension marks variables upstream does not have (maps are file-only
 	// upstream); they exist so Environ can hand a complete Runtime to a runner.
 	extension bool
+	// commaList: a list variable may also be written a,b,c (without brackets).
+	commaList bool
 	help      string
 	ref       func(*Runtime) any
 }
@@ -51,6 +53,9 @@ var runtimeFields = []runtimeField{
 	{path: "http.enabled", kind: kindBool, help: "serve the REST API", ref: func(r *Runtime) any { return &r.HTTP.Enabled }},
 	{path: "http.address", kind: kindString, help: "REST API bind address host:port", ref: func(r *Runtime) any { return &r.HTTP.Address }},
 	{path: "http.api_key", kind: kindString, secret: true, help: "required value of the api-key header (empty: no auth)", ref: func(r *Runtime) any { return &r.HTTP.APIKey }},
+	// Secret masking (Go-only keys).
+	{path: "http.secret_keys", kind: kindStrings, commaList: true, extension: true, help: "plugin_config key-name parts whose values are masked in API answers, comma-separated or bracket list (empty: mask nothing)", ref: func(r *Runtime) any { return &r.HTTP.SecretKeys }},
+	{path: "http.reveal_secrets", kind: kindBool, extension: true, help: "answer the config routes with secret plugin_config values in clear", ref: func(r *Runtime) any { return &r.HTTP.RevealSecrets }},
 	{path: "http.cors.enabled", kind: kindBool, help: "install the CORS layer", ref: func(r *Runtime) any { return &r.HTTP.CORS.Enabled }},
 	{path: "http.cors.allowed_methods", kind: kindStrings, help: "CORS methods, bracket list", ref: func(r *Runtime) any { return &r.HTTP.CORS.AllowedMethods }},
 	{path: "http.cors.allowed_origins", kind: kindStrings, help: "CORS origins, bracket list; [\"*\"] is any", ref: func(r *Runtime) any { return &r.HTTP.CORS.AllowedOrigins }},
@@ -208,6 +213,12 @@ func (f runtimeField) setFromEnv(r *Runtime, value string) error {
 		*p = d
 	case *[]string:
 		items, ok := splitEnvArray(value)
+		if !ok && f.commaList {
+			items, ok = strings.Split(value, ","), true
+			for i := range items {
+				items[i] = strings.TrimSpace(items[i])
+			}
+		}
 		if !ok {
 			return fmt.Errorf("expected a bracket list such as [a, b], got %q", value)
 		}

@@ -201,8 +201,9 @@ func nonDefaultRuntime() config.Runtime {
 	r.HTTP = config.HTTP{Enabled: false, Address: "unix:/tmp/sock", APIKey: "k3y,with=signs",
 		CORS: config.CORS{Enabled: true, AllowedMethods: []string{"GET"}, AllowedOrigins: []string{},
 			AllowedHeaders: []string{"a", "b c"}, ExposedHeaders: []string{"x-y"}, AllowCredentials: true, AllowPrivateNetwork: true},
-		Metrics: config.HTTPMetrics{Enabled: true, Endpoint: "/m"},
-		TLS:     config.HTTPTLS{Enabled: true, CertFile: "c.pem", KeyFile: "k.pem"}}
+		Metrics:    config.HTTPMetrics{Enabled: true, Endpoint: "/m"},
+		TLS:        config.HTTPTLS{Enabled: true, CertFile: "c.pem", KeyFile: "k.pem"},
+		SecretKeys: []string{"dsn", "pass"}, RevealSecrets: true}
 	r.Iggy = config.Iggy{Address: "iggy:8090", Username: "u", Password: "123", Token: "file:~/pat",
 		TLS: config.IggyTLS{Enabled: true, CAFile: "ca.pem", Domain: "iggy.internal"}}
 	r.State.Path = "/var/lib/state"
