@@ -69,6 +69,9 @@ type HTTP struct {
 	client    *http.Client
 	log       *slog.Logger
 
+	// secrets are masked in error texts, which quote served documents.
+	secrets config.SecretKeys
+
 	mu     sync.Mutex
 	broken []Broken // the bad entries of the latest List answer
 }
@@ -114,6 +117,7 @@ func NewHTTP(c config.Connectors, log *slog.Logger) (*HTTP, error) {
 		errorPath: c.Response.ErrorPath,
 		client:    &http.Client{},
 		log:       log,
+		secrets:   config.DefaultSecretKeys,
 	}, nil
 }
 
@@ -281,12 +285,18 @@ func (h *HTTP) fetch(ctx context.Context, method, url string, body []byte, onNot
 }
 
 // decodeConnector decodes one config from extracted data.
-func decodeConnector(kind config.ConnectorKind, data json.RawMessage) (config.Connector, error) {
+func (h *HTTP) decodeConnector(kind config.ConnectorKind, data json.RawMessage) (config.Connector, error) {
 	c, err := config.ParseConnectorBody("config API response", kind, data)
 	if err != nil {
-		return config.Connector{}, requestFailed("Failed to deserialize data: %v. Value: %s", err, compactJSON(data))
+		return config.Connector{}, requestFailed("Failed to deserialize data: %v. Value: %s", err, h.quote(data))
 	}
 	return c, nil
+}
+
+// quote is a served document as error texts show it: compact, secret values masked (the text
+// reaches logs and API answers).
+func (h *HTTP) quote(data json.RawMessage) string {
+	return string(h.secrets.MaskJSON(data))
 }
 
 // List fetches get_active_configs. An entry that does not decode (or whose
@@ -303,7 +313,7 @@ func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
 		Sources map[string]json.RawMessage `json:"sources"`
 	}
 	if err := json.Unmarshal(data, &active); err != nil {
-		return nil, requestFailed("Failed to deserialize data: %v. Value: %s", err, compactJSON(data))
+		return nil, requestFailed("Failed to deserialize data: %v. Value: %s", err, h.quote(data))
 	}
 	var out []config.Connector
 	var broken []Broken
@@ -325,7 +335,7 @@ func (h *HTTP) List(ctx context.Context) ([]config.Connector, error) {
 				bad(requestFailed("Failed to deserialize data: %v", err))
 				continue
 			}
-			c, err := decodeConnector(group.kind, group.configs[key])
+			c, err := h.decodeConnector(group.kind, group.configs[key])
 			if err != nil {
 				bad(err)
 				continue
@@ -361,7 +371,7 @@ func (h *HTTP) Get(ctx context.Context, kind config.ConnectorKind, key string) (
 	if err != nil {
 		return config.Connector{}, err
 	}
-	return decodeConnector(kind, data)
+	return h.decodeConnector(kind, data)
 }
 
 // Versions fetches get_<kind>_configs, sorted by version.
@@ -376,11 +386,11 @@ func (h *HTTP) Versions(ctx context.Context, kind config.ConnectorKind, key stri
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(data, &items); err != nil {
-		return nil, requestFailed("Failed to deserialize data: %v. Value: %s", err, compactJSON(data))
+		return nil, requestFailed("Failed to deserialize data: %v. Value: %s", err, h.quote(data))
 	}
 	out := make([]config.Connector, 0, len(items))
 	for _, item := range items {
-		c, err := decodeConnector(kind, item)
+		c, err := h.decodeConnector(kind, item)
 		if err != nil {
 			return nil, err
 		}
@@ -408,7 +418,7 @@ func (h *HTTP) GetVersion(ctx context.Context, kind config.ConnectorKind, key st
 	if err != nil {
 		return config.Connector{}, err
 	}
-	return decodeConnector(kind, data)
+	return h.decodeConnector(kind, data)
 }
 
 // Create validates c and posts it as the create body; the server assigns
@@ -437,7 +447,7 @@ func (h *HTTP) Create(ctx context.Context, kind config.ConnectorKind, key string
 	if err != nil {
 		return config.Connector{}, err
 	}
-	return decodeConnector(kind, data)
+	return h.decodeConnector(kind, data)
 }
 
 // SetActive puts {"version": N} to set_active_<kind>. Any 2xx succeeds; a

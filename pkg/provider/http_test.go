@@ -691,7 +691,7 @@ func TestHTTPListKeepsGoodEntriesAndReportsBadOnes(t *testing.T) {
 		`,"lots":` + strings.Replace(sink("lots"), `"schema":"json"`, `"schema":"json","batch_length":"lots"`, 1) +
 		`,"maybe":` + strings.Replace(sink("maybe"), `"enabled":true`, `"enabled":"maybe"`, 1) +
 		`,"nopath":` + strings.Replace(sink("nopath"), `"path":"p",`, ``, 1) +
-		`,"yaml":` + strings.Replace(sink("yaml"), `"schema":"json"`, `"schema":"yaml"`, 1) +
+		`,"yaml":` + strings.Replace(strings.Replace(sink("yaml"), `"schema":"json"`, `"schema":"yaml"`, 1), `"name":"n"`, `"plugin_config":{"password":"hunter2"},"name":"n"`, 1) +
 		`,"../../tmp/evil":` + sink("evil") +
 		`},"sources":{"gen":` + source + `,"nostreams":{"key":"nostreams","enabled":true,"version":0,"name":"n","path":"p"}}}`
 	api, srv := newConfigAPI(t)
@@ -710,7 +710,7 @@ func TestHTTPListKeepsGoodEntriesAndReportsBadOnes(t *testing.T) {
 		{config.KindSink, "lots", []string{`sink \"lots\"`, "batch_length"}, true},
 		{config.KindSink, "maybe", []string{"maybe", "enabled"}, false},
 		{config.KindSink, "nopath", []string{"nopath", "path"}, true},
-		{config.KindSink, "yaml", []string{"yaml", "schema"}, true},
+		{config.KindSink, "yaml", []string{"yaml", "schema", `\"password\":\"******\"`}, true},
 		{config.KindSource, "nostreams", []string{"nostreams", "streams"}, true},
 	}
 	broken := p.Broken(ctx)
@@ -726,6 +726,11 @@ func TestHTTPListKeepsGoodEntriesAndReportsBadOnes(t *testing.T) {
 			if b.Err == nil || !strings.Contains(fmt.Sprintf("%q", b.Err.Error()), part) {
 				t.Errorf("broken %s error %v lacks %s", w.key, b.Err, part)
 			}
+		}
+	}
+	for _, b := range broken {
+		if strings.Contains(b.Err.Error(), "hunter2") {
+			t.Errorf("broken %s error shows the secret: %v", b.Key, b.Err)
 		}
 	}
 	api.set(func(a *configAPI) { a.rawBody = `{"sinks":{"ok":` + sink("ok") + `}}` })

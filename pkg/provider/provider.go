@@ -83,7 +83,13 @@ func New(rt config.Runtime, env []string, log *slog.Logger) (Provider, error) {
 	case config.ProviderLocal:
 		return NewLocal(rt.Connectors.ConfigDir, env, log)
 	case config.ProviderHTTP:
-		return NewHTTP(rt.Connectors, log)
+		h, err := NewHTTP(rt.Connectors, log)
+		if err != nil {
+			return nil, err
+		}
+		// Error texts are logged whatever http.reveal_secrets says.
+		h.secrets = config.SecretKeys(rt.HTTP.SecretKeys)
+		return h, nil
 	}
 	return nil, fmt.Errorf("%w: connectors.config_type: unknown provider %q", ErrInvalid, rt.Connectors.ConfigType)
 }
