@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -235,7 +236,7 @@ func (s *Supervisor) handleVersions(w http.ResponseWriter, r *http.Request, kind
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(v.VersionJSON(isRunning(v.Version)))
+		buf.Write(v.MaskSecrets(s.secrets()).VersionJSON(isRunning(v.Version)))
 	}
 	buf.WriteByte(']')
 	writeJSON(w, http.StatusOK, buf.Bytes())
@@ -308,12 +309,56 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 		writeText(w, status, text)
 		return
 	}
+	if cfg.PluginConfig, err = s.unmaskSecrets(r.Context(), kind, key, cfg.PluginConfig); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			writeAPIError(w, ae)
+		} else {
+			writeAPIError(w, providerError(kind, err))
+		}
+		return
+	}
 	stored, err := s.provider.Create(r.Context(), kind, key, cfg)
 	if err != nil {
 		writeAPIError(w, providerError(kind, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, stored.VersionJSON(false))
+	writeJSON(w, http.StatusOK, stored.MaskSecrets(s.secrets()).VersionJSON(false))
+}
+
+// secrets are what the config routes mask (nothing with http.reveal_secrets).
+func (s *Supervisor) secrets() config.SecretKeys { return s.runtime.HTTP.Secrets() }
+
+// unmaskSecrets gives every masked secret of a posted plugin_config its real value: the one at
+// the same path in the running config (what GET .../configs/active showed), else in the newest
+// stored version that has one. A masked secret none of them holds is refused (400), so
+// "******" is never stored as a password. With http.reveal_secrets nothing is masked, so nothing
+// is restored: "******" is then a literal value.
+func (s *Supervisor) unmaskSecrets(ctx context.Context, kind config.ConnectorKind, key string, posted map[string]any) (map[string]any, error) {
+	sec := s.secrets()
+	var previous []map[string]any
+	if m, ok := s.lookup(kind, key); ok {
+		if sn := m.snapshot(); !sn.placeholder {
+			previous = append(previous, sn.cfg.PluginConfig)
+		}
+	}
+	out, missing := sec.Unmask(posted, previous...)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	versions, err := s.provider.Versions(ctx, kind, key)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(versions) - 1; i >= 0; i-- {
+		previous = append(previous, versions[i].PluginConfig)
+	}
+	out, missing = sec.Unmask(posted, previous...)
+	if len(missing) > 0 {
+		return nil, invalidConfiguration(fmt.Sprintf("%s is the masked value %q and no earlier version of %s %q holds a value there to keep; send the real value",
+			strings.Join(missing, ", "), config.MaskedValue, kind, key))
+	}
+	return out, nil
 }
 
 func (s *Supervisor) handleDelete(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
@@ -362,7 +407,7 @@ func (s *Supervisor) handleVersion(w http.ResponseWriter, r *http.Request, kind 
 		writeAPIError(w, providerError(kind, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, c.VersionJSON(m.snapshot().runs(c.Version)))
+	writeJSON(w, http.StatusOK, c.MaskSecrets(s.secrets()).VersionJSON(m.snapshot().runs(c.Version)))
 }
 
 func (s *Supervisor) handleActive(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
@@ -376,7 +421,7 @@ func (s *Supervisor) handleActive(w http.ResponseWriter, r *http.Request, kind c
 		writeAPIError(w, providerError(kind, &provider.NotFoundError{Kind: kind, Key: m.key}))
 		return
 	}
-	writeJSON(w, http.StatusOK, sn.cfg.VersionJSON(true))
+	writeJSON(w, http.StatusOK, sn.cfg.MaskSecrets(s.secrets()).VersionJSON(true))
 }
 
 func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
@@ -412,7 +457,7 @@ func (s *Supervisor) handlePluginConfig(w http.ResponseWriter, r *http.Request, 
 	if !ok {
 		return
 	}
-	cfg := m.snapshot().cfg
+	cfg := m.snapshot().cfg.MaskSecrets(s.secrets())
 	format := cfg.PluginConfigFormat
 	if q := r.URL.Query(); q.Has("format") {
 		format = q.Get("format")
