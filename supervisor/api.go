@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -491,8 +490,7 @@ func renderPluginConfig(cfg config.Connector, format string) ([]byte, string, er
 	case "text":
 		return cfg.PluginConfigJSON(), "text/plain", nil
 	case "yaml":
-		out, err := yaml.Marshal(cfg.PluginConfig)
-		return out, "application/yaml", err
+		return config.MarshalYAML(cfg.PluginConfig), "application/yaml", nil
 	default:
 		if hasNull(cfg.PluginConfig) {
 			return nil, "", errors.New("null cannot be written as TOML")

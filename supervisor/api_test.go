@@ -211,6 +211,8 @@ func TestAPIConformance(t *testing.T) {
 			exactBody: str(`{"batch":50,"table":"orders"}`)},
 		{name: "plugin config as yaml", method: "GET", path: "/sinks/out/configs/plugin?format=yaml", header: withKey(), status: 200, contentType: "application/yaml",
 			exactBody: str("batch: 50\ntable: orders\n")},
+		{name: "plugin config in its format, yaml laid out as serde_yaml", method: "GET", path: "/sources/gen/configs/plugin", header: withKey(), status: 200, contentType: "application/yaml",
+			exactBody: str("interval: 50ms\nmessages_range:\n- 1\n- 3\n")},
 		{name: "plugin config bad format", method: "GET", path: "/sinks/out/configs/plugin?format=XML", header: withKey(), status: 400, contentType: textType,
 			bodyHas: []string{"Failed to deserialize query string: format"}},
 		{name: "no plugin config", method: "GET", path: "/sinks/broken/configs/plugin", header: withKey(), status: 404, exactBody: str("")},

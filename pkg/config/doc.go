@@ -13,6 +13,9 @@
 // ParseOptions.Env or ApplyConnectorEnv; MarshalTOML, MarshalDocument,
 // MarshalJSON and VersionJSON write it back in the file and REST shapes.
 //
+// MarshalYAML (yaml.go) writes plugin_config in serde_yaml's layout, as
+// upstream's GET .../configs/plugin?format=yaml does.
+//
 // Secrets (secrets.go): SecretKeys masks the values of secret-looking
 // plugin_config keys (http.secret_keys) for API answers and error texts, and
 // restores them when a masked config is sent back.
