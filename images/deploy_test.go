@@ -289,6 +289,10 @@ func containerConnectors(ctx context.Context, c container, rt config.Runtime) ([
 	if err != nil {
 		return nil, true, fmt.Errorf("%s: connectors directory %s: %w", c.origin, dir, err)
 	}
+	// The runtime would list a file that does not load in error: an example must have none.
+	if broken := local.Broken(ctx); len(broken) > 0 {
+		return nil, true, fmt.Errorf("%s: connectors directory %s: %w", c.origin, dir, broken[0].Err)
+	}
 	return list, true, nil
 }
 
