@@ -163,7 +163,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		m := newManaged(s, c, filepath.Join(s.sockDir, socketName(c.Kind, i)))
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
-		if b, ok := broken[connectorID(c)]; ok {
+		if b, ok := broken[connectorLabel(c)]; ok {
 			m.placeholder = true
 			m.setError(b.message)
 			continue
@@ -208,12 +208,12 @@ type brokenConfig struct {
 func (s *Supervisor) brokenConfigs(ctx context.Context, loaded []config.Connector) map[string]brokenConfig {
 	have := map[string]bool{}
 	for _, c := range loaded {
-		have[connectorID(c)] = true
+		have[connectorLabel(c)] = true
 	}
 	out := map[string]brokenConfig{}
 	for _, b := range s.provider.Broken(ctx) {
 		stand := config.Connector{Kind: b.Kind, Key: b.Key, Name: b.Name, Path: b.Path, Enabled: b.Enabled}
-		label := connectorID(stand)
+		label := connectorLabel(stand)
 		if have[label] {
 			s.log.Error("connector config does not load; its other versions are used", "connector", label, "file", b.Source, "error", b.Err)
 			continue
@@ -229,8 +229,8 @@ func (s *Supervisor) brokenConfigs(ctx context.Context, loaded []config.Connecto
 	return out
 }
 
-// connectorID is "kind/key", as connectors are named in logs.
-func connectorID(c config.Connector) string { return string(c.Kind) + "/" + c.Key }
+// connectorLabel is "kind/key", as connectors are named in logs.
+func connectorLabel(c config.Connector) string { return string(c.Kind) + "/" + c.Key }
 
 // APIAddr is the bound address of the REST API ("" when disabled).
 func (s *Supervisor) APIAddr() string {
