@@ -365,3 +365,22 @@ func TestAPIListingsAndStats(t *testing.T) {
 		t.Errorf("/metrics sent after restart = %v (present %v), was %d before", v, ok, testkit.OrZero(before.MessagesSent))
 	}
 }
+
+// As upstream, connector env overrides apply to the files the provider loads, not to a version
+// created through the API: without plugin_config it stays null.
+func TestCreatedVersionTakesNoEnvOverrides(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	f.write(t, "connectors/stdout.toml", sinkFile("stdout", f.plugin("stdout_sink"), "demo", "events", "")+"\n[plugin_config]\nprint_payload = true\n")
+	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_SINK_STDOUT_PLUGIN_CONFIG_PRINT_PAYLOAD=false"), waitLong)
+	create := `{"enabled":true,"name":"stdout","path":"` + f.plugin("stdout_sink") + `","streams":[{"stream":"demo","topics":["events"],"schema":"json"}]}`
+	runAPICases(t, p, []apiCase{
+		{name: "the loaded file has the override", method: "GET", path: "/sinks/stdout/configs/0", status: 200, contentType: jsonType,
+			jsonFields: map[string]string{"plugin_config": `{"print_payload":false}`}},
+		{name: "create without plugin_config", method: "POST", path: "/sinks/stdout/configs", header: http.Header{"Content-Type": {"application/json"}}, body: create,
+			status: 200, contentType: jsonType, jsonFields: map[string]string{"version": "1", "plugin_config": "null"}},
+		{name: "stored as posted", method: "GET", path: "/sinks/stdout/configs/1", status: 200, contentType: jsonType,
+			jsonFields: map[string]string{"plugin_config": "null"}},
+	})
+}
