@@ -244,6 +244,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		Metrics: config.HTTPMetrics{Enabled: true, Endpoint: "/metrics"},
 		CORS:    config.DefaultRuntime().HTTP.CORS,
 		TLS:     config.HTTPTLS{CertFile: rt.HTTP.TLS.CertFile, KeyFile: rt.HTTP.TLS.KeyFile},
+		Limits:  rt.HTTP.Limits,
 	}
 	rt.State.Path = s.statePath
 	// Structured lines, so the supervisor can re-render them in its own format.
