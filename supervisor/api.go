@@ -308,6 +308,11 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 		writeText(w, status, text)
 		return
 	}
+	// A version whose plugin could never be started is refused now, not at its restart.
+	if _, err := s.pluginPath(cfg.Path); err != nil {
+		writeAPIError(w, invalidConfiguration(err.Error()))
+		return
+	}
 	stored, err := s.provider.Create(r.Context(), kind, key, cfg)
 	if err != nil {
 		writeAPIError(w, providerError(kind, err))
@@ -392,6 +397,16 @@ func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kin
 	}
 	if err := config.ValidKey(key); err != nil {
 		writeAPIError(w, providerError(kind, &provider.NotFoundError{Kind: kind, Key: key, Version: *req.Version}))
+		return
+	}
+	// The version to activate may have been stored before the allow-list changed.
+	target, err := s.provider.GetVersion(r.Context(), kind, key, *req.Version)
+	if err != nil {
+		writeAPIError(w, providerError(kind, err))
+		return
+	}
+	if _, err := s.pluginPath(target.Path); err != nil {
+		writeAPIError(w, invalidConfiguration(err.Error()))
 		return
 	}
 	if err := s.provider.SetActive(r.Context(), kind, key, *req.Version); err != nil {

@@ -36,7 +36,7 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 		}
 		return invalidConfiguration(err.Error())
 	}
-	path, err := prepare(cfg)
+	path, err := s.prepare(cfg)
 	if err != nil {
 		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
 	}

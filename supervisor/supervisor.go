@@ -19,6 +19,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
@@ -37,6 +38,7 @@ type Supervisor struct {
 	sockDir   string
 	ownsSock  bool
 	statePath string
+	plugins   plugin.AllowList // where plugins may be loaded from
 
 	nextID atomic.Uint32
 
@@ -103,6 +105,8 @@ func New(o Options) (*Supervisor, error) {
 		registry:   prometheus.NewRegistry(),
 		sampler:    metrics.NewSampler(),
 	}
+	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
+	s.plugins = s.allowList(nil)
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
 	s.merged = metrics.NewMerged(s.registry)
 	s.metricsHandler = metrics.Handler(s.merged, log)
@@ -136,6 +140,8 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load connector configs: %w", err)
 	}
+	s.plugins = s.allowList(configs)
+	s.log.Info("plugins are loaded only from these directories", "allowed_dirs", strings.Join(s.plugins.Dirs(), ","))
 	var sources, sinks uint32
 	for _, c := range configs {
 		if c.Kind == config.KindSource {
@@ -163,7 +169,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 			s.log.Info("connector disabled; not started", "connector", m.label())
 			continue
 		}
-		path, err := prepare(c)
+		path, err := s.prepare(c)
 		if err != nil {
 			m.setError(err.Error())
 			s.log.Error("connector cannot start", "connector", m.label(), "error", err)
@@ -182,6 +188,19 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// allowList is plugins.allowed_dirs when set, else the default: the directories of the plugins the
+// startup configs name, and plugins/ next to the binary.
+func (s *Supervisor) allowList(startup []config.Connector) plugin.AllowList {
+	if dirs := s.runtime.Plugins.AllowedDirs; len(dirs) > 0 {
+		return plugin.NewAllowList(dirs)
+	}
+	paths := make([]string, len(startup))
+	for i, c := range startup {
+		paths[i] = c.Path
+	}
+	return plugin.NewAllowList(plugin.DefaultAllowedDirs(paths))
 }
 
 // APIAddr is the bound address of the REST API ("" when disabled).
@@ -247,6 +266,8 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		Limits:  rt.HTTP.Limits,
 	}
 	rt.State.Path = s.statePath
+	// The runner checks its plugin against the same list (the default was computed here).
+	rt.Plugins.AllowedDirs = s.plugins.Dirs()
 	// Structured lines, so the supervisor can re-render them in its own format.
 	rt.Logging.Format = logging.FormatJSON
 	env = append(env, rt.Environ()...)
