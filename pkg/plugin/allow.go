@@ -95,7 +95,10 @@ func (a AllowList) Resolve(configured string) (string, error) {
 // regular file; a world-writable file; a file owned by neither root nor the running user; and a
 // file under a world-writable directory without the sticky bit (anyone could swap it). A sticky
 // world-writable directory such as /tmp is accepted: others cannot rename or remove its entries.
-func (a AllowList) Check(path string) (string, error) {
+func (a AllowList) Check(path string) (string, error) { return a.check(path, os.Getuid()) }
+
+// check is Check for a process running as uid self.
+func (a AllowList) check(path string, self int) (string, error) {
 	refuse := func(format string, args ...any) error {
 		return &NotAllowedError{Path: path, Dirs: a.Dirs(), Reason: fmt.Sprintf(format, args...)}
 	}
@@ -117,8 +120,8 @@ func (a AllowList) Check(path string) (string, error) {
 	if fi.Mode().Perm()&0o002 != 0 {
 		return "", refuse("file '%s' is world-writable (mode %s)", real, fi.Mode().Perm())
 	}
-	if uid, ok := ownerUID(fi); ok && uid != 0 && int64(uid) != int64(os.Getuid()) {
-		return "", refuse("file '%s' is owned by uid %d, neither root nor the running user (uid %d)", real, uid, os.Getuid())
+	if uid, ok := ownerUID(fi); ok && uid != 0 && int64(uid) != int64(self) {
+		return "", refuse("file '%s' is owned by uid %d, neither root nor the running user (uid %d)", real, uid, self)
 	}
 	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
 		if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o002 != 0 && di.Mode()&fs.ModeSticky == 0 {
