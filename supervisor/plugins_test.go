@@ -35,7 +35,7 @@ func refused(t *testing.T, what string, resp *http.Response, body []byte, err er
 }
 
 // The config API cannot make a runner load a library from outside the allowed directories
-// (IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS here): create refuses such a path, however it is
+// (IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS here): a startup config naming one is not started; create refuses such a path, however it is
 // disguised; activate and restart refuse a version whose plugin became unsafe since it was stored;
 // the running connector is left alone.
 func TestConfigAPIRefusesPluginsOutsideTheAllowList(t *testing.T) {
@@ -51,8 +51,14 @@ func TestConfigAPIRefusesPluginsOutsideTheAllowList(t *testing.T) {
 	}
 	f.writeRuntime(t, `api_key = "`+apiKey+`"`)
 	f.write(t, "connectors/out.toml", sinkFile("out", filepath.Join(allowed, "libgood"), "demo", "events", "")+"\n[plugin_config]\na = 1\n")
+	f.write(t, "connectors/stray.toml", sinkFile("stray", evil, "demo", "events", "")+"\n[plugin_config]\na = 1\n")
 	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS="+allowed), waitLong)
 	waitFor(t, p, waitLong, "out running", func() bool { return statsOf(t, p, withKey())["sink/out"].Status == "running" })
+	// A startup config naming a plugin outside the list is not started; its neighbour is.
+	if st := statsOf(t, p, withKey())["sink/stray"]; st.Status != "error" || st.LastError == nil ||
+		!strings.Contains(st.LastError.Message, "outside every allowed directory") || st.PID != 0 {
+		t.Fatalf("a startup connector with a plugin outside the list: %+v", st)
+	}
 
 	for _, c := range []struct{ name, path string }{
 		{"a library outside", evil},
