@@ -35,9 +35,9 @@ func refused(t *testing.T, what string, resp *http.Response, body []byte, err er
 }
 
 // The config API cannot make a runner load a library from outside the allowed directories
-// (IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS here): a startup config naming one is not started; create refuses such a path, however it is
-// disguised; activate and restart refuse a version whose plugin became unsafe since it was stored;
-// the running connector is left alone.
+// (IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS here): a startup config naming one is not started; create
+// refuses such a path, however it is disguised; activate and restart refuse a version whose
+// plugin became unsafe since it was stored; the running connector is left alone.
 func TestConfigAPIRefusesPluginsOutsideTheAllowList(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
