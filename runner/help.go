@@ -25,7 +25,11 @@ IGGY_CONNECTOR_LOG_LEVEL.
 The HTTP endpoint (IGGY_CONNECTORS_HTTP_ADDRESS) takes host:port or unix:/path/to.sock and serves
 /health, /stats and the metrics endpoint.
 
-Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a fatal connector error, 2 on bad configuration.
+The plugin is loaded only from IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS (default: its own directory and
+plugins/ next to this binary) and only when neither it nor a directory above it is writable by others.
+
+Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a fatal connector error, 2 on bad
+configuration (a refused plugin included).
 
 Runner variables:
 `)
@@ -36,8 +40,8 @@ Runner variables:
 	tw.Flush()
 	fmt.Fprint(w, `
 Runtime variables (the runtime file's keys; same names as the supervisor). The runner reads the
-iggy, state, http (address, api_key, tls, metrics endpoint), logging, telemetry and connectors
-(provider) sections; it serves no CORS headers and always serves its metrics endpoint
+iggy, state, http (address, api_key, tls, metrics endpoint, client bounds), plugins, logging,
+telemetry and connectors (provider) sections; it serves no CORS headers and always serves its metrics endpoint
 (http.metrics.enabled is not consulted: the supervisor scrapes it). With telemetry enabled it
 exports its logs and per-batch spans over OTLP, the resource naming its connector.
 `)

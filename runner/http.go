@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/iggy-connectors-go/runtime/pkg/apikey"
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
@@ -28,6 +30,7 @@ type httpSettings struct {
 	TLSCertFile     string
 	TLSKeyFile      string
 	MetricsEndpoint string // always served: the supervisor scrapes it
+	Limits          config.HTTPLimits
 }
 
 // endpoint serves /, /health, /stats and the metrics path for this one connector.
@@ -66,6 +69,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	if err != nil {
 		return nil, err
 	}
+	ln = httplimit.Listener(ln, cfg.Limits.MaxConnections)
 	if cfg.TLSEnabled {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
 		if err != nil {
@@ -98,12 +102,10 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	})
 	mux.Handle("GET "+metricsPath, metrics.Handler(gatherer, log))
 
+	// As upstream: / and /health are open. No route reads a body; the limit answers 413 early.
+	handler := apikey.Require(cfg.APIKey, httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
 	e := &endpoint{
-		srv: &http.Server{
-			Handler:           apikey.Require(cfg.APIKey, mux), // as upstream: / and /health open
-			ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		},
+		srv:      httplimit.NewServer(handler, cfg.Limits, slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
 		ln:       ln,
 		addr:     ln.Addr().String(),
 		unixPath: unixPath,

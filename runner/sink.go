@@ -21,7 +21,7 @@ import (
 // runs one consumer goroutine per topic until ctx ends or one of them fails.
 func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 	spec := r.spec
-	path, err := plugin.ResolvePath(spec.Path)
+	path, err := r.plugins.Resolve(spec.Path) // checked again: the file may have changed since New
 	if err != nil {
 		return fmt.Errorf("sink %q: %w", spec.Key, err)
 	}

@@ -70,7 +70,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	if err != nil {
 		return fmt.Errorf("source %q: load state: %w", spec.Key, err)
 	}
-	path, err := plugin.ResolvePath(spec.Path)
+	path, err := r.plugins.Resolve(spec.Path) // checked again: the file may have changed since New
 	if err != nil {
 		return fmt.Errorf("source %q: %w", spec.Key, err)
 	}

@@ -15,12 +15,10 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
-
-// maxBody is axum's default request body limit.
-const maxBody = 2 << 20
 
 // routes registers every route of http-api.md §3.
 func (s *Supervisor) routes() (*http.ServeMux, error) {
@@ -32,7 +30,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
 	})
-	mux.HandleFunc("GET /stats", s.handleStats)
+	mux.HandleFunc("GET /stats", s.withBudget(s.env.RunnerCallLimit, s.handleStats))
 	if m := s.runtime.HTTP.Metrics; m.Enabled {
 		if !strings.HasPrefix(m.Endpoint, "/") {
 			return nil, fmt.Errorf("http.metrics.endpoint %q: must start with /", m.Endpoint)
@@ -41,21 +39,22 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		case "/", "/health", "/stats", "/sinks", "/sources":
 			return nil, fmt.Errorf("http.metrics.endpoint %q: clashes with an API route", m.Endpoint)
 		}
-		mux.HandleFunc("GET "+m.Endpoint, s.handleMetrics)
+		mux.HandleFunc("GET "+m.Endpoint, s.withBudget(s.env.RunnerCallLimit, s.handleMetrics))
 	}
+	slow := s.slowBudget()
 	for _, kind := range []config.ConnectorKind{config.KindSink, config.KindSource} {
 		base := "/" + kind.Plural()
 		mux.HandleFunc("GET "+base, s.withKind(kind, s.handleList))
 		mux.HandleFunc("GET "+base+"/{key}", s.withKind(kind, s.handleGet))
 		mux.HandleFunc("GET "+base+"/{key}/transforms", s.withKind(kind, s.handleTransforms))
-		mux.HandleFunc("GET "+base+"/{key}/configs", s.withKind(kind, s.handleVersions))
-		mux.HandleFunc("POST "+base+"/{key}/configs", s.withKind(kind, s.handleCreate))
-		mux.HandleFunc("DELETE "+base+"/{key}/configs", s.withKind(kind, s.handleDelete))
-		mux.HandleFunc("GET "+base+"/{key}/configs/{version}", s.withKind(kind, s.handleVersion))
+		mux.HandleFunc("GET "+base+"/{key}/configs", s.withBudget(slow, s.withKind(kind, s.handleVersions)))
+		mux.HandleFunc("POST "+base+"/{key}/configs", s.withBudget(slow, s.withKind(kind, s.handleCreate)))
+		mux.HandleFunc("DELETE "+base+"/{key}/configs", s.withBudget(slow, s.withKind(kind, s.handleDelete)))
+		mux.HandleFunc("GET "+base+"/{key}/configs/{version}", s.withBudget(slow, s.withKind(kind, s.handleVersion)))
 		mux.HandleFunc("GET "+base+"/{key}/configs/active", s.withKind(kind, s.handleActive))
-		mux.HandleFunc("PUT "+base+"/{key}/configs/active", s.withKind(kind, s.handleSetActive))
+		mux.HandleFunc("PUT "+base+"/{key}/configs/active", s.withBudget(slow, s.withKind(kind, s.handleSetActive)))
 		mux.HandleFunc("GET "+base+"/{key}/configs/plugin", s.withKind(kind, s.handlePluginConfig))
-		mux.HandleFunc("POST "+base+"/{key}/restart", s.withKind(kind, s.handleRestart))
+		mux.HandleFunc("POST "+base+"/{key}/restart", s.withBudget(slow, s.withKind(kind, s.handleRestart)))
 	}
 	return mux, nil
 }
@@ -242,19 +241,20 @@ func (s *Supervisor) handleVersions(w http.ResponseWriter, r *http.Request, kind
 }
 
 // readJSONBody applies axum's Json extractor rules: 415 without a JSON content type, 413 over
-// 2 MiB, 400 for a syntax error. On failure the answer is written and ok is false.
+// the body limit (http.max_body_bytes, applied by Handler), 400 for a syntax error. On failure the
+// answer is written and ok is false.
 func readJSONBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		writeText(w, http.StatusUnsupportedMediaType, "Expected request with `Content-Type: application/json`")
 		return nil, false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		writeText(w, http.StatusBadRequest, "Failed to buffer the request body: "+err.Error())
+	body, err := io.ReadAll(r.Body)
+	if httplimit.IsTooLarge(err) {
+		httplimit.WriteTooLarge(w)
 		return nil, false
 	}
-	if len(body) > maxBody {
-		writeText(w, http.StatusRequestEntityTooLarge, "Failed to buffer the request body: length limit exceeded")
+	if err != nil {
+		writeText(w, http.StatusBadRequest, "Failed to buffer the request body: "+err.Error())
 		return nil, false
 	}
 	var v any
@@ -306,6 +306,11 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 	if err != nil {
 		status, text := shapeError(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
 		writeText(w, status, text)
+		return
+	}
+	// A version whose plugin could never be started is refused now, not at its restart.
+	if _, err := s.pluginPath(cfg.Path); err != nil {
+		writeAPIError(w, invalidConfiguration(err.Error()))
 		return
 	}
 	if cfg.PluginConfig, err = s.unmaskSecrets(r.Context(), kind, key, cfg.PluginConfig); err != nil {
@@ -442,6 +447,16 @@ func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kin
 	}
 	if err := config.ValidKey(key); err != nil {
 		writeAPIError(w, providerError(kind, &provider.NotFoundError{Kind: kind, Key: key, Version: *req.Version}))
+		return
+	}
+	// The version to activate may have been stored before the allow-list changed.
+	target, err := s.provider.GetVersion(r.Context(), kind, key, *req.Version)
+	if err != nil {
+		writeAPIError(w, providerError(kind, err))
+		return
+	}
+	if _, err := s.pluginPath(target.Path); err != nil {
+		writeAPIError(w, invalidConfiguration(err.Error()))
 		return
 	}
 	if err := s.provider.SetActive(r.Context(), kind, key, *req.Version); err != nil {

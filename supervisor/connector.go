@@ -125,16 +125,25 @@ func (m *managed) snapshot() snapshot {
 }
 
 // prepare checks a config before anything is stopped or started: the start-time checks and the
-// plugin path. It returns the resolved path.
-func prepare(cfg config.Connector) (string, error) {
+// plugin path (pluginPath). It returns the resolved path.
+func (s *Supervisor) prepare(cfg config.Connector) (string, error) {
 	if err := cfg.CheckStart(); err != nil {
 		return "", err
 	}
-	path, err := plugin.ResolvePath(cfg.Path)
+	return s.pluginPath(cfg.Path)
+}
+
+// pluginPath resolves a connector's configured plugin path as upstream does and checks the file
+// against the plugin allow-list. It returns the resolved path made absolute (so the runner's
+// working directory never matters); the runner checks it again before it loads the library.
+func (s *Supervisor) pluginPath(configured string) (string, error) {
+	path, err := plugin.ResolvePath(configured)
 	if err != nil {
 		return "", fmt.Errorf("Failed to resolve plugin path: %w", err)
 	}
-	// The runner gets an absolute path, so its working directory never matters.
+	if _, err := s.plugins.Check(path); err != nil {
+		return "", err
+	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}

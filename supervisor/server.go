@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/apikey"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 )
 
 // serveAPI binds the REST API and serves it in the background.
@@ -25,6 +27,7 @@ func (s *Supervisor) serveAPI() error {
 	if err != nil {
 		return fmt.Errorf("http.address %q: %w", h.Address, err)
 	}
+	ln = httplimit.Listener(ln, h.Limits.MaxConnections)
 	if h.TLS.Enabled {
 		cert, err := tls.LoadX509KeyPair(h.TLS.CertFile, h.TLS.KeyFile)
 		if err != nil {
@@ -40,7 +43,7 @@ func (s *Supervisor) serveAPI() error {
 		}
 	}
 	s.listener = ln
-	s.api = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	s.api = httplimit.NewServer(handler, h.Limits, slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))
 	s.apiDone = make(chan error, 1)
 	go func() {
 		err := s.api.Serve(ln)
@@ -53,8 +56,45 @@ func (s *Supervisor) serveAPI() error {
 	return nil
 }
 
+// withBudget lets h take budget longer than http.write_timeout before its answer must be written:
+// for routes that legitimately wait on runners or on the config provider.
+func (s *Supervisor) withBudget(budget time.Duration, h http.HandlerFunc) http.HandlerFunc {
+	writeTimeout := s.runtime.HTTP.Limits.WriteTimeout
+	return func(w http.ResponseWriter, r *http.Request) {
+		httplimit.ExtendWrite(w, writeTimeout, budget)
+		h(w, r)
+	}
+}
+
+// maxSlowBudget caps slowBudget when the provider's retry settings are extreme.
+const maxSlowBudget = time.Hour
+
+// slowBudget is the longest a config or restart route may legitimately take: every attempt of the
+// HTTP config provider with its retry pauses, then draining the old runner and starting the new.
+func (s *Supervisor) slowBudget() time.Duration {
+	budget := s.env.DrainTimeout + s.env.StartTimeout
+	c := s.runtime.Connectors
+	if c.ConfigType != config.ProviderHTTP {
+		return budget
+	}
+	attempts := uint32(1)
+	if c.Retry.Enabled {
+		attempts += min(c.Retry.MaxAttempts, 100)
+	}
+	pause := c.Retry.InitialBackoff
+	for i := uint32(0); i < attempts && budget < maxSlowBudget; i++ {
+		budget += c.Timeout
+		if i > 0 {
+			budget += min(pause, c.Retry.MaxBackoff)
+			pause *= time.Duration(max(c.Retry.BackoffMultiplier, 1))
+		}
+	}
+	return min(budget, maxSlowBudget)
+}
+
 // Handler is the whole REST API with upstream's layers: CORS (outermost, when enabled), then the
-// API key, then the routes with empty-bodied 404 and 405 answers.
+// API key, then the body limit (http.max_body_bytes), then the routes with empty-bodied 404 and
+// 405 answers.
 func (s *Supervisor) Handler() (http.Handler, error) {
 	h := s.runtime.HTTP
 	mux, err := s.routes()
@@ -62,6 +102,7 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 		return nil, err
 	}
 	var handler http.Handler = frameworkAnswers(mux)
+	handler = httplimit.Body(handler, h.Limits.MaxBodyBytes)
 	handler = apikey.Require(h.APIKey, handler)
 	if h.CORS.Enabled {
 		c, err := newCORS(h.CORS)

@@ -37,7 +37,7 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 		m.noteIdleError(err.Error())
 		return invalidConfiguration(err.Error())
 	}
-	path, err := prepare(cfg)
+	path, err := s.prepare(cfg)
 	if err != nil {
 		m.noteIdleError(err.Error())
 		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))

@@ -19,6 +19,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
@@ -37,6 +38,7 @@ type Supervisor struct {
 	sockDir   string
 	ownsSock  bool
 	statePath string
+	plugins   plugin.AllowList // where plugins may be loaded from
 
 	nextID atomic.Uint32
 
@@ -103,6 +105,8 @@ func New(o Options) (*Supervisor, error) {
 		registry:   prometheus.NewRegistry(),
 		sampler:    metrics.NewSampler(),
 	}
+	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
+	s.plugins = s.allowList(nil)
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
 	s.merged = metrics.NewMerged(s.registry)
 	s.metricsHandler = metrics.Handler(s.merged, log)
@@ -136,6 +140,8 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load connector configs: %w", err)
 	}
+	s.plugins = s.allowList(configs)
+	s.log.Info("plugins are loaded only from these directories", "allowed_dirs", strings.Join(s.plugins.Dirs(), ","))
 	broken := s.brokenConfigs(ctx, configs)
 	for _, b := range broken {
 		configs = append(configs, b.stand)
@@ -175,7 +181,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		// Instance ids as upstream numbers them: one counter from 1, sources before sinks, every
 		// enabled connector (a failing one too); here in key order, upstream's being unspecified.
 		m.id, m.idReserved = s.nextID.Add(1), true
-		path, err := prepare(c)
+		path, err := s.prepare(c)
 		if err != nil {
 			m.setError(err.Error())
 			s.log.Error("connector cannot start", "connector", m.label(), "error", err)
@@ -231,6 +237,19 @@ func (s *Supervisor) brokenConfigs(ctx context.Context, loaded []config.Connecto
 
 // connectorLabel is "kind/key", as connectors are named in logs.
 func connectorLabel(c config.Connector) string { return string(c.Kind) + "/" + c.Key }
+
+// allowList is plugins.allowed_dirs when set, else the default: the directories of the plugins the
+// startup configs name, and plugins/ next to the binary.
+func (s *Supervisor) allowList(startup []config.Connector) plugin.AllowList {
+	if dirs := s.runtime.Plugins.AllowedDirs; len(dirs) > 0 {
+		return plugin.NewAllowList(dirs)
+	}
+	paths := make([]string, len(startup))
+	for i, c := range startup {
+		paths[i] = c.Path
+	}
+	return plugin.NewAllowList(plugin.DefaultAllowedDirs(paths))
+}
 
 // APIAddr is the bound address of the REST API ("" when disabled).
 func (s *Supervisor) APIAddr() string {
@@ -292,8 +311,11 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		Metrics: config.HTTPMetrics{Enabled: true, Endpoint: "/metrics"},
 		CORS:    config.DefaultRuntime().HTTP.CORS,
 		TLS:     config.HTTPTLS{CertFile: rt.HTTP.TLS.CertFile, KeyFile: rt.HTTP.TLS.KeyFile},
+		Limits:  rt.HTTP.Limits,
 	}
 	rt.State.Path = s.statePath
+	// The runner checks its plugin against the same list (the default was computed here).
+	rt.Plugins.AllowedDirs = s.plugins.Dirs()
 	// Structured lines, so the supervisor can re-render them in its own format.
 	rt.Logging.Format = logging.FormatJSON
 	env = append(env, rt.Environ()...)

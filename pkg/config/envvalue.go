@@ -48,6 +48,17 @@ func splitEnvArray(value string) (items []string, ok bool) {
 	return items, true
 }
 
+// splitPathList reads a comma-separated list of paths, dropping blank items.
+func splitPathList(value string) []string {
+	var out []string
+	for _, item := range strings.Split(value, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 // joinEnvArray renders items in the bracket syntax splitEnvArray reads.
 func joinEnvArray(items []string) string {
 	quoted := make([]string, len(items))

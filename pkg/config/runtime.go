@@ -23,6 +23,7 @@ type Runtime struct {
 	Connectors Connectors
 	Telemetry  Telemetry
 	Logging    Logging
+	Plugins    Plugins
 }
 
 // HTTP is the [http] section: the REST API of the supervisor (and the
@@ -38,6 +39,9 @@ type HTTP struct {
 	// Secret masking of plugin_config values in API answers (Go-only keys).
 	SecretKeys    []string // http.secret_keys: key-name substrings; empty masks nothing
 	RevealSecrets bool     // http.reveal_secrets: answer with the real values
+
+	// Limits bound what one client can hold (Go extension keys).
+	Limits HTTPLimits
 }
 
 // Secrets is what the API masks: SecretKeys, or nothing when RevealSecrets is set.
@@ -46,6 +50,16 @@ func (h HTTP) Secrets() SecretKeys {
 		return nil
 	}
 	return SecretKeys(h.SecretKeys)
+}
+
+// HTTPLimits are the [http] keys that bound slow or greedy clients of the REST API and of a
+// runner's endpoint. A zero value switches that bound off.
+type HTTPLimits struct {
+	ReadTimeout    time.Duration // whole request, headers and body
+	WriteTimeout   time.Duration // from the end of the headers to the end of the answer
+	IdleTimeout    time.Duration // a keep-alive connection waiting for its next request
+	MaxBodyBytes   uint32        // largest request body; more is answered 413
+	MaxConnections uint32        // connections served at once; more wait to be accepted
 }
 
 // CORS is [http.cors].
@@ -145,6 +159,13 @@ type OTLPExporter struct {
 	Endpoint  string
 }
 
+// Plugins is [plugins] (a Go extension): where plugin libraries may be loaded from.
+type Plugins struct {
+	// AllowedDirs lists the directories (searched at any depth) a plugin may be loaded from.
+	// Empty means the default: see plugin.DefaultAllowedDirs.
+	AllowedDirs []string
+}
+
 // Logging is [logging].
 type Logging struct {
 	Format string // "text" or "json"
@@ -166,6 +187,7 @@ func DefaultRuntime() Runtime {
 			},
 			Metrics: HTTPMetrics{Endpoint: "/metrics"},
 			TLS:     HTTPTLS{CertFile: "core/certs/iggy_cert.pem", KeyFile: "core/certs/iggy_key.pem"},
+			Limits:  DefaultHTTPLimits(),
 
 			SecretKeys: slices.Clone(DefaultSecretKeys),
 		},
@@ -193,6 +215,20 @@ func DefaultRuntime() Runtime {
 			Traces:      OTLPExporter{Transport: "grpc", Endpoint: "http://localhost:4317"},
 		},
 		Logging: Logging{Format: "text"},
+	}
+}
+
+// DefaultHTTPLimits are the bounds of an HTTP server when none are configured: generous for an
+// operator's tools and Prometheus, tight enough that stalled clients are dropped within a minute.
+// The write timeout is the budget of a quick answer; handlers that wait on runners or the config
+// provider (restart, config versions) extend their own deadline by what they may legitimately take.
+func DefaultHTTPLimits() HTTPLimits {
+	return HTTPLimits{
+		ReadTimeout:    30 * time.Second,
+		WriteTimeout:   30 * time.Second,
+		IdleTimeout:    60 * time.Second,
+		MaxBodyBytes:   1 << 20,
+		MaxConnections: 256,
 	}
 }
 

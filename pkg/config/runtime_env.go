@@ -31,6 +31,7 @@ const (
 	kindDuration
 	kindStrings
 	kindStringMap // Go-only variable holding a JSON object
+	kindPathList  // comma-separated in a variable (a bracket list is read too)
 )
 
 // runtimeField describes one key of the runtime file and its variable. The
@@ -68,6 +69,12 @@ var runtimeFields = []runtimeField{
 	{path: "http.tls.key_file", kind: kindString, help: "PEM key for HTTPS", ref: func(r *Runtime) any { return &r.HTTP.TLS.KeyFile }},
 	{path: "http.metrics.enabled", kind: kindBool, help: "expose Prometheus metrics", ref: func(r *Runtime) any { return &r.HTTP.Metrics.Enabled }},
 	{path: "http.metrics.endpoint", kind: kindString, help: "metrics route path", ref: func(r *Runtime) any { return &r.HTTP.Metrics.Endpoint }},
+	// Bounds of slow clients (Go extension keys; 0 switches one off).
+	{path: "http.read_timeout", kind: kindDuration, extension: true, help: "longest time to read one request, body included (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.ReadTimeout }},
+	{path: "http.write_timeout", kind: kindDuration, extension: true, help: "longest time to answer a quick request; restart and config routes add their own budget (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.WriteTimeout }},
+	{path: "http.idle_timeout", kind: kindDuration, extension: true, help: "keep-alive connections idle this long are closed (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.IdleTimeout }},
+	{path: "http.max_body_bytes", kind: kindUint32, extension: true, help: "largest request body in bytes; larger is answered 413 (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxBodyBytes }},
+	{path: "http.max_connections", kind: kindUint32, extension: true, help: "connections served at once; more wait to be accepted (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnections }},
 	{path: "iggy.address", kind: kindString, help: "Iggy server TCP address", ref: func(r *Runtime) any { return &r.Iggy.Address }},
 	{path: "iggy.username", kind: kindString, help: "Iggy user", ref: func(r *Runtime) any { return &r.Iggy.Username }},
 	{path: "iggy.password", kind: kindString, secret: true, help: "Iggy password", ref: func(r *Runtime) any { return &r.Iggy.Password }},
@@ -96,6 +103,7 @@ var runtimeFields = []runtimeField{
 	{path: "telemetry.traces.transport", kind: kindString, enum: []string{"grpc", "http"}, help: "OTLP traces transport: grpc or http", ref: func(r *Runtime) any { return &r.Telemetry.Traces.Transport }},
 	{path: "telemetry.traces.endpoint", kind: kindString, help: "OTLP traces endpoint", ref: func(r *Runtime) any { return &r.Telemetry.Traces.Endpoint }},
 	{path: "logging.format", kind: kindString, enum: []string{"text", "json"}, help: "log format: text or json", ref: func(r *Runtime) any { return &r.Logging.Format }},
+	{path: "plugins.allowed_dirs", kind: kindPathList, extension: true, help: "directories plugins may be loaded from, comma-separated (default: those of the connectors found at startup and plugins/ next to the binary)", ref: func(r *Runtime) any { return &r.Plugins.AllowedDirs }},
 }
 
 func (f runtimeField) envName() string {
@@ -212,6 +220,10 @@ func (f runtimeField) setFromEnv(r *Runtime, value string) error {
 		}
 		*p = d
 	case *[]string:
+		if f.kind == kindPathList && !strings.HasPrefix(strings.TrimSpace(value), "[") {
+			*p = splitPathList(value)
+			return nil
+		}
 		items, ok := splitEnvArray(value)
 		if !ok && f.commaList {
 			items, ok = strings.Split(value, ","), true
@@ -250,6 +262,9 @@ func (f runtimeField) render(r *Runtime) string {
 	case *time.Duration:
 		return FormatDuration(*p)
 	case *[]string:
+		if f.kind == kindPathList {
+			return strings.Join(*p, ",")
+		}
 		return joinEnvArray(*p)
 	case *map[string]string:
 		if len(*p) == 0 {

@@ -40,6 +40,8 @@ func TestLoadRuntimeLayersFileOverDefaults(t *testing.T) {
 	path := writeFile(t, filepath.Join(t.TempDir(), "config.toml"), `
 [http]
 address = "0.0.0.0:9000"
+read_timeout = "7s"
+max_connections = 9
 [http.cors]
 allowed_origins = ["https://a.example"]
 [iggy]
@@ -64,6 +66,8 @@ transport = "http"
 format = "json"
 [some_future_section]
 x = 1
+[plugins]
+allowed_dirs = ["/opt/iggy/connectors"]
 `)
 	r, err := config.LoadRuntime(path, nil)
 	if err != nil {
@@ -72,6 +76,7 @@ x = 1
 	want := config.DefaultRuntime()
 	want.HTTP.Address = "0.0.0.0:9000"
 	want.HTTP.CORS.AllowedOrigins = []string{"https://a.example"}
+	want.HTTP.Limits.ReadTimeout, want.HTTP.Limits.MaxConnections = 7*time.Second, 9
 	want.Iggy.Token = "pat"
 	want.Connectors.ConfigType = "http"
 	want.Connectors.BaseURL = "http://cfg:9000/api"
@@ -83,6 +88,7 @@ x = 1
 	want.Connectors.Retry.MaxAttempts = 7
 	want.Telemetry.Traces.Transport = "http"
 	want.Logging.Format = "json"
+	want.Plugins.AllowedDirs = []string{"/opt/iggy/connectors"}
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("layered config:\n got %+v\nwant %+v", r, want)
 	}
@@ -119,6 +125,15 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 		{"map extension", []string{`IGGY_CONNECTORS_CONNECTORS_REQUEST_HEADERS={"authorization":"Bearer y"}`},
 			func(r config.Runtime) bool { return r.Connectors.RequestHeaders["authorization"] == "Bearer y" }},
 		{"name is case-sensitive", []string{"iggy_connectors_iggy_username=admin"}, func(r config.Runtime) bool { return r.Iggy.Username == "iggy" }},
+		{"http limits", []string{"IGGY_CONNECTORS_HTTP_READ_TIMEOUT=5s", "IGGY_CONNECTORS_HTTP_WRITE_TIMEOUT=0", "IGGY_CONNECTORS_HTTP_IDLE_TIMEOUT=2m",
+			"IGGY_CONNECTORS_HTTP_MAX_BODY_BYTES=4096", "IGGY_CONNECTORS_HTTP_MAX_CONNECTIONS=8"},
+			func(r config.Runtime) bool {
+				return r.HTTP.Limits == config.HTTPLimits{ReadTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxBodyBytes: 4096, MaxConnections: 8}
+			}},
+		{"plugin dirs comma-separated", []string{"IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS=/opt/a, /opt/b,,"},
+			func(r config.Runtime) bool { return slices.Equal(r.Plugins.AllowedDirs, []string{"/opt/a", "/opt/b"}) }},
+		{"plugin dirs as a bracket list", []string{`IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS=["/opt/a", "/opt/b"]`},
+			func(r config.Runtime) bool { return slices.Equal(r.Plugins.AllowedDirs, []string{"/opt/a", "/opt/b"}) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,7 +218,9 @@ func nonDefaultRuntime() config.Runtime {
 			AllowedHeaders: []string{"a", "b c"}, ExposedHeaders: []string{"x-y"}, AllowCredentials: true, AllowPrivateNetwork: true},
 		Metrics:    config.HTTPMetrics{Enabled: true, Endpoint: "/m"},
 		TLS:        config.HTTPTLS{Enabled: true, CertFile: "c.pem", KeyFile: "k.pem"},
-		SecretKeys: []string{"dsn", "pass"}, RevealSecrets: true}
+		SecretKeys: []string{"dsn", "pass"}, RevealSecrets: true,
+		Limits: config.HTTPLimits{ReadTimeout: time.Second, WriteTimeout: 0, IdleTimeout: time.Minute, MaxBodyBytes: 10, MaxConnections: 3}}
+	r.Plugins.AllowedDirs = []string{"/opt/plugins", "relative/dir"}
 	r.Iggy = config.Iggy{Address: "iggy:8090", Username: "u", Password: "123", Token: "file:~/pat",
 		TLS: config.IggyTLS{Enabled: true, CAFile: "ca.pem", Domain: "iggy.internal"}}
 	r.State.Path = "/var/lib/state"

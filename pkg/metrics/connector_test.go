@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -433,10 +434,11 @@ func TestSnapshotJSONShape(t *testing.T) {
 func TestSnapshotProcessFigures(t *testing.T) {
 	c := metrics.NewConnector(nil, "k", metrics.KindSink)
 	first := c.Snapshot()
-	if first.CPUUsage != 0 {
-		t.Errorf("first cpu_usage = %v, want 0", first.CPUUsage)
+	if first.CPUUsage != 0 || first.MemoryUsage == 0 {
+		// Memory is set only when the process read succeeded, which is what stores the CPU baseline.
+		t.Fatalf("first cpu_usage = %v, memory_usage = %d; want 0 and a successful read", first.CPUUsage, first.MemoryUsage)
 	}
-	busyFor(50 * time.Millisecond)
+	burnCPU(t, 50*time.Millisecond)
 	second := c.Snapshot()
 	if second.MemoryUsage == 0 || second.PID == 0 {
 		t.Errorf("memory_usage = %d, pid = %d, want both set", second.MemoryUsage, second.PID)
@@ -446,6 +448,28 @@ func TestSnapshotProcessFigures(t *testing.T) {
 	}
 	if second.RunTime < 50_000 || second.StartTime == 0 {
 		t.Errorf("run_time = %dµs, start_time = %d, want run_time >= 50ms", second.RunTime, second.StartTime)
+	}
+}
+
+// burnCPU busy-loops until this process's CPU time as /proc reports it (what the Sampler reads, in
+// clock ticks) has grown by at least d, so neither a loaded machine nor tick rounding can leave
+// the measured delta at 0. It fails the test if that takes longer than a generous wall time.
+func burnCPU(t *testing.T, d time.Duration) {
+	t.Helper()
+	read := func() float64 {
+		p, err := metrics.ReadProcess(int32(os.Getpid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.CPUSeconds
+	}
+	start := read()
+	deadline := time.Now().Add(time.Minute)
+	for read()-start < d.Seconds() {
+		if time.Now().After(deadline) {
+			t.Fatalf("this process got less than %s of CPU time in a minute", d)
+		}
+		busyFor(5 * time.Millisecond)
 	}
 }
 

@@ -45,7 +45,7 @@ func TestSamplerCPUIsADeltaBetweenReads(t *testing.T) {
 	if first.CPUUsage != 0 {
 		t.Fatalf("first read CPUUsage = %v, want 0", first.CPUUsage)
 	}
-	busyFor(100 * time.Millisecond)
+	burnCPU(t, 100*time.Millisecond)
 	second, err := s.Process(pid)
 	if err != nil {
 		t.Fatal(err)

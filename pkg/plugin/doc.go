@@ -7,6 +7,10 @@
 // (open with optional state, the v2 poll loop with its send callback and
 // ACK/NACK answers, or the older ABI without acknowledgements).
 //
+// An AllowList (allow.go) decides which resolved plugin files may be loaded at all: only from
+// allowed directories, once ".." and symlinks are resolved, and never a file that others than
+// root or the running user could have written. The supervisor and the runner share it.
+//
 // Both host callbacks exist once per process and are shared by every library:
 // the log callback forwards plugin log lines to the logger set with SetLogger,
 // and the send callback routes a source's batches to the deliver function its

@@ -38,14 +38,17 @@ var (
 // that no later install rewrites.
 func RunnerBinary(tb testing.TB) string {
 	tb.Helper()
-	runnerBuildOnce.Do(func() { runnerBinPath, runnerBuildErr = installRunner() })
+	runnerBuildOnce.Do(func() { runnerBinPath, runnerBuildErr = installFrozen(runnerPackage, "iggy-connector-runner") })
 	if runnerBuildErr != nil {
 		tb.Fatalf("build runner: %v", runnerBuildErr)
 	}
 	return runnerBinPath
 }
 
-func installRunner() (string, error) {
+// installFrozen runs `go install pkg` under the cache directory's lock and returns a
+// content-addressed copy of the binary name, which no later install (of this or another checkout)
+// rewrites.
+func installFrozen(pkg, name string) (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
@@ -64,20 +67,20 @@ func installRunner() (string, error) {
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close anyway
 
-	cmd := exec.Command(goTool(), "install", runnerPackage)
+	cmd := exec.Command(goTool(), "install", pkg)
 	cmd.Env = append(os.Environ(), "GOBIN="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go install %s: %w\n%s", runnerPackage, err, stderr.String())
+		return "", fmt.Errorf("go install %s: %w\n%s", pkg, err, stderr.String())
 	}
-	installed := filepath.Join(dir, "iggy-connector-runner")
+	installed := filepath.Join(dir, name)
 	data, err := os.ReadFile(installed)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(data)
-	frozen := filepath.Join(dir, "iggy-connector-runner-"+hex.EncodeToString(sum[:6]))
+	frozen := filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:6]))
 	if _, err := os.Stat(frozen); err == nil {
 		return frozen, nil
 	}

@@ -1,13 +1,10 @@
 package testkit
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -25,28 +22,12 @@ var (
 )
 
 // SupervisorBinary builds cmd/iggy-connectors once per test process (go install into a per-user
-// cache directory, relinked only when sources changed) and returns its path.
+// cache directory, relinked only when sources changed) and returns the path of a
+// content-addressed copy, as RunnerBinary does.
 func SupervisorBinary(tb testing.TB) string {
 	tb.Helper()
 	supervisorBuildOnce.Do(func() {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		dir := filepath.Join(base, "iggy-connectors-go", "testbin")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			supervisorBuildErr = err
-			return
-		}
-		cmd := exec.Command(goTool(), "install", supervisorPackage)
-		cmd.Env = append(os.Environ(), "GOBIN="+dir)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			supervisorBuildErr = fmt.Errorf("go install %s: %w\n%s", supervisorPackage, err, stderr.String())
-			return
-		}
-		supervisorBinPath = filepath.Join(dir, "iggy-connectors")
+		supervisorBinPath, supervisorBuildErr = installFrozen(supervisorPackage, "iggy-connectors")
 	})
 	if supervisorBuildErr != nil {
 		tb.Fatalf("build supervisor: %v", supervisorBuildErr)

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,23 @@ import (
 func PluginPath(tb testing.TB, name string) string {
 	tb.Helper()
 	return filepath.Join(BuildPlugins(tb), PluginLibrary(name))
+}
+
+// CopyPlugin copies example plugin name to dst (its directories created), mode 0644, and returns
+// dst: a plugin file in a directory of the test's choosing.
+func CopyPlugin(tb testing.TB, name, dst string) string {
+	tb.Helper()
+	data, err := os.ReadFile(PluginPath(tb, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dst
 }
 
 // MetricValue finds one sample in a Prometheus text exposition, e.g.
