@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -108,11 +109,56 @@ func openMetricsToText(body []byte) []byte {
 			if i := bytes.Index(line, []byte(" # {")); i >= 0 {
 				line = line[:i]
 			}
-			out = append(out, line...)
+			out = appendTextSample(out, line)
 		}
 		out = append(out, '\n')
 	}
 	return out
+}
+
+// appendTextSample appends an OpenMetrics sample line in the classic text format: the same but
+// for the timestamp, which OpenMetrics writes in seconds (a float) and the text format in
+// integer milliseconds. A timestamp that does not read as a number is left for the parser to
+// refuse.
+func appendTextSample(out, line []byte) []byte {
+	rest := line[sampleNameEnd(line):]
+	fields := bytes.Fields(rest)
+	if len(fields) != 2 {
+		return append(out, line...)
+	}
+	seconds, err := strconv.ParseFloat(string(fields[1]), 64)
+	if err != nil || math.IsNaN(seconds) || math.IsInf(seconds, 0) || math.Abs(seconds) > math.MaxInt64/1000 {
+		return append(out, line...)
+	}
+	out = append(out, line[:len(line)-len(rest)]...)
+	out = append(out, ' ')
+	out = append(out, fields[0]...)
+	out = append(out, ' ')
+	return strconv.AppendInt(out, int64(math.Round(seconds*1000)), 10)
+}
+
+// sampleNameEnd is the index just past a sample line's name and label set: label values are
+// quoted and may hold spaces, braces and escaped quotes.
+func sampleNameEnd(line []byte) int {
+	i := bytes.IndexAny(line, "{ ")
+	if i < 0 {
+		return len(line)
+	}
+	if line[i] == ' ' {
+		return i
+	}
+	inQuote := false
+	for j := i + 1; j < len(line); j++ {
+		switch c := line[j]; {
+		case inQuote && c == '\\':
+			j++
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && c == '}':
+			return j + 1
+		}
+	}
+	return len(line)
 }
 
 // looksLikeOpenMetrics reports whether a text body ends with the

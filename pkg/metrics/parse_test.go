@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -176,4 +177,28 @@ func countSeries(families []*dto.MetricFamily) int {
 		n += len(f.Metric)
 	}
 	return n
+}
+
+// OpenMetrics timestamps are seconds (floats); they come out as the text format's milliseconds,
+// so our own OpenMetrics output (which writes them in seconds) parses again.
+func TestParseOpenMetricsTimestamps(t *testing.T) {
+	body := "# TYPE a unknown\na 0 0.0\n# TYPE b gauge\nb{l=\"x} 1.5\"} 2 1.5\nb{l=\"y\"} 3\n# EOF\n"
+	families, err := metrics.Parse(strings.NewReader(body), "application/openmetrics-text; version=1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		for _, m := range f.Metric {
+			if m.TimestampMs == nil {
+				got = append(got, f.GetName()+" none")
+				continue
+			}
+			got = append(got, fmt.Sprintf("%s %d", f.GetName(), m.GetTimestampMs()))
+		}
+	}
+	want := []string{"a 0", "b 1500", "b none"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("timestamps = %v, want %v", got, want)
+	}
 }
