@@ -12,6 +12,7 @@ import (
 
 	"github.com/hamba/avro/v2"
 
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
@@ -97,7 +98,8 @@ func (s *AvroSchema) String() string { return s.schema.String() }
 // objects in schema field order, unions are unwrapped, enums become their
 // symbol, bytes and fixed become arrays of numbers, maps become objects and
 // logical types are left as their underlying values.
-func (s *AvroSchema) DecodeJSON(b []byte) (any, error) {
+func (s *AvroSchema) DecodeJSON(b []byte) (_ any, err error) {
+	defer panicerr.Catch(&err)
 	if len(b) == 0 {
 		return nil, fmt.Errorf("%w: empty payload", ErrInvalidAvro)
 	}
@@ -279,7 +281,8 @@ func byteNumbers(b []byte) []any {
 // branch that can hold the value; int must fit in 32 bits; bytes and fixed
 // take a string or an array of numbers 0..255; enums take a symbol; float
 // and double take any number. Errors name the path to the offending value.
-func (s *AvroSchema) EncodeJSON(v any) ([]byte, error) {
+func (s *AvroSchema) EncodeJSON(v any) (_ []byte, err error) {
+	defer panicerr.Catch(&err)
 	w := avroWriters.Get().(*avro.Writer)
 	defer func() {
 		w.Reset(nil)
