@@ -132,7 +132,9 @@ func FuzzProtoSchemaDecode(f *testing.F) {
 			t.Fatalf("decoded value does not encode: %v", err)
 		}
 		w, err := s.DecodeJSON(again, true)
-		if err != nil || !sameValue(v, w) {
+		// A float field holding -0 reads as "-0", which the value model keeps as int64 0; it goes
+		// back as +0 (as FuzzParseJSON allows), which proto3 leaves out and reads back as uint64 0.
+		if err != nil || !sameValue(normalizeZero(v), normalizeZero(w)) {
 			t.Fatalf("round trip changed the value: %v (%v) vs %v", v, err, w)
 		}
 	})
