@@ -25,7 +25,10 @@ IGGY_CONNECTOR_LOG_LEVEL.
 The HTTP endpoint (IGGY_CONNECTORS_HTTP_ADDRESS) takes host:port or unix:/path/to.sock and serves
 /health, /stats and the metrics endpoint.
 
-Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a fatal connector error, 2 on bad configuration.
+Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a fatal connector error (stderr ends
+with "iggy-connector-runner: fatal: <reason>"), 2 on bad configuration (with the line
+"iggy-connector-runner: invalid configuration: <reason>"). A Go runtime crash exits 2 too, with a
+"panic: " or "fatal error: " report and no such line.
 
 Runner variables:
 `)
