@@ -16,31 +16,16 @@ import (
 // reason to stop reading: the lines after it are still relayed, and the fatal line still explains
 // the exit.
 func TestChildOutputSurvivesAnOverlongLine(t *testing.T) {
-	dir := t.TempDir()
-	script := filepath.Join(dir, "fake-runner")
-	body := "#!/bin/sh\n" +
-		"head -c 3000000 /dev/zero | tr '\\000' x; echo\n" +
-		"echo after-the-long-line\n" +
-		"echo '" + runnerproc.FatalPrefix + "boom'\n" +
-		"exit 1\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var lines []string
-	c, err := startChild(script, nil, filepath.Join(dir, "runner.sock"), func(line string) {
+	c := runScript(t, "head -c 3000000 /dev/zero | tr '\\000' x; echo\n"+
+		"echo after-the-long-line\n"+
+		"echo '"+runnerproc.FatalPrefix+"boom'\n"+
+		"exit 1\n", func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
 		lines = append(lines, line)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the fake runner did not finish")
-	}
 	if c.exit.Fatal != "boom" {
 		t.Errorf("exit explained as %q, want the runner's fatal line %q", c.exit.Fatal, "boom")
 	}
@@ -78,29 +63,36 @@ func TestExitIsAConfigErrorOnlyWhenAnnounced(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			script := filepath.Join(dir, "fake-runner")
 			var body strings.Builder
-			body.WriteString("#!/bin/sh\n")
 			for _, l := range tt.output {
 				fmt.Fprintf(&body, "printf '%%s\\n' '%s' >&2\n", strings.ReplaceAll(l, "'", `'\''`))
 			}
 			fmt.Fprintf(&body, "exit %d\n", tt.status)
-			if err := os.WriteFile(script, []byte(body.String()), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			c, err := startChild(script, nil, filepath.Join(dir, "runner.sock"), func(string) {})
-			if err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-c.done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the fake runner did not finish")
-			}
+			c := runScript(t, body.String(), func(string) {})
 			if c.exit.Code != tt.status || c.exit.ConfigError != tt.want {
 				t.Fatalf("exit %+v; want code %d, ConfigError %v", c.exit, tt.status, tt.want)
 			}
 		})
 	}
+}
+
+// runScript runs a shell script in place of the runner binary until it exits, its output lines
+// going to onLine.
+func runScript(t *testing.T, script string, onLine lineFunc) *child {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fake-runner")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := startChild(path, nil, filepath.Join(dir, "runner.sock"), onLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fake runner did not finish")
+	}
+	return c
 }
