@@ -39,7 +39,9 @@ test: build vet
 
 fuzz: build
 	@# Go's fuzzer can end with "context deadline exceeded" when a worker is busy at the deadline
-	@# with no finding, so only a written failing input fails the run.
+	@# with no finding, so only a written failing input fails the run. With -parallel=1 the one
+	@# worker spends up to -fuzzminimizetime on every new interesting input, and the exec count
+	@# stands still meanwhile: "0/sec" lines for a few seconds are that, not a slow input.
 	@set -e; for t in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg runner supervisor 2>/dev/null | xargs -n1 dirname | sort -u); do \
 	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
 	    echo "== $$t $$f"; \

@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 	"github.com/iggy-connectors-go/runtime/runner"
@@ -76,25 +78,39 @@ func TestMainRejectsBadConfiguration(t *testing.T) {
 		{"bad offset_commit", []string{"IGGY_CONNECTOR_CONFIG=" + strings.Replace(validSink, `batch_length = 250`, "batch_length = 250\noffset_commit = \"sometimes\"", 1)}, []string{"offset_commit", "sometimes"}},
 		{"bad transform body", []string{"IGGY_CONNECTOR_CONFIG=" + validSink + "\n[transforms.unwrap_envelope]\nenabled = true\nfield = \"\"\n"}, []string{"unwrap_envelope"}},
 		{"bad telemetry endpoint", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_TELEMETRY_ENABLED=true",
-			"IGGY_CONNECTORS_TELEMETRY_TRACES_ENDPOINT=localhost:4317"}, []string{`connector \"orders\"`, "telemetry.traces.endpoint", "localhost:4317"}},
+			"IGGY_CONNECTORS_TELEMETRY_TRACES_ENDPOINT=localhost:4317"}, []string{`connector "orders"`, "telemetry.traces.endpoint", "localhost:4317"}},
 		{"provider without config dir", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders"}, []string{"config_dir"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			code := runner.Main(c.env, io.Discard, &stderr, background)
-			if code != runner.ExitConfig {
-				t.Fatalf("exit code %d, want %d; output:\n%s", code, runner.ExitConfig, stderr.String())
+			if code != runnerproc.ExitConfig {
+				t.Fatalf("exit code %d, want %d; output:\n%s", code, runnerproc.ExitConfig, stderr.String())
 			}
 			for _, m := range c.mention {
 				if !strings.Contains(stderr.String(), m) {
 					t.Errorf("message does not mention %q:\n%s", m, stderr.String())
 				}
 			}
-			if n := strings.Count(stderr.String(), "\n"); n != 1 {
-				t.Errorf("want exactly one message line, got %d:\n%s", n, stderr.String())
+			if n := strings.Count(stderr.String(), "\n"); n != 1 || !strings.HasPrefix(stderr.String(), runnerproc.ConfigErrorPrefix) {
+				t.Errorf("want exactly one line announcing a configuration error (%q), got %d:\n%s", runnerproc.ConfigErrorPrefix, n, stderr.String())
 			}
 		})
+	}
+}
+
+// The variables a supervisor sets to hand a runner its connector (pkg/runnerproc) are the ones
+// the runner reads.
+func TestRunnerReadsTheContractsConnectorVariables(t *testing.T) {
+	var names []string
+	for _, v := range runner.RunnerEnvVars() {
+		names = append(names, v.Name)
+	}
+	for _, name := range runnerproc.SelectorVars {
+		if !slices.Contains(names, name) {
+			t.Errorf("the runner does not read %s; it reads %v", name, names)
+		}
 	}
 }
 
@@ -244,10 +260,13 @@ func TestBinaryHelpAndArguments(t *testing.T) {
 			t.Errorf("--help lacks %q:\n%s", want, out)
 		}
 	}
-	err = exec.Command(bin, "--config", "x").Run()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "--config", "x")
+	cmd.Stderr = &stderr
+	err = cmd.Run()
 	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.ExitCode() != runner.ExitConfig {
-		t.Fatalf("an unexpected argument: %v, want exit %d", err, runner.ExitConfig)
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != runnerproc.ExitConfig || !strings.HasPrefix(stderr.String(), runnerproc.ConfigErrorPrefix) {
+		t.Fatalf("an unexpected argument: %v, %q; want exit %d announcing a configuration error", err, stderr.String(), runnerproc.ExitConfig)
 	}
 }
 
@@ -256,7 +275,7 @@ func TestMainDisabledConnectorExitsZero(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	disabled := strings.Replace(validSink, "enabled = true", "enabled = false", 1)
 	code := runner.Main([]string{"IGGY_CONNECTOR_CONFIG=" + disabled}, &stdout, &stderr, background)
-	if code != runner.ExitOK || !strings.Contains(stdout.String(), "disabled") {
+	if code != runnerproc.ExitOK || !strings.Contains(stdout.String(), "disabled") {
 		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 }
@@ -284,7 +303,7 @@ func TestMainLogFilterFromRustLogOrLevel(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := runner.Main(append([]string{disabled}, c.env...), &stdout, &stderr, background)
-			if code != runner.ExitOK {
+			if code != runnerproc.ExitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
 			}
 			if got := strings.Contains(stdout.String(), "connector is disabled"); got != c.wantWarning {

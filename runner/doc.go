@@ -31,5 +31,7 @@
 // it or Iggy confirmed it), closes the plugin and exits 0. A fatal error (missing stream or topic,
 // plugin open failure, consume still failing after its retries, a hung plugin call, a stalled
 // source) exits 1 with the reason logged; bad configuration exits 2 with one message naming the
-// variable or key.
+// variable or key. pkg/runnerproc holds this contract (exit codes, the connector variables, the
+// stderr line announcing each kind of exit): a Go crash exits 2 as well, and only the
+// "invalid configuration" line tells a supervisor that restarting will not help.
 package runner

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // Env holds the runner's own variables: where the connector config comes from, and the
@@ -35,12 +36,13 @@ type Env struct {
 	SourceQueue       int           `env:"IGGY_CONNECTOR_SOURCE_QUEUE" envDefault:"2" help:"source: batches buffered between the plugin thread and the sender; a full queue rejects the batch"`
 }
 
-// connector-config sources, named for error messages.
+// connector-config sources (runnerproc: the supervisor sets them), named for error messages. The
+// env tags above must spell the same names; a test checks they do.
 const (
-	varConfigPath   = "IGGY_CONNECTOR_CONFIG_PATH"
-	varConfigInline = "IGGY_CONNECTOR_CONFIG"
-	varType         = "IGGY_CONNECTOR_TYPE"
-	varKey          = "IGGY_CONNECTOR_KEY"
+	varConfigPath   = runnerproc.EnvConfigPath
+	varConfigInline = runnerproc.EnvConfig
+	varType         = runnerproc.EnvType
+	varKey          = runnerproc.EnvKey
 )
 
 // ParseEnv reads the runner's own variables from env ("NAME=value" entries, as os.Environ gives).

@@ -315,6 +315,12 @@ func TestSourcePluginSchemaMismatchRejectsTheBatch(t *testing.T) {
 			[][]byte{goodAny, codec.AppendProtoAny(nil, orderURL, []byte{0x0a, 0x09, 'x'})},
 			"json", testkit.ProtoConvertTOML("proto", "json", withSchema),
 			[]string{"first error: message 1: transform proto_convert", "not a shop.Order message"}},
+		// counters is shop.Order's map<string, int64> (field 5): an entry whose key comes again as a
+		// varint is what protobuf-go's decoder panics on (FuzzProtoSchemaDecode's finding).
+		{"Any holding a shop.Order protobuf-go panics on, proto_convert to json", pluginSchemaProto,
+			[][]byte{goodAny, codec.AppendProtoAny(nil, orderURL, []byte{0x2a, 0x05, 0x0a, 0x01, 'a', 0x08, 0x00})},
+			"json", testkit.ProtoConvertTOML("proto", "json", withSchema),
+			[]string{"first error: message 1: transform proto_convert", "map field counters"}},
 		{"3-byte FlatBuffer, flat_buffer_convert to json", pluginSchemaFlatBuffer,
 			[][]byte{goodItem, {1, 2, 3}},
 			"json", flatBufferConvertTOML("flat_buffer", "json", fx.fbsFile),

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -203,4 +206,65 @@ func sameJSONValue(t *testing.T, v any, want string) bool {
 	}
 	b, err := codec.MarshalJSON(mustJSON(t, want))
 	return err == nil && string(a) == string(b)
+}
+
+// A payload on which protobuf-go's decoder panics (FuzzProtoSchemaDecode's finding: a
+// map<string, int64> entry whose key comes again with another wire type), wrapped in an Any
+// between good messages, costs that message only: the runner keeps running, the good messages
+// reach the plugin, each bad one is counted as an error and logged with its offset, and the
+// batch's offset is stored, so a restarted runner does not meet the bad message again.
+func TestProtoSinkSurvivesAPayloadThatPanicsTheProtobufDecoder(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("fmt", map[string]uint32{"proto": 1}))
+	env := append(baseEnv(srv, t.TempDir()), "IGGY_CONNECTOR_LOG_LEVEL=debug") // every drop logged, not one a second
+	schemaPath, err := filepath.Abs("../pkg/codec/testdata/proto/fuzz.proto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := codec.LoadProtoSchema(schemaPath, nil, "fuzz.Node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := schema.EncodeJSON(mustJSON(t, `{"id":5,"name":"n","counters":{"a":-1}}`), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fuzzer's input, as kept in pkg/codec/testdata/fuzz/FuzzProtoSchemaDecode/af65fc96e78106af.
+	panicking := []byte("000\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x0100100000000100000000%00000010000000000002\x010b\x0e\n\x01000\b\x80\xf2\xd6\xca02\x010")
+	if _, err := schema.DecodeJSON(panicking, false); err == nil {
+		t.Fatal("the fuzzer's input decodes; it no longer tests anything")
+	}
+	wrap := func(message []byte) []byte {
+		return codec.AppendProtoAny(nil, codec.ProtoBytesValueURL, codec.AppendProtoWrapper(nil, message))
+	}
+	sendRaw(t, srv, "fmt", "proto", [][]byte{wrap(good), wrap(panicking), wrap(good), wrap(panicking)})
+
+	out := filepath.Join(t.TempDir(), "received")
+	sink := testkit.StartRunner(t, withConfig(env, probeSinkTOML(probeLibrary(t), "fmt", "proto", "proto", "", out,
+		testkit.ProtoConvertTOML("proto", "json", `schema_path = "`+schemaPath+`"`+"\nmessage_type = \"fuzz.Node\"\n"))))
+	got := waitReceived(t, out, 2, sink)
+	sink.WaitUntil(t, waitLong, "two errors", func() bool { return sink.Stats(t).Errors == 2 })
+	if len(got) != 2 || got[0].Offset != 0 || got[1].Offset != 2 || !sameJSON(t, got[0].Payload, `{"id":5,"delta":0,"small":0,"stamp":0,
+		"score":0,"ratio":0,"ok":false,"name":"n","blob":"","kind":"UNKNOWN","children":[],"counters":{"a":-1}}`) {
+		t.Errorf("the plugin received %+v; want the good messages at offsets 0 and 2", got)
+	}
+	for _, offset := range []string{"1", "3"} {
+		if !slices.ContainsFunc(strings.Split(sink.Logs(), "\n"), func(l string) bool {
+			return strings.Contains(l, "sink message dropped") && strings.Contains(l, "connector_key=probe_sink") &&
+				strings.Contains(l, "offset="+offset) && strings.Contains(l, "map field counters")
+		}) {
+			t.Errorf("no drop line naming the connector, offset %s and the map field:\n%s", offset, sink.Logs())
+		}
+	}
+	cli := testkit.LoggedInClient(t, srv)
+	stream, _ := iggcon.NewIdentifier("fmt")
+	topic, _ := iggcon.NewIdentifier("proto")
+	group, _ := iggcon.NewIdentifier(config.DefaultConsumerGroup("probe_sink"))
+	partition := uint32(0)
+	sink.WaitUntil(t, waitLong, "offset 3 stored for the group", func() bool {
+		off, err := cli.GetConsumerOffset(iggcon.NewGroupConsumer(group), stream, topic, &partition)
+		return err == nil && off != nil && off.StoredOffset == 3
+	})
+	if h, err := sink.Health(); err != nil || h.ConnectorStatus != "running" {
+		t.Errorf("after the bad messages: health %+v, %v; want the connector running", h, err)
+	}
 }

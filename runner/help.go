@@ -28,8 +28,10 @@ The HTTP endpoint (IGGY_CONNECTORS_HTTP_ADDRESS) takes host:port or unix:/path/t
 The plugin is loaded only from IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS (default: its own directory and
 plugins/ next to this binary) and only when neither it nor a directory above it is writable by others.
 
-Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a fatal connector error, 2 on bad
-configuration (a refused plugin included).
+Exit status: 0 after a graceful stop (SIGTERM/SIGINT), 1 on a fatal connector error (stderr ends
+with "iggy-connector-runner: fatal: <reason>"), 2 on bad configuration, a refused plugin included
+(with the line "iggy-connector-runner: invalid configuration: <reason>"). A Go runtime crash exits
+2 too, with a "panic: " or "fatal error: " report and no such line.
 
 Runner variables:
 `)

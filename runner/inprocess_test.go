@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/runner"
 )
@@ -57,7 +58,7 @@ func TestMainInProcessUnderLoadStopsCleanly(t *testing.T) {
 			code := runner.Main(e, &out, &out, func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), 3*time.Second)
 			})
-			if code != runner.ExitOK {
+			if code != runnerproc.ExitOK {
 				t.Errorf("exit %d; output:\n%s", code, out.String())
 			}
 		}()

@@ -11,14 +11,8 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
-)
-
-// Exit codes of the runner process.
-const (
-	ExitOK     = 0 // graceful stop
-	ExitFatal  = 1 // the connector failed (status error); a supervisor restarts it
-	ExitConfig = 2 // the configuration is missing or invalid
 )
 
 // telemetryFlushTimeout bounds the final telemetry flush at exit.
@@ -26,26 +20,28 @@ const telemetryFlushTimeout = 3 * time.Second
 
 // Main is the whole program behind cmd/iggy-connector-runner, callable from tests: load settings
 // from environ, run until the context from signals ends, and return the exit code. Logs go to
-// stdout (as upstream's); a configuration error or the fatal reason also goes to stderr.
+// stdout (as upstream's); a configuration error or the fatal reason goes to stderr as one line
+// (runnerproc.ConfigErrorLine, runnerproc.FatalPrefix). The exit codes are runnerproc's.
 func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Context, context.CancelFunc)) int {
 	ctx, cancel := signals()
 	defer cancel()
 
-	boot := slog.New(slog.NewTextHandler(stderr, nil))
+	invalid := func(err error) int {
+		fmt.Fprintln(stderr, runnerproc.ConfigErrorLine(err.Error()))
+		return runnerproc.ExitConfig
+	}
 	loadCtx, cancelLoad := context.WithTimeout(ctx, time.Minute)
 	s, err := LoadSettings(loadCtx, environ)
 	cancelLoad()
 	if err != nil {
-		boot.Error("invalid configuration", "error", err)
-		return ExitConfig
+		return invalid(err)
 	}
 	key := s.Connector.Key
 	tel, err := telemetry.Setup(ctx, s.Runtime.Telemetry, telemetry.Resource{
 		ConnectorKey: key, ConnectorKind: string(s.Connector.Kind), PID: os.Getpid(),
 	})
 	if err != nil {
-		boot.Error("invalid configuration", "error", fmt.Errorf("connector %q: %w", key, err))
-		return ExitConfig
+		return invalid(fmt.Errorf("connector %q: %w", key, err))
 	}
 	defer func() {
 		// Flush what is queued; a dead collector must not hold the exit up for long.
@@ -57,19 +53,17 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 	}()
 	log, err := newProcessLogger(stdout, s, logFilter(environ, s.Env.LogLevel), tel)
 	if err != nil {
-		boot.Error("invalid configuration", "error", fmt.Errorf("connector %q: %w", key, err))
-		return ExitConfig
+		return invalid(fmt.Errorf("connector %q: %w", key, err))
 	}
 	tel.SetErrorLogger(log)
 	defer routeStdlibLog(log)()
 	if !s.Connector.Enabled {
 		log.Warn("connector is disabled (enabled = false); nothing to run")
-		return ExitOK
+		return runnerproc.ExitOK
 	}
 	r, err := New(s, log, tel)
 	if err != nil {
-		boot.Error("invalid configuration", "error", err)
-		return ExitConfig
+		return invalid(err)
 	}
 	if config.DisplayConfig(environ) {
 		log.Info("effective runtime configuration", "config", fmt.Sprintf("%+v", s.Runtime.Redacted()))
@@ -77,21 +71,19 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 	if s.Env.CPUProfile != "" {
 		f, err := os.Create(s.Env.CPUProfile)
 		if err != nil {
-			boot.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
-			return ExitConfig
+			return invalid(fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
-			boot.Error("invalid configuration", "error", fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
-			return ExitConfig
+			return invalid(fmt.Errorf("IGGY_CONNECTOR_CPU_PROFILE: %w", err))
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	log.Info("starting connector runner", "pid", os.Getpid(), "iggy_address", s.Iggy.Address)
 	if err := r.Run(ctx); err != nil {
-		fmt.Fprintln(stderr, "iggy-connector-runner: fatal:", err)
-		return ExitFatal
+		fmt.Fprintln(stderr, runnerproc.FatalPrefix+err.Error())
+		return runnerproc.ExitFatal
 	}
-	return ExitOK
+	return runnerproc.ExitOK
 }
 
 // routeStdlibLog sends what libraries print with the standard log package (the Iggy SDK does)

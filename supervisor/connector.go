@@ -15,7 +15,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
-	"github.com/iggy-connectors-go/runtime/runner"
 )
 
 // Connector statuses, spelled as upstream's REST API spells them (http-api.md §5.2).
@@ -216,24 +215,30 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 			m.setStatus(statusStopped)
 			return
 		}
+		var exit exitInfo // how the runner ended, when it ran at all
 		if err != nil {
 			m.setError(err.Error())
 			report(err)
+			var early *exitedError // it exited before its endpoint answered, as on bad configuration
+			if errors.As(err, &early) {
+				exit = early.exit
+				m.sup.log.Warn("runner exited while starting", "connector", m.label(), "exit", exit.String())
+			}
 		} else {
 			if stopped := m.watch(c, stop, report); stopped {
 				return
 			}
-			exit := c.exit
+			exit = c.exit
 			m.setError(exit.String())
 			report(errors.New(exit.String()))
 			m.sup.log.Warn("runner exited", "connector", m.label(), "pid", c.pid, "exit", exit.String())
-			if exit.Code == runner.ExitConfig && exit.ConfigError {
-				// A configuration error does not heal by itself: wait for a restart request.
-				m.setError(exit.String() + " (invalid configuration; not restarted until POST /" + m.kind.Plural() + "/" + m.key + "/restart)")
-				<-stop
-				m.setStatus(statusStopped)
-				return
-			}
+		}
+		if exit.ConfigError {
+			// A configuration error does not heal by itself: wait for a restart request.
+			m.setError(exit.String() + " (invalid configuration; not restarted until POST /" + m.kind.Plural() + "/" + m.key + "/restart)")
+			<-stop
+			m.setStatus(statusStopped)
+			return
 		}
 		t := time.NewTimer(backoff.pause(time.Since(started)))
 		select {

@@ -348,3 +348,53 @@ func readFile(t testing.TB, path string) string {
 	}
 	return string(b)
 }
+
+// A runner that refuses its configuration exits 2, and so does a runner the Go runtime kills (here
+// a plugin's segfault): only the first is a configuration error, which waits for POST .../restart
+// and refuses again when nothing changed; the crash is restarted with backoff meanwhile.
+func TestConfigErrorWaitsForRestartWhileACrashIsRestarted(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("fault"), "demo", "events", "")+
+		"\n[plugin_config]\nmessages_per_batch = 5\ninterval_ms = 20\n")
+	f.write(t, "connectors/crashy.toml", sinkFile("crashy", f.plugin("fault"), "demo", "events", "")+
+		"\n[plugin_config]\ncrash_on_batch = 1\n")
+	// The supervisor takes it; the runner refuses it when it builds the transforms.
+	f.write(t, "connectors/misconfigured.toml", sinkFile("misconfigured", f.plugin("null_sink"), "demo", "events", "")+
+		"\n[plugin_config]\n\n[transforms.unwrap_envelope]\nenabled = true\nfield = \"\"\n")
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+
+	waitFor(t, p, waitLong, "the crashing sink to be restarted twice", func() bool {
+		return statsOf(t, p, nil)["sink/crashy"].Restarts >= 2
+	})
+	crashExit := func(l string) bool {
+		return strings.Contains(l, "runner exited") && strings.Contains(l, "connector=sink/crashy") &&
+			strings.Contains(l, "code 2") && strings.Contains(l, "SIGSEGV")
+	}
+	if !slices.ContainsFunc(strings.Split(p.Logs(), "\n"), crashExit) {
+		t.Errorf("no log line shows the crash exiting with status 2:\n%s", p.Logs())
+	}
+	bad := statsOf(t, p, nil)["sink/misconfigured"]
+	if bad.Status != "error" || bad.Restarts != 0 || bad.LastError == nil {
+		t.Fatalf("misconfigured sink: status %s, restarts %d, last error %v; want error, never restarted", bad.Status, bad.Restarts, bad.LastError)
+	}
+	for _, want := range []string{"code 2", "invalid configuration", "unwrap_envelope", "not restarted until POST /sinks/misconfigured/restart"} {
+		if !strings.Contains(bad.LastError.Message, want) {
+			t.Errorf("last_error %q does not mention %q", bad.LastError.Message, want)
+		}
+	}
+
+	refusals := func() int {
+		return strings.Count(p.Logs(), `msg="runner exited while starting" connector=sink/misconfigured`)
+	}
+	before := refusals()
+	resp, body, err := p.Do(http.MethodPost, "/sinks/misconfigured/restart", nil, "")
+	if err != nil || resp.StatusCode == http.StatusNoContent || !strings.Contains(string(body), "unwrap_envelope") {
+		t.Fatalf("POST restart of a configuration the runner refuses: %v %v %s; want an error naming the transform", resp, err, body)
+	}
+	waitFor(t, p, waitLong, "the supervisor's log of the second refusal", func() bool { return refusals() > before })
+	if st := statsOf(t, p, nil)["sink/misconfigured"]; st.Status != "error" || st.Restarts != 0 {
+		t.Errorf("after POST restart: status %s, restarts %d; want error, no automatic restarts", st.Status, st.Restarts)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // Runner processes are forked from one goroutine locked to its OS thread for the life of the
@@ -52,7 +54,8 @@ type exitInfo struct {
 	Signal string // the signal's name when killed by one
 	// Fatal is the runner's last fatal or error log line, the best explanation of the exit.
 	Fatal string
-	// ConfigError: the runner refused its configuration (it will refuse it again).
+	// ConfigError: the runner refused its configuration (it will refuse it again): it exited
+	// runnerproc.ExitConfig after announcing a configuration error, with no crash report after.
 	ConfigError bool
 }
 
@@ -83,7 +86,7 @@ type child struct {
 	// crashed: the Go runtime reported a fatal signal or panic (it exits with code 2 too, which
 	// is otherwise the runner's invalid-configuration code).
 	crashed bool
-	// configError: the runner said its configuration is invalid.
+	// configError: the runner announced a configuration error (runnerproc.ConfigErrorPrefix).
 	configError bool
 	copied      chan struct{}
 }
@@ -134,7 +137,7 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 		}
 		c.logsMu.Lock()
 		info.Fatal = c.fatal
-		info.ConfigError = c.configError && !c.crashed
+		info.ConfigError = info.Code == runnerproc.ExitConfig && c.configError && !c.crashed
 		c.logsMu.Unlock()
 		c.exit = info
 		c.http.CloseIdleConnections()
@@ -145,9 +148,6 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 
 // maxRunnerLine bounds one relayed runner output line; the rest of a longer line is dropped.
 const maxRunnerLine = 1 << 20
-
-// runnerFatalPrefix is how cmd/iggy-connector-runner reports the error it exits with.
-const runnerFatalPrefix = "iggy-connector-runner: fatal: "
 
 func (c *child) forward(r io.ReadCloser, onLine lineFunc) {
 	defer close(c.copied)
@@ -178,7 +178,9 @@ func (c *child) forward(r io.ReadCloser, onLine lineFunc) {
 }
 
 // note keeps the line that best explains an exit: a Go runtime crash report wins over the
-// runner's own fatal line, which wins over any other error line.
+// runner's own fatal or configuration-error line, which wins over any other error line. Once a
+// crash report began, nothing after it counts: not even a line that looks like a configuration
+// error can make a crash look like one.
 func (c *child) note(line string) {
 	c.logsMu.Lock()
 	defer c.logsMu.Unlock()
@@ -190,9 +192,9 @@ func (c *child) note(line string) {
 	case strings.HasPrefix(line, "[signal ") && c.crashed:
 		c.fatal += " " + line
 	case c.crashed:
-	case strings.HasPrefix(line, runnerFatalPrefix):
-		c.fatal = strings.TrimPrefix(line, runnerFatalPrefix)
-	case strings.Contains(line, `msg="invalid configuration"`), strings.Contains(line, `"msg":"invalid configuration"`):
+	case strings.HasPrefix(line, runnerproc.FatalPrefix):
+		c.fatal = strings.TrimPrefix(line, runnerproc.FatalPrefix)
+	case strings.HasPrefix(line, runnerproc.ConfigErrorPrefix):
 		c.configError, c.fatal = true, line
 	case strings.Contains(line, "level=ERROR"), strings.Contains(line, `"level":"ERROR"`):
 		c.fatal = line
@@ -225,12 +227,18 @@ func (c *child) stop(grace time.Duration) {
 	}
 }
 
-// waitReady polls /health until the endpoint answers, the process exits or timeout passes.
+// exitedError: the runner exited before its endpoint answered (a configuration error does that).
+type exitedError struct{ exit exitInfo }
+
+func (e *exitedError) Error() string { return e.exit.String() }
+
+// waitReady polls /health until the endpoint answers, the process exits (an *exitedError) or
+// timeout passes.
 func (c *child) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if c.exited() {
-			return fmt.Errorf("%s", c.exit)
+			return &exitedError{c.exit}
 		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		_, err := c.health(cctx)

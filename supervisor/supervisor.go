@@ -21,6 +21,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // RuntimeVersion is the upstream runtime version this build emulates; /stats reports it.
@@ -299,8 +300,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		switch {
 		case strings.HasPrefix(name, config.EnvPrefix), strings.HasPrefix(name, "IGGY_SUPERVISOR_"):
 			continue
-		case name == "IGGY_CONNECTOR_CONFIG", name == "IGGY_CONNECTOR_CONFIG_PATH",
-			name == "IGGY_CONNECTOR_TYPE", name == "IGGY_CONNECTOR_KEY":
+		case slices.Contains(runnerproc.SelectorVars, name):
 			continue
 		}
 		env = append(env, kv)
@@ -325,7 +325,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
 	}
-	return append(env, "IGGY_CONNECTOR_CONFIG="+string(doc)), nil
+	return append(env, runnerproc.EnvConfig+"="+string(doc)), nil
 }
 
 // lookup finds a connector of the running set.

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 	"github.com/iggy-connectors-go/runtime/runner"
 )
 
@@ -19,8 +20,8 @@ func main() {
 			runner.Usage(os.Stdout)
 			return
 		default:
-			fmt.Fprintf(os.Stderr, "iggy-connector-runner: unexpected argument %q (configuration is by environment variables; see --help)\n", a)
-			os.Exit(2)
+			fmt.Fprintln(os.Stderr, runnerproc.ConfigErrorLine(fmt.Sprintf("unexpected argument %q (configuration is by environment variables; see --help)", a)))
+			os.Exit(runnerproc.ExitConfig)
 		}
 	}
 	os.Exit(runner.Main(os.Environ(), os.Stdout, os.Stderr, signalContext))

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hamba/avro/v2"
 
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
@@ -97,17 +99,19 @@ func (s *AvroSchema) String() string { return s.schema.String() }
 // objects in schema field order, unions are unwrapped, enums become their
 // symbol, bytes and fixed become arrays of numbers, maps become objects and
 // logical types are left as their underlying values.
-func (s *AvroSchema) DecodeJSON(b []byte) (any, error) {
+func (s *AvroSchema) DecodeJSON(b []byte) (_ any, err error) {
+	defer panicerr.Catch(&err)
 	if len(b) == 0 {
 		return nil, fmt.Errorf("%w: empty payload", ErrInvalidAvro)
 	}
-	r := avroReaders.Get().(*avro.Reader)
+	d := avroReaders.Get().(*avroReader)
 	defer func() {
-		r.Reset(nil)
-		r.Error = nil
-		avroReaders.Put(r)
+		d.r.Reset(nil)
+		d.r.Error = nil
+		avroReaders.Put(d)
 	}()
-	d := avroReader{r: r.Reset(b), budget: len(b) + avroSpareElements}
+	d.r.Reset(b)
+	d.size, d.budget = len(b), len(b)+avroSpareElements
 	v, err := d.value(s.schema, 0)
 	if err == nil && d.r.Error != nil {
 		err = d.r.Error
@@ -127,7 +131,56 @@ func (s *AvroSchema) DecodeJSON(b []byte) (any, error) {
 
 type avroReader struct {
 	r      *avro.Reader
-	budget int // array and map elements left
+	size   int    // of the whole datum
+	budget int    // array and map elements left
+	slab   []byte // kept across decodes, carved front to back
+}
+
+// avroSlabSize is the chunk small strings are carved from, as hamba's reader does.
+const avroSlabSize = 1024
+
+// lengthPrefixed reads a bytes or string value. hamba's reader allocates the length a value
+// claims before it reads (up to MaxByteSliceSize), so a few bytes claiming a 1 MiB string cost
+// 1 MiB each; a length beyond the whole datum fails here before anything is allocated. Small
+// values share a slab; the result is never overwritten, so strings may alias it.
+func (d *avroReader) lengthPrefixed(what string) ([]byte, error) {
+	n := d.r.ReadLong()
+	if d.r.Error != nil {
+		return nil, d.r.Error
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("invalid %s length %d", what, n)
+	}
+	if n > int64(d.size) {
+		return nil, fmt.Errorf("the datum is truncated: a %s of %d bytes in a %d-byte datum", what, n, d.size)
+	}
+	if n == 0 {
+		return []byte{}, nil
+	}
+	var buf []byte
+	if n <= avroSlabSize {
+		if cap(d.slab)-len(d.slab) < int(n) {
+			d.slab = make([]byte, 0, avroSlabSize)
+		}
+		buf = d.slab[len(d.slab) : len(d.slab)+int(n)]
+		d.slab = d.slab[:len(d.slab)+int(n)]
+	} else {
+		buf = make([]byte, n)
+	}
+	d.r.Read(buf)
+	return buf, d.r.Error
+}
+
+// str reads a string value that must be UTF-8; it aliases the slab.
+func (d *avroReader) str(what string) (string, error) {
+	b, err := d.lengthPrefixed(what)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("%s is not valid UTF-8", what)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 func (d *avroReader) value(s avro.Schema, depth int) (any, error) {
@@ -154,16 +207,17 @@ func (d *avroReader) value(s avro.Schema, depth int) (any, error) {
 	case avro.Double:
 		return finiteAvroFloat(r.ReadDouble(), r.Error)
 	case avro.String:
-		str := r.ReadString()
-		if r.Error != nil {
-			return nil, r.Error
-		}
-		if !utf8.ValidString(str) {
-			return nil, errors.New("string is not valid UTF-8")
+		str, err := d.str("string")
+		if err != nil {
+			return nil, err
 		}
 		return str, nil
 	case avro.Bytes:
-		return byteNumbers(r.ReadBytes()), r.Error
+		b, err := d.lengthPrefixed("bytes")
+		if err != nil {
+			return nil, err
+		}
+		return byteNumbers(b), nil
 	case avro.Fixed:
 		buf := make([]byte, s.(*avro.FixedSchema).Size())
 		r.Read(buf)
@@ -214,12 +268,9 @@ func (d *avroReader) value(s avro.Schema, depth int) (any, error) {
 		values := s.(*avro.MapSchema).Values()
 		obj := NewOrderedMap(0)
 		err := d.blocks(func() error {
-			key := r.ReadString()
-			if r.Error != nil {
-				return r.Error
-			}
-			if !utf8.ValidString(key) {
-				return errors.New("map key is not valid UTF-8")
+			key, err := d.str("map key")
+			if err != nil {
+				return err
 			}
 			v, err := d.value(values, depth+1)
 			obj.Set(key, v)
@@ -279,7 +330,8 @@ func byteNumbers(b []byte) []any {
 // branch that can hold the value; int must fit in 32 bits; bytes and fixed
 // take a string or an array of numbers 0..255; enums take a symbol; float
 // and double take any number. Errors name the path to the offending value.
-func (s *AvroSchema) EncodeJSON(v any) ([]byte, error) {
+func (s *AvroSchema) EncodeJSON(v any) (_ []byte, err error) {
+	defer panicerr.Catch(&err)
 	w := avroWriters.Get().(*avro.Writer)
 	defer func() {
 		w.Reset(nil)
@@ -297,7 +349,9 @@ func (s *AvroSchema) EncodeJSON(v any) ([]byte, error) {
 
 // avroReaders reuses decoders and their string slabs: strings are carved
 // from a slab front to back and never overwritten, so they stay valid.
-var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)) }}
+var avroReaders = sync.Pool{New: func() any {
+	return &avroReader{r: avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig))}
+}}
 
 // avroWriters reuses encode buffers; the result is copied out of them.
 var avroWriters = sync.Pool{New: func() any { return avro.NewWriter(nil, 256, avro.WithWriterConfig(avroConfig)) }}

@@ -88,23 +88,25 @@ func ParseSchema(name string) (postcard.Schema, error) {
 }
 
 // NewDecoder returns the decoder for schema, validating opts. Schemas without
-// a codec yet fail with an error wrapping ErrUnsupportedSchema.
+// a codec yet fail with an error wrapping ErrUnsupportedSchema. A panic while
+// decoding is returned as an error (guard.go).
 func NewDecoder(schema postcard.Schema, opts Options) (Decoder, error) {
 	f, err := lookupFormat(schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	return f.newDecoder(schema, opts)
+	return guardDecoder(f.newDecoder(schema, opts))
 }
 
 // NewEncoder returns the encoder for schema, validating opts. Schemas without
-// a codec yet fail with an error wrapping ErrUnsupportedSchema.
+// a codec yet fail with an error wrapping ErrUnsupportedSchema. A panic while
+// encoding is returned as an error (guard.go).
 func NewEncoder(schema postcard.Schema, opts Options) (Encoder, error) {
 	f, err := lookupFormat(schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	return f.newEncoder(schema, opts)
+	return guardEncoder(f.newEncoder(schema, opts))
 }
 
 func lookupFormat(schema postcard.Schema, opts Options) (format, error) {

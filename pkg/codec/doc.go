@@ -7,12 +7,18 @@
 //	json, raw, text  codec.go
 //	proto            proto.go: google.protobuf.Any with StringValue/BytesValue
 //	                 wrappers on streams; ProtoSchema for .proto message types
+//	                 (proto_maps.go checks map entries protobuf-go panics on)
 //	flat_buffer      flatbuffer.go: schemaless buffers (root string, byte
 //	                 vector, or vector of key/value strings for objects)
 //	avro             avro.go: one bare datum of the avro_schema_json or
 //	                 avro_schema_path schema; AvroSchema for the transforms
 //
 // ProtoSchema and AvroSchema are also what the *_convert transforms use.
+//
+// Payload bytes are untrusted: the decoders and encoders NewDecoder and
+// NewEncoder return (guard.go), PayloadFromFFI, AppendPayloadToFFI and the
+// schemas' DecodeJSON and EncodeJSON return a panic as an error wrapping
+// panicerr.ErrPanic, so one bad message cannot stop the connector.
 //
 // # JSON value model
 //

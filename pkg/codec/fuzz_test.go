@@ -61,6 +61,7 @@ func FuzzTextDecoder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := dec.Decode(b)
+		noPanic(t, err)
 		if utf8.Valid(b) != (err == nil) {
 			t.Fatalf("Decode(%q) error = %v, but utf8.Valid = %v", b, err, utf8.Valid(b))
 		}
@@ -80,6 +81,7 @@ func FuzzPayloadFromFFI(f *testing.F) {
 	f.Add(uint8(postcard.SchemaText), []byte("text"))
 	f.Fuzz(func(t *testing.T, schema uint8, b []byte) {
 		p, err := codec.PayloadFromFFI(postcard.Schema(schema%6), b)
+		noPanic(t, err)
 		if postcard.Schema(schema%6) != postcard.SchemaProto {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
@@ -68,7 +69,8 @@ func PayloadToFFI(p Payload) ([]byte, error) {
 
 // AppendPayloadToFFI is PayloadToFFI appending to dst, so a caller can reuse
 // one buffer for a whole batch.
-func AppendPayloadToFFI(dst []byte, p Payload) ([]byte, error) {
+func AppendPayloadToFFI(dst []byte, p Payload) (out []byte, err error) {
+	defer panicerr.Catch(&err)
 	switch p.Kind {
 	case postcard.SchemaJSON:
 		if dst == nil {
@@ -93,8 +95,10 @@ func AppendPayloadToFFI(dst []byte, p Payload) ([]byte, error) {
 // json parses (error when invalid), raw keeps the bytes, text checks UTF-8,
 // flat_buffer and avro keep the bytes under their own kind, and proto decodes
 // a google.protobuf.Any into JSON {"type_url", "value": base64}, falling back
-// to Raw bytes (proto never fails). Byte payloads alias b.
-func PayloadFromFFI(schema postcard.Schema, b []byte) (Payload, error) {
+// to Raw bytes (proto never fails). Byte payloads alias b. Here and in
+// AppendPayloadToFFI a panic is returned as an error wrapping panicerr.ErrPanic.
+func PayloadFromFFI(schema postcard.Schema, b []byte) (p Payload, err error) {
+	defer panicerr.Catch(&err)
 	switch schema {
 	case postcard.SchemaJSON:
 		v, err := ParseJSON(b)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
@@ -166,6 +167,13 @@ func (e protoStreamEncoder) Encode(p Payload) ([]byte, error) {
 // value model. Safe for concurrent use.
 type ProtoSchema struct {
 	desc protoreflect.MessageDescriptor
+	// withMaps are the types reachable from desc that can hold a map field,
+	// whose entries DecodeJSON checks first (proto_maps.go).
+	withMaps map[protoreflect.FullName]bool
+}
+
+func newProtoSchema(md protoreflect.MessageDescriptor) *ProtoSchema {
+	return &ProtoSchema{desc: md, withMaps: typesHoldingMaps(md)}
 }
 
 // LoadProtoSchema compiles the .proto file at path, resolving imports from
@@ -189,7 +197,7 @@ func LoadProtoSchema(path string, includePaths []string, messageType string) (*P
 	if err != nil {
 		return nil, fmt.Errorf("%w: proto file %s: %v", ErrProtoSchema, path, err)
 	}
-	return &ProtoSchema{desc: md}, nil
+	return newProtoSchema(md), nil
 }
 
 // protoImportName finds how the compiler should name path: relative to the
@@ -236,7 +244,7 @@ func ProtoSchemaFromDescriptorSet(set []byte, messageType string) (*ProtoSchema,
 	if !ok {
 		return nil, fmt.Errorf("%w: descriptor_set: %q is not a message", ErrProtoSchema, messageType)
 	}
-	return &ProtoSchema{desc: md}, nil
+	return newProtoSchema(md), nil
 }
 
 func findProtoMessage(file protoreflect.FileDescriptor, messageType string) (protoreflect.MessageDescriptor, error) {
@@ -272,7 +280,8 @@ func (s *ProtoSchema) MessageType() string { return string(s.desc.FullName()) }
 // it by protobuf's JSON mapping (proto or JSON field names, enums by name or
 // number, 64-bit integers as numbers or strings, bytes as base64). Unknown
 // keys are an error when strict, else ignored.
-func (s *ProtoSchema) EncodeJSON(v any, strict bool) ([]byte, error) {
+func (s *ProtoSchema) EncodeJSON(v any, strict bool) (_ []byte, err error) {
+	defer panicerr.Catch(&err)
 	text, err := MarshalJSON(v)
 	if err != nil {
 		return nil, err
@@ -293,7 +302,11 @@ func (s *ProtoSchema) EncodeJSON(v any, strict bool) ([]byte, error) {
 // fields with their defaults, enums by name, bytes as base64, 64-bit
 // integers as numbers and well-known types in their JSON form. Unknown
 // fields are an error when strict, else dropped.
-func (s *ProtoSchema) DecodeJSON(b []byte, strict bool) (any, error) {
+func (s *ProtoSchema) DecodeJSON(b []byte, strict bool) (_ any, err error) {
+	defer panicerr.Catch(&err)
+	if err := checkMapEntries(b, s.desc, s.withMaps, 0); err != nil {
+		return nil, fmt.Errorf("%w: not a %s message: %v", ErrInvalidProto, s.MessageType(), err)
+	}
 	msg := dynamicpb.NewMessage(s.desc)
 	if err := proto.Unmarshal(b, msg); err != nil {
 		return nil, fmt.Errorf("%w: not a %s message: %v", ErrInvalidProto, s.MessageType(), err)

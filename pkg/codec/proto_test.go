@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
@@ -295,5 +296,63 @@ func TestProtoSchemaFromDescriptorSet(t *testing.T) {
 		if _, err := codec.ProtoSchemaFromDescriptorSet(tt.set, tt.messageType); !errors.Is(err, codec.ErrProtoSchema) {
 			t.Errorf("%s: error = %v, want ErrProtoSchema", tt.name, err)
 		}
+	}
+}
+
+// fuzzMapKeyPanic is the input FuzzProtoSchemaDecode found (kept in its seed
+// corpus as af65fc96e78106af): in its map<string, int64> entry the key comes
+// once as a string and then again as a varint, on which protobuf-go's
+// proto.Unmarshal panics ("cannot convert nil to map key").
+const fuzzMapKeyPanic = "000\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x0100100000000100000000%00000010000000000002\x010b\x0e\n\x01000\b\x80\xf2\xd6\xca02\x010"
+
+// A map entry whose key or value has the wrong wire type is an ordinary
+// decode error naming the map field, wherever the map sits; well-formed
+// entries, including ones without a key or a value, still decode.
+func TestProtoSchemaRejectsMalformedMapEntries(t *testing.T) {
+	s, err := codec.LoadProtoSchema("testdata/proto/fuzz.proto", nil, "fuzz.Node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// counters is field 12 (tag 0x62) of fuzz.Node, children field 11 (tag 0x5a).
+	keyTwice := []byte{0x62, 0x05, 0x0a, 0x01, 'a', 0x08, 0x00} // key "a", then key as a varint
+	bad := []struct {
+		name string
+		in   []byte
+	}{
+		{"the fuzzer's input", []byte(fuzzMapKeyPanic)},
+		{"key repeated with another wire type", keyTwice},
+		{"key with the wrong wire type only", []byte{0x62, 0x02, 0x08, 0x01}},
+		{"value with the wrong wire type", []byte{0x62, 0x05, 0x0a, 0x01, 'a', 0x12, 0x00}},
+		{"in a nested message", append([]byte{0x5a, byte(len(keyTwice))}, keyTwice...)},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.DecodeJSON(tt.in, false)
+			if !errors.Is(err, codec.ErrInvalidProto) || errors.Is(err, panicerr.ErrPanic) || !strings.Contains(err.Error(), "map field counters") {
+				t.Fatalf("err = %v; want an ErrInvalidProto naming map field counters, not a panic", err)
+			}
+		})
+	}
+	good := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"key and value", []byte{0x62, 0x05, 0x0a, 0x01, 'a', 0x10, 0x07}, `{"a":7}`},
+		{"value only", []byte{0x62, 0x02, 0x10, 0x07}, `{"":7}`},
+		{"key only", []byte{0x62, 0x03, 0x0a, 0x01, 'k'}, `{"k":0}`},
+		{"unknown field in the entry", []byte{0x62, 0x07, 0x0a, 0x01, 'a', 0x18, 0x01, 0x10, 0x02}, `{"a":2}`},
+	}
+	for _, tt := range good {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := s.DecodeJSON(tt.in, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counters, _ := v.(*codec.OrderedMap).Get("counters")
+			if got, _ := codec.MarshalJSON(counters); string(got) != tt.want {
+				t.Errorf("counters = %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // KeyConnectorKey is the attribute naming the connector of a line.
@@ -23,7 +25,7 @@ const MaxRelayLine = 1 << 20
 
 // crashPrefixes start the lines a Go runtime crash or the runner's last word
 // begin with; they and the stack trace after them are errors.
-var crashPrefixes = []string{"panic: ", "fatal error: ", "SIGSEGV: ", "SIGABRT: ", "iggy-connector-runner: fatal: "}
+var crashPrefixes = []string{"panic: ", "fatal error: ", "SIGSEGV: ", "SIGABRT: ", runnerproc.FatalPrefix, runnerproc.ConfigErrorPrefix}
 
 // Relay reads a runner's output line by line until EOF and logs every line on
 // log, tagged with connector_key = connectorKey. A line the runner wrote as a

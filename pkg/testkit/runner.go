@@ -105,6 +105,19 @@ func goTool() string {
 	return "/usr/local/go/bin/go"
 }
 
+// PackageDeps lists the import paths the package in dir depends on, itself included (`go list
+// -deps`), for tests that keep the dependency direction.
+func PackageDeps(tb testing.TB, dir string) []string {
+	tb.Helper()
+	cmd := exec.Command(goTool(), "list", "-deps", ".")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("go list -deps in %s: %v", dir, err)
+	}
+	return strings.Fields(string(out))
+}
+
 // RunnerProc is one runner process started by a test, with its HTTP endpoint on a Unix socket.
 type RunnerProc struct {
 	Cmd        *exec.Cmd

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
@@ -166,6 +167,21 @@ type failAll struct{}
 
 func (failAll) Name() string                       { return "fail_all" }
 func (failAll) Apply(*codec.Message) (bool, error) { return false, errors.New("boom") }
+
+// panicAll has a bug: it panics on every message.
+type panicAll struct{}
+
+func (panicAll) Name() string                       { return "panic_all" }
+func (panicAll) Apply(*codec.Message) (bool, error) { panic("nil map") }
+
+// A transform that panics fails the message like any failing transform, and the chain stops.
+func TestRunReturnsAPanicAsAFailure(t *testing.T) {
+	m := jsonMessage(t, `{"a":1}`)
+	keep, err := transform.Run([]transform.Transform{panicAll{}, dropAll{}}, m)
+	if keep || !errors.Is(err, panicerr.ErrPanic) || !strings.HasPrefix(err.Error(), "transform panic_all: panic on malformed input: nil map") {
+		t.Fatalf("Run = %v, %v; want a failure naming the transform and the panic", keep, err)
+	}
+}
 
 func TestRunStopsAtFirstDropOrFailure(t *testing.T) {
 	add := buildTOML(t, `

@@ -5,7 +5,8 @@
 // codecs in pkg/codec). Build turns a connector's decoded [transforms] table into
 // a list that runs in config-file order (decision 2); Run applies it to one
 // message and tells a dropped message (keep=false) apart from a failed one
-// (an error), so callers count them separately (decision 3).
+// (an error), so callers count them separately (decision 3). A transform that
+// panics on a message fails that message (pkg/panicerr), like any other error.
 //
 // The field transforms touch only the top-level keys of a JSON object
 // payload; any other payload (text, raw, JSON arrays and scalars) passes

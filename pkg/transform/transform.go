@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
 )
 
 // Transform is one configured transform. Apply changes m in place and
@@ -141,10 +142,11 @@ func quoteAll(names []string) string {
 
 // Run applies ts to m in order and stops at the first transform that drops
 // the message (keep=false, nil error) or fails (keep=false and an error
-// naming the transform).
+// naming the transform). A transform that panics on the message fails it
+// with an error wrapping panicerr.ErrPanic; m may then be half changed.
 func Run(ts []Transform, m *codec.Message) (keep bool, err error) {
 	for _, t := range ts {
-		keep, err := t.Apply(m)
+		keep, err := apply(t, m)
 		if err != nil {
 			return false, fmt.Errorf("transform %s: %w", t.Name(), err)
 		}
@@ -153,6 +155,11 @@ func Run(ts []Transform, m *codec.Message) (keep bool, err error) {
 		}
 	}
 	return true, nil
+}
+
+func apply(t Transform, m *codec.Message) (keep bool, err error) {
+	defer panicerr.Catch(&err)
+	return t.Apply(m)
 }
 
 // jsonObject returns the payload's top-level JSON object, or nil when the

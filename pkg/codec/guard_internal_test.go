@@ -1,0 +1,54 @@
+package codec
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/panicerr"
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+)
+
+// panicking is a codec with a bug: it panics on every input.
+type panicking struct{}
+
+func (panicking) Schema() postcard.Schema        { return postcard.SchemaRaw }
+func (panicking) Decode([]byte) (Payload, error) { panic("decoder bug") }
+func (panicking) Encode(Payload) ([]byte, error) { panic("encoder bug") }
+
+// What NewDecoder and NewEncoder hand out turns a panic of the codec into an error.
+func TestGuardedCodecsReturnPanicsAsErrors(t *testing.T) {
+	dec, _ := guardDecoder(panicking{}, nil)
+	if _, err := dec.Decode([]byte{1}); !errors.Is(err, panicerr.ErrPanic) || !strings.Contains(err.Error(), "decoder bug") {
+		t.Errorf("Decode: err = %v, want the panic as an error", err)
+	}
+	enc, _ := guardEncoder(panicking{}, nil)
+	if _, err := enc.Encode(RawPayload(nil)); !errors.Is(err, panicerr.ErrPanic) || !strings.Contains(err.Error(), "encoder bug") {
+		t.Errorf("Encode: err = %v, want the panic as an error", err)
+	}
+	for _, s := range []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer} {
+		d, err := NewDecoder(s, nil)
+		if _, guarded := d.(guardedDecoder); err != nil || !guarded {
+			t.Errorf("NewDecoder(%s) = %T, %v; want a guarded decoder", s, d, err)
+		}
+		e, err := NewEncoder(s, nil)
+		if _, guarded := e.(guardedEncoder); err != nil || !guarded {
+			t.Errorf("NewEncoder(%s) = %T, %v; want a guarded encoder", s, e, err)
+		}
+	}
+}
+
+// Should protobuf-go panic on input the map-entry check does not catch, DecodeJSON still
+// returns an error: here the check is left out to let the library's real panic through.
+func TestProtoDecodeJSONReturnsALibraryPanicAsAnError(t *testing.T) {
+	s, err := LoadProtoSchema("testdata/proto/fuzz.proto", nil, "fuzz.Node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchecked := &ProtoSchema{desc: s.desc} // no map-holding types: checkMapEntries walks nothing
+	keyTwice := []byte{0x62, 0x05, 0x0a, 0x01, 'a', 0x08, 0x00}
+	_, err = unchecked.DecodeJSON(keyTwice, false)
+	if !errors.Is(err, panicerr.ErrPanic) || !strings.Contains(err.Error(), "map key") {
+		t.Fatalf("err = %v, want protobuf-go's panic as an error", err)
+	}
+}

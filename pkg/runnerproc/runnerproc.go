@@ -1,0 +1,41 @@
+// Package runnerproc is the process contract between the supervisor and the runners it spawns:
+// exit statuses, the variables that hand a runner its connector, and the last line a runner
+// writes on stderr to say why it exits.
+package runnerproc
+
+import "strings"
+
+// Exit statuses of a runner process. A Go runtime crash (an unrecovered panic, a fatal signal)
+// exits 2 as well, so the status alone does not mean a configuration error: a runner refused its
+// configuration when it exited ExitConfig after a ConfigErrorLine and no crash report followed.
+const (
+	ExitOK     = 0 // graceful stop
+	ExitFatal  = 1 // the connector failed; a supervisor restarts it
+	ExitConfig = 2 // the configuration is missing or invalid: restarting does not help
+)
+
+// The variables that hand a runner its connector: exactly one of a file, an inline document
+// (TOML or JSON), or a type and key to fetch from the configured provider.
+const (
+	EnvConfigPath = "IGGY_CONNECTOR_CONFIG_PATH"
+	EnvConfig     = "IGGY_CONNECTOR_CONFIG"
+	EnvType       = "IGGY_CONNECTOR_TYPE"
+	EnvKey        = "IGGY_CONNECTOR_KEY"
+)
+
+// SelectorVars are the variables above, which a supervisor sets itself and never passes on from
+// its own environment.
+var SelectorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey}
+
+// The runner's last line on stderr before it exits: the reason, after a prefix saying which kind.
+const (
+	FatalPrefix       = "iggy-connector-runner: fatal: "                 // before ExitFatal
+	ConfigErrorPrefix = "iggy-connector-runner: invalid configuration: " // before ExitConfig
+)
+
+// ConfigErrorLine is the line announcing a configuration error: ConfigErrorPrefix and the reason
+// on one line (line breaks in it become "; ").
+func ConfigErrorLine(reason string) string {
+	lines := strings.FieldsFunc(reason, func(r rune) bool { return r == '\n' || r == '\r' })
+	return ConfigErrorPrefix + strings.Join(lines, "; ")
+}

@@ -1,0 +1,20 @@
+package runnerproc_test
+
+import (
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
+)
+
+// The announcement is always one line, whatever the reason holds (joined errors, TOML messages).
+func TestConfigErrorLineIsOneLine(t *testing.T) {
+	for reason, want := range map[string]string{
+		"bad key":                      "bad key",
+		"first\nsecond\r\n\nthird\n":   "first; second; third",
+		`schema "xml": unknown schema`: `schema "xml": unknown schema`,
+	} {
+		if got := runnerproc.ConfigErrorLine(reason); got != runnerproc.ConfigErrorPrefix+want {
+			t.Errorf("ConfigErrorLine(%q) = %q, want %q", reason, got, runnerproc.ConfigErrorPrefix+want)
+		}
+	}
+}
