@@ -14,20 +14,26 @@ import (
 // no allocation per message on the pass-through path.
 //
 // Pass-through: with no transforms, a payload that codec.PassThrough proves the decoder and the
-// encoder would give back unchanged is handed on as it is, skipping both. The plugin receives the
-// same bytes either way (FuzzSinkBatchPassThrough compares the two paths).
+// encoder would give back unchanged is handed on as it is, skipping both. Text transforms: on a
+// json stream whose transforms are all transform.TextTransforms, they edit the payload text
+// directly when they can prove the result equal, skipping the JSON round trip. The plugin
+// receives the same bytes either way (FuzzSinkBatchPassThrough compares the paths).
 type sinkBatch struct {
 	decoder     codec.Decoder
 	transforms  []transform.Transform
-	passThrough bool // no transforms: try codec.PassThrough on each payload
+	passThrough bool                      // no transforms: try codec.PassThrough on each payload
+	text        []transform.TextTransform // json stream, every transform has a text form: try them first
+	textScratch [2][]byte                 // intermediate texts of a chain of text transforms
 
-	records  []postcard.RawMessage
-	hdrBuf   []byte // every record's postcard header map, back to back
-	hdrSpans []hdrSpan
-	hdrMap   postcard.HeaderMap // scratch for one message's headers
-	fields   []messageFields    // backing store of each message's optional fields
-	msgs     []codec.Message    // what transforms see, one per message
-	kinds    []decodedKind      // what the decode pass made of each message
+	records      []postcard.RawMessage
+	hdrBuf       []byte // every record's postcard header map, back to back
+	hdrSpans     []hdrSpan
+	payloadBuf   []byte // payloads the batch wrote (encoded or edited), back to back
+	payloadSpans []payloadSpan
+	hdrMap       postcard.HeaderMap // scratch for one message's headers
+	fields       []messageFields    // backing store of each message's optional fields
+	msgs         []codec.Message    // what transforms see, one per message
+	kinds        []decodedKind      // what the decode pass made of each message
 }
 
 type decodedKind uint8
@@ -36,9 +42,13 @@ const (
 	decodedPayload decodedKind = iota // msgs[i] holds the decoded message
 	passedThrough                     // handed on as polled
 	failedToDecode                    // dropped
+	textCandidate                     // not decoded yet: the text transforms try it first
 )
 
 type hdrSpan struct{ from, to int }
+
+// payloadSpan says that record rec's payload is payloadBuf[from:to].
+type payloadSpan struct{ rec, from, to int }
 
 // messageFields holds the values a codec.Message points at, so a batch needs no allocation per
 // message for them.
@@ -48,10 +58,16 @@ type messageFields struct {
 }
 
 func newSinkBatch(decoder codec.Decoder, transforms []transform.Transform, capacity uint32) *sinkBatch {
-	return &sinkBatch{
+	b := &sinkBatch{
 		decoder: decoder, transforms: transforms, passThrough: len(transforms) == 0,
 		records: make([]postcard.RawMessage, 0, capacity),
+		// Not nil: AppendPayloadToFFI treats a nil dst as "allocate or alias".
+		payloadBuf: make([]byte, 0, 1024),
 	}
+	if decoder.Schema() == postcard.SchemaJSON {
+		b.text = transform.TextTransforms(transforms)
+	}
+	return b
 }
 
 // dropFunc reports a message the batch leaves out because a stage failed on it.
@@ -62,6 +78,7 @@ type dropFunc func(stage string, offset uint64, err error)
 // out. Messages a stage fails on go to drop and are left out. The clock is read once per batch.
 func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeDur time.Duration, filtered int) {
 	b.records, b.hdrBuf, b.hdrSpans = b.records[:0], b.hdrBuf[:0], b.hdrSpans[:0]
+	b.payloadBuf, b.payloadSpans = b.payloadBuf[:0], b.payloadSpans[:0]
 	if cap(b.fields) < len(msgs) {
 		b.fields = make([]messageFields, len(msgs))
 		b.msgs = make([]codec.Message, len(msgs))
@@ -74,18 +91,14 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 	schema := b.decoder.Schema()
 	for i := range msgs {
 		in := &msgs[i]
-		if b.passThrough && codec.PassThrough(schema, in.Payload) {
+		switch {
+		case b.passThrough && codec.PassThrough(schema, in.Payload):
 			kinds[i] = passedThrough
-			continue
+		case b.text != nil:
+			kinds[i] = textCandidate
+		default:
+			kinds[i] = b.decode(in, &decoded[i], &fields[i], drop)
 		}
-		payload, err := b.decoder.Decode(in.Payload)
-		if err != nil {
-			drop("decode", in.Offset, err)
-			kinds[i] = failedToDecode
-			continue
-		}
-		kinds[i] = decodedPayload
-		decoded[i] = inMessageToCodec(in, payload, &fields[i])
 	}
 	decodeDur = time.Since(start)
 
@@ -95,8 +108,16 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		case failedToDecode:
 			continue
 		case passedThrough:
-			b.appendPassedThrough(in)
+			b.appendPassedThrough(in, in.Payload)
 			continue
+		case textCandidate:
+			if b.applyText(in) {
+				continue
+			}
+			// The decoded path, for what the text forms cannot prove (counted as preparing).
+			if b.decode(in, &decoded[i], &fields[i], drop) == failedToDecode {
+				continue
+			}
 		}
 		msg := &decoded[i]
 		keep, err := transform.Run(b.transforms, msg)
@@ -112,26 +133,75 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 			drop("transform", in.Offset, errMissingMessageField)
 			continue
 		}
-		ffiPayload, err := codec.PayloadToFFI(msg.Payload)
+		if k := msg.Payload.Kind; k == postcard.SchemaRaw || k == postcard.SchemaFlatBuffer || k == postcard.SchemaAvro {
+			b.appendTransformed(msg, msg.Payload.Bytes) // handed on as they are, not copied
+			continue
+		}
+		from := len(b.payloadBuf)
+		encoded, err := codec.AppendPayloadToFFI(b.payloadBuf, msg.Payload)
 		if err != nil {
 			drop("encode", in.Offset, err)
 			continue
 		}
-		b.appendTransformed(msg, ffiPayload)
+		b.payloadBuf = encoded
+		b.payloadSpans = append(b.payloadSpans, payloadSpan{len(b.records), from, len(b.payloadBuf)})
+		b.appendTransformed(msg, nil)
 	}
 	clear(decoded) // drop references to payloads until the next batch overwrites them
-	// Header bytes were appended into one growing buffer; slice them only now that it stopped moving.
+	// Header and payload bytes were appended into growing buffers; slice them only now that they
+	// stopped moving.
 	for i := range b.records {
 		if s := b.hdrSpans[i]; s.to > s.from {
 			b.records[i].Headers = b.hdrBuf[s.from:s.to]
 		}
 	}
+	for _, s := range b.payloadSpans {
+		b.records[s.rec].Payload = b.payloadBuf[s.from:s.to:s.to]
+	}
 	return decodeDur, filtered
 }
 
-// appendPassedThrough appends a message handed on unchanged: its fields, headers and payload as
-// polled (the payload aliases the poll reply, which the batch owns).
-func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage) {
+// decode decodes one message into msg, or drops it.
+func (b *sinkBatch) decode(in *iggyclient.InMessage, msg *codec.Message, f *messageFields, drop dropFunc) decodedKind {
+	payload, err := b.decoder.Decode(in.Payload)
+	if err != nil {
+		drop("decode", in.Offset, err)
+		return failedToDecode
+	}
+	*msg = inMessageToCodec(in, payload, f)
+	return decodedPayload
+}
+
+// applyText runs the chain of text transforms over the payload text and appends the record;
+// false when one of them cannot prove its edit (nothing was appended then).
+func (b *sinkBatch) applyText(in *iggyclient.InMessage) bool {
+	text := in.Payload
+	for j, t := range b.text {
+		if j == len(b.text)-1 {
+			from := len(b.payloadBuf)
+			out, ok := t.ApplyJSONText(b.payloadBuf, text)
+			if !ok {
+				return false
+			}
+			b.payloadBuf = out
+			b.payloadSpans = append(b.payloadSpans, payloadSpan{len(b.records), from, len(out)})
+			b.appendPassedThrough(in, nil)
+			return true
+		}
+		scratch := &b.textScratch[j%2]
+		out, ok := t.ApplyJSONText((*scratch)[:0], text)
+		if !ok {
+			return false
+		}
+		*scratch, text = out, out
+	}
+	return false // no text transforms: not a text candidate
+}
+
+// appendPassedThrough appends a message with its fields and headers as polled and the given
+// payload (a polled payload aliases the poll reply, which the batch owns; nil when a payloadSpan
+// fills it in later).
+func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage, payload []byte) {
 	from := len(b.hdrBuf)
 	if len(in.Headers) > 0 {
 		b.hdrMap = appendHeadersToPostcard(b.hdrMap[:0], in.Headers)
@@ -141,7 +211,7 @@ func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage) {
 	b.records = append(b.records, postcard.RawMessage{
 		ID: idFromBytes(in.ID), Offset: in.Offset, Checksum: in.Checksum,
 		Timestamp: in.Timestamp, OriginTimestamp: in.OriginTimestamp,
-		Payload: in.Payload,
+		Payload: payload,
 	})
 }
 

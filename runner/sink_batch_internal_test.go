@@ -19,10 +19,11 @@ import (
 // left to the avro tests; it never passes through).
 var batchSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer}
 
-// FuzzSinkBatchPassThrough: the pass-through never changes what the plugin receives. A batch
-// prepared with it and the same batch decoded and re-encoded message by message give the same
-// postcard RawMessages bytes and drop the same messages at the same stages. Seeded with the
-// FuzzParseJSON corpus.
+// FuzzSinkBatchPassThrough: the fast paths never change what the plugin receives. A batch
+// prepared with the pass-through (no transforms) or the text form of add_fields, and the same
+// batch decoded, transformed and re-encoded message by message, give the same postcard
+// RawMessages bytes and drop the same messages at the same stages. Seeded with the FuzzParseJSON
+// corpus.
 func FuzzSinkBatchPassThrough(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"id":"x","n":1}`), []byte(`{"id": "x"}`), true)
 	f.Add(uint8(0), []byte(`{"a":1,"a":2}`), []byte(`not json`), false)
@@ -40,17 +41,36 @@ func FuzzSinkBatchPassThrough(f *testing.F) {
 		msgs := batchOf(withHeaders, p1, p2, p1)
 		fast, slow := newSinkBatch(dec, nil, 4), newSinkBatch(dec, nil, 4)
 		slow.passThrough = false
+		text, decoded := newSinkBatch(dec, oneAddFields(t), 4), newSinkBatch(dec, oneAddFields(t), 4)
+		decoded.text = nil
 		for range 2 { // the second round runs on reused buffers
-			fastBytes, fastDrops := preparedBytes(t, fast, schema, msgs)
-			slowBytes, slowDrops := preparedBytes(t, slow, schema, msgs)
-			if !bytes.Equal(fastBytes, slowBytes) {
-				t.Fatalf("schema %s, payloads %q %q: pass-through gives\n%x\nthe slow path\n%x", schema, p1, p2, fastBytes, slowBytes)
-			}
-			if fastDrops != slowDrops {
-				t.Fatalf("schema %s: pass-through drops %q, the slow path %q", schema, fastDrops, slowDrops)
+			for _, pair := range [][2]*sinkBatch{{fast, slow}, {text, decoded}} {
+				fastBytes, fastDrops := preparedBytes(t, pair[0], schema, msgs)
+				slowBytes, slowDrops := preparedBytes(t, pair[1], schema, msgs)
+				if !bytes.Equal(fastBytes, slowBytes) {
+					t.Fatalf("schema %s, %d transforms, payloads %q %q: the fast path gives\n%x\nthe slow path\n%x",
+						schema, len(pair[0].transforms), p1, p2, fastBytes, slowBytes)
+				}
+				if fastDrops != slowDrops {
+					t.Fatalf("schema %s: the fast path drops %q, the slow path %q", schema, fastDrops, slowDrops)
+				}
 			}
 		}
 	})
+}
+
+// oneAddFields is one add_fields transform with a static value.
+func oneAddFields(tb testing.TB) []transform.Transform {
+	tb.Helper()
+	var cfg map[string]any
+	if _, err := toml.Decode("[add_fields]\nenabled = true\n[[add_fields.fields]]\nkey = \"origin\"\nvalue.static = \"bench\"\n", &cfg); err != nil {
+		tb.Fatal(err)
+	}
+	ts, err := transform.Build(cfg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ts
 }
 
 // batchOf builds polled messages with the given payloads at offsets 10, 11, ...
@@ -126,14 +146,7 @@ func BenchmarkSinkBatch(b *testing.B) {
 		payloads[i] = fmt.Appendf(nil, `{"id":"6f1c0c4e-8f8e-4f43-9a53-%012d","title":"Hello","name":"World","text":"abcdefghijklmn"}`, i)
 	}
 	msgs := batchOf(false, payloads...)
-	var addFields map[string]any
-	if _, err := toml.Decode("[add_fields]\nenabled = true\n[[add_fields.fields]]\nkey = \"origin\"\nvalue.static = \"bench\"\n", &addFields); err != nil {
-		b.Fatal(err)
-	}
-	oneAdd, err := transform.Build(addFields, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	oneAdd := oneAddFields(b)
 	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -145,11 +158,15 @@ func BenchmarkSinkBatch(b *testing.B) {
 	}{
 		{"pass-through", nil, true},
 		{"decode-encode", nil, false},
-		{"add_fields", oneAdd, false},
+		{"add_fields-text", oneAdd, false},
+		{"add_fields-decoded", oneAdd, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			batch := newSinkBatch(dec, c.transforms, n)
 			batch.passThrough = c.passThrough
+			if c.name == "add_fields-decoded" {
+				batch.text = nil
+			}
 			fail := func(stage string, offset uint64, err error) { b.Fatalf("dropped %d at %s: %v", offset, stage, err) }
 			var out []byte
 			b.ReportAllocs()

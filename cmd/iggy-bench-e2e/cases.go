@@ -110,29 +110,34 @@ func (e *caseEnv) prepare() error {
 
 func (e *caseEnv) close() {}
 
-func (e *caseEnv) measureBare(round int) (float64, error) {
+func (e *caseEnv) measureBare(round int) (sample, error) {
 	cli, err := e.broker.client()
 	if err != nil {
-		return 0, err
+		return sample{}, err
 	}
 	defer cli.Close()
+	cpu0 := selfCPU()
+	var elapsed time.Duration
+	n := e.opts.sinkMessages
 	if e.c.kind == sourceCase {
+		n = e.opts.sourceMessages
 		topic := fmt.Sprintf("bare-%d", round)
 		if err := e.broker.createTopic(stream, topic); err != nil {
-			return 0, err
+			return sample{}, err
 		}
+		cpu0 = selfCPU()
 		start := time.Now()
-		if err := sendAll(cli, topic, e.batch, e.opts.sourceMessages); err != nil {
-			return 0, err
+		if err := sendAll(cli, topic, e.batch, n); err != nil {
+			return sample{}, err
 		}
-		elapsed := time.Since(start)
-		return float64(e.opts.sourceMessages) / elapsed.Seconds(), e.broker.deleteTopic(stream, topic)
+		elapsed = time.Since(start)
+		if err := e.broker.deleteTopic(stream, topic); err != nil {
+			return sample{}, err
+		}
+	} else if elapsed, err = drainGroup(cli, fmt.Sprintf("bare-%d", round), n); err != nil {
+		return sample{}, err
 	}
-	elapsed, err := drainGroup(cli, fmt.Sprintf("bare-%d", round), e.opts.sinkMessages)
-	if err != nil {
-		return 0, err
-	}
-	return float64(e.opts.sinkMessages) / elapsed.Seconds(), nil
+	return sample{rate: float64(n) / elapsed.Seconds(), cpuPerMsg: (selfCPU() - cpu0) / time.Duration(n)}, nil
 }
 
 // drainGroup is the bare sink: what the runner does on the wire, without decoding or a plugin. A
@@ -176,18 +181,18 @@ func sendAll(cli iggcon.Client, topic string, batch []iggcon.IggyMessage, n int)
 	return nil
 }
 
-// measureRunner returns the runner's msg/s and its peak RSS.
-func (e *caseEnv) measureRunner(round int) (float64, uint64, error) {
+// measureRunner starts a runner for the round and measures it from status running.
+func (e *caseEnv) measureRunner(round int) (sample, error) {
 	dir := filepath.Join(e.dir, fmt.Sprintf("runner-%d", round))
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
-		return 0, 0, err
+		return sample{}, err
 	}
 	topic, group := sinkTopic, fmt.Sprintf("runner-%d", round)
 	n := e.opts.sinkMessages
 	if e.c.kind == sourceCase {
 		topic, n = fmt.Sprintf("runner-%d", round), e.opts.sourceMessages
 		if err := e.broker.createTopic(stream, topic); err != nil {
-			return 0, 0, err
+			return sample{}, err
 		}
 	}
 	env := []string{
@@ -203,13 +208,13 @@ func (e *caseEnv) measureRunner(round int) (float64, uint64, error) {
 	}
 	r, err := startRunner(e.opts.binDir, dir, env)
 	if err != nil {
-		return 0, 0, err
+		return sample{}, err
 	}
 	if err := r.waitRunning(); err != nil {
 		_ = r.stop()
-		return 0, 0, err
+		return sample{}, err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), r.cpu()
 	var done func() (bool, error)
 	if e.c.kind == sinkCase {
 		done = func() (bool, error) {
@@ -224,19 +229,19 @@ func (e *caseEnv) measureRunner(round int) (float64, uint64, error) {
 	}
 	if err := r.waitUntil(fmt.Sprintf("%d messages", n), done); err != nil {
 		_ = r.stop()
-		return 0, 0, err
+		return sample{}, err
 	}
 	elapsed := time.Since(start)
-	rss := r.peakRSS()
+	res := sample{rate: float64(n) / elapsed.Seconds(), cpuPerMsg: (r.cpu() - cpu0) / time.Duration(n), peakRSS: r.peakRSS()}
 	if err := r.stop(); err != nil {
-		return 0, 0, err
+		return sample{}, err
 	}
 	if e.c.kind == sourceCase {
 		if err := e.broker.deleteTopic(stream, topic); err != nil {
-			return 0, 0, err
+			return sample{}, err
 		}
 	}
-	return float64(n) / elapsed.Seconds(), rss, nil
+	return res, nil
 }
 
 // connectorTOML is the case's connector file.

@@ -101,8 +101,7 @@ func main() {
 // result is one case's measurements, one entry per round.
 type result struct {
 	name         string
-	bare, runner []float64 // msg/s
-	peakRSS      uint64    // the largest runner VmHWM over the rounds, bytes
+	bare, runner []sample
 }
 
 func run(o options) error {
@@ -131,7 +130,7 @@ func run(o options) error {
 		}
 		results = append(results, res)
 		if o.verbose {
-			fmt.Printf("  %s: bare %v runner %v\n", c.name, rates(res.bare), rates(res.runner))
+			fmt.Printf("  %s: bare %s, runner %s msg/s\n", c.name, rates(res.bare), rates(res.runner))
 		}
 	}
 	printTable(results)
@@ -161,28 +160,36 @@ func runCase(o options, work string, c benchCase) (result, error) {
 		if err != nil {
 			return res, fmt.Errorf("round %d, bare SDK: %w", round, err)
 		}
-		rn, rss, err := env.measureRunner(round)
+		rn, err := env.measureRunner(round)
 		if err != nil {
 			return res, fmt.Errorf("round %d, runner: %w", round, err)
 		}
 		res.bare = append(res.bare, bare)
 		res.runner = append(res.runner, rn)
-		res.peakRSS = max(res.peakRSS, rss)
 	}
 	return res, nil
 }
 
+// printTable prints one row per case: median rates, the runner/bare rate ratio over the rounds,
+// the CPU time per message of each side (bare: this process; runner: the runner process; the
+// broker's is in neither) and the runner's peak RSS.
 func printTable(results []result) {
-	fmt.Printf("\n%-22s %13s %13s   %-32s %s\n", "case", "bare msg/s", "runner msg/s", "runner/bare min / median / max", "runner peak RSS")
+	fmt.Printf("\n%-22s %11s %11s  %-20s %-18s %s\n", "case", "bare msg/s", "runner", "ratio min/med/max", "CPU/msg bare:runner", "runner RSS")
 	fmt.Println(strings.Repeat("-", 100))
 	for _, r := range results {
 		ratios := make([]float64, len(r.bare))
+		var bareRates, runnerRates, bareCPU, runnerCPU []float64
+		var rss uint64
 		for i := range r.bare {
-			ratios[i] = r.runner[i] / r.bare[i]
+			ratios[i] = r.runner[i].rate / r.bare[i].rate
+			bareRates, runnerRates = append(bareRates, r.bare[i].rate), append(runnerRates, r.runner[i].rate)
+			bareCPU = append(bareCPU, float64(r.bare[i].cpuPerMsg.Nanoseconds()))
+			runnerCPU = append(runnerCPU, float64(r.runner[i].cpuPerMsg.Nanoseconds()))
+			rss = max(rss, r.runner[i].peakRSS)
 		}
 		lo, mid, hi := spread(ratios)
-		fmt.Printf("%-22s %13s %13s   %-32s %.1f MiB\n", r.name, thousands(median(r.bare)), thousands(median(r.runner)),
-			fmt.Sprintf("%.2f / %.2f / %.2f", lo, mid, hi), float64(r.peakRSS)/(1<<20))
+		fmt.Printf("%-22s %11s %11s  %-20s %-18s %.1f MiB\n", r.name, thousands(median(bareRates)), thousands(median(runnerRates)),
+			fmt.Sprintf("%.2f / %.2f / %.2f", lo, mid, hi), fmt.Sprintf("%.0f : %.0f ns", median(bareCPU), median(runnerCPU)), float64(rss)/(1<<20))
 	}
 }
 
@@ -201,10 +208,10 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-func rates(v []float64) string {
+func rates(v []sample) string {
 	parts := make([]string, len(v))
 	for i, x := range v {
-		parts[i] = thousands(x)
+		parts[i] = thousands(x.rate)
 	}
 	return strings.Join(parts, " ")
 }

@@ -241,6 +241,45 @@ func startRunner(binDir, dir string, env []string) (*runnerProc, error) {
 	return r, nil
 }
 
+// sample is one measurement.
+type sample struct {
+	rate      float64       // messages per second
+	cpuPerMsg time.Duration // CPU time (user + system) of the measured process per message
+	peakRSS   uint64        // runners only: VmHWM, bytes
+}
+
+// selfCPU is this process's CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpu is the process's CPU time so far (clock-tick resolution), 0 when unreadable.
+func (r *runnerProc) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", r.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseUint(f[11], 10, 64)
+	stime, _ := strconv.ParseUint(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
 // peakRSS is the process's VmHWM (the most it was resident), 0 when unreadable.
 func (r *runnerProc) peakRSS() uint64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))

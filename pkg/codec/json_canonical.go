@@ -42,6 +42,20 @@ func CanonicalJSON(b []byte) bool {
 	return ok && end == len(b)
 }
 
+// CanonicalObjectWithout reports whether b is canonical JSON (see
+// CanonicalJSON) holding an object none of whose top-level keys is one of
+// quotedKeys, each given as the string literal AppendJSON writes for it
+// (canonical escaping is one-to-one, so the bytes compare). Transforms that
+// edit an object's text directly use it to prove their edit matches the
+// decoded path. It never allocates.
+func CanonicalObjectWithout(b []byte, quotedKeys [][]byte) bool {
+	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) {
+		return false
+	}
+	end, ok := canonicalMembers(b, 0, 1, quotedKeys)
+	return ok && end == len(b)
+}
+
 const (
 	canonicalMaxDepth = 64
 	canonicalMaxKeys  = 32 // key spans of one object kept on the stack for the duplicate check
@@ -77,6 +91,11 @@ func canonicalLiteral(b []byte, i int, word string) (int, bool) {
 }
 
 func canonicalObject(b []byte, i, depth int) (int, bool) {
+	return canonicalMembers(b, i, depth, nil)
+}
+
+// canonicalMembers checks the object at b[i]; a key among forbidden fails it.
+func canonicalMembers(b []byte, i, depth int, forbidden [][]byte) (int, bool) {
 	if depth > canonicalMaxDepth {
 		return i, false
 	}
@@ -100,6 +119,11 @@ func canonicalObject(b []byte, i, depth int) (int, bool) {
 		key := b[i:end]
 		for _, k := range keys[:n] {
 			if bytes.Equal(b[k.from:k.to], key) {
+				return i, false
+			}
+		}
+		for _, f := range forbidden {
+			if bytes.Equal(f, key) {
 				return i, false
 			}
 		}

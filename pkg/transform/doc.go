@@ -7,6 +7,10 @@
 // message and tells a dropped message (keep=false) apart from a failed one
 // (an error), so callers count them separately (decision 3).
 //
+// TextTransform (text.go) is the optional second form of a transform that
+// edits canonical JSON text directly with the same result as Apply on the
+// decoded value; add_fields has it, so a sink can skip the JSON round trip.
+//
 // The field transforms touch only the top-level keys of a JSON object
 // payload; any other payload (text, raw, JSON arrays and scalars) passes
 // through unchanged.
