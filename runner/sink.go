@@ -133,6 +133,8 @@ type sinkConsumer struct {
 	metaBuf   []byte
 	msgsBuf   []byte
 	batch     *sinkBatch
+	// pollBufs is the poll reply memory, reused: a batch is done with before the next poll.
+	pollBufs iggyclient.PollBuffers
 }
 
 func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
@@ -158,7 +160,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 		lastPoll = time.Now()
 		batch, err := c.client.Poll(pollCtx, iggyclient.PollRequest{
 			Stream: t.Stream, Topic: t.Topic, Group: t.Group,
-			Count: t.BatchLength, AutoCommit: t.Commit == commitAfterPolling,
+			Count: t.BatchLength, AutoCommit: t.Commit == commitAfterPolling, Reuse: &c.pollBufs,
 		})
 		if err != nil {
 			if pollCtx.Err() != nil {
