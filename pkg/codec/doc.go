@@ -14,6 +14,11 @@
 //
 // ProtoSchema and AvroSchema are also what the *_convert transforms use.
 //
+// PassThrough and CanonicalJSON (json_canonical.go) tell a sink when payload
+// bytes are already exactly what decoding and encoding would give, so it can
+// hand them on without either; CanonicalObjectWithout serves transforms that
+// edit canonical JSON text directly.
+//
 // # JSON value model
 //
 // A JSON payload (Payload.JSON) holds one of:
