@@ -11,7 +11,6 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
-	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
 const (
@@ -275,12 +274,14 @@ func (e *caseEnv) connectorTOML(topic, group string, n int) string {
 func encodedRecords(schema string, n int) ([][]byte, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	var encode func([]byte) ([]byte, error)
-	switch schema {
-	case "json", "raw":
-		encode = func(b []byte) ([]byte, error) { return b, nil }
-	case "proto":
-		enc, err := codec.NewEncoder(postcard.SchemaProto, nil)
+	encode := func(b []byte) ([]byte, error) { return b, nil } // json and raw
+	if schema == "proto" || schema == "avro" {
+		// What the stream's encoder writes for a JSON payload.
+		parsed, err := codec.ParseSchema(schema)
+		if err != nil {
+			return nil, err
+		}
+		enc, err := codec.NewEncoder(parsed, codec.Options{"avro_schema_json": recordAvroSchema})
 		if err != nil {
 			return nil, err
 		}
@@ -291,19 +292,7 @@ func encodedRecords(schema string, n int) ([][]byte, error) {
 			}
 			return enc.Encode(codec.JSONPayload(v))
 		}
-	case "avro":
-		s, err := codec.ParseAvroSchema(recordAvroSchema)
-		if err != nil {
-			return nil, err
-		}
-		encode = func(b []byte) ([]byte, error) {
-			v, err := codec.ParseJSON(b)
-			if err != nil {
-				return nil, err
-			}
-			return s.EncodeJSON(v)
-		}
-	default:
+	} else if schema != "json" && schema != "raw" {
 		return nil, fmt.Errorf("no records for schema %q", schema)
 	}
 	out := make([][]byte, 0, n)
