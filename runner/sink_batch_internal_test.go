@@ -178,3 +178,26 @@ func BenchmarkSinkBatch(b *testing.B) {
 		})
 	}
 }
+
+// With one add_fields on a json stream, canonical payloads are edited as text: the record is the
+// decoded path's bytes, and a batch allocates nothing per message once its buffers have grown.
+func TestSinkBatchAddFieldsEditsTextWithoutAllocating(t *testing.T) {
+	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads := make([][]byte, 100)
+	for i := range payloads {
+		payloads[i] = fmt.Appendf(nil, `{"n":%d,"s":"x"}`, i)
+	}
+	msgs := batchOf(false, payloads...) // (unsorted headers cost postcard a sort per message)
+	b := newSinkBatch(dec, oneAddFields(t), 100)
+	fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
+	b.prepare(msgs, fail)
+	if got := string(b.records[7].Payload); got != `{"n":7,"s":"x","origin":"bench"}` {
+		t.Fatalf("record 7 payload = %s", got)
+	}
+	if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
+		t.Errorf("a 100-message batch with add_fields allocates %.0f times, want at most 2", n)
+	}
+}

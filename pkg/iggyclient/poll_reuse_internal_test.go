@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	binaryserialization "github.com/apache/iggy/foreign/go/binary_serialization"
+	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 )
 
@@ -114,4 +115,12 @@ func FuzzDecodePollReply(f *testing.F) {
 			t.Fatalf("body %x: decodePollReply = %+v, %v; the SDK gives %+v", body, got, err, want)
 		}
 	})
+}
+
+// The reused-buffer poll needs the SDK's request lock; if a newer SDK renames it, Poll would
+// quietly fall back to the SDK's allocating decoder, so this fails instead.
+func TestRequestLockOfFindsTheSDKMutex(t *testing.T) {
+	if requestLockOf(&tcp.IggyTcpClient{}) == nil {
+		t.Fatal("the SDK client has no sync.Mutex field named mtx any more")
+	}
 }
