@@ -14,7 +14,9 @@ import (
 // no allocation per message on the pass-through path.
 //
 // Pass-through: with no transforms, a payload that codec.PassThrough proves the decoder and the
-// encoder would give back unchanged is handed on as it is, skipping both. Text transforms: on a
+// encoder would give back unchanged is handed on as it is, skipping both; a decoder that writes
+// JSON text directly (codec.JSONTextDecoder: proto) does so, skipping the value model. Text
+// transforms: on a
 // json stream whose transforms are all transform.TextTransforms, they edit the payload text
 // directly when they can prove the result equal, skipping the JSON round trip. The plugin
 // receives the same bytes either way (FuzzSinkBatchPassThrough compares the paths).
@@ -22,6 +24,7 @@ type sinkBatch struct {
 	decoder     codec.Decoder
 	transforms  []transform.Transform
 	passThrough bool                      // no transforms: try codec.PassThrough on each payload
+	textDecoder codec.JSONTextDecoder     // no transforms and the decoder writes JSON text directly
 	text        []transform.TextTransform // json stream, every transform has a text form: try them first
 	textScratch [2][]byte                 // intermediate texts of a chain of text transforms
 
@@ -34,6 +37,7 @@ type sinkBatch struct {
 	fields       []messageFields    // backing store of each message's optional fields
 	msgs         []codec.Message    // what transforms see, one per message
 	kinds        []decodedKind      // what the decode pass made of each message
+	textSpans    []hdrSpan          // per message: its payloadBuf range when kinds says decodedText
 }
 
 type decodedKind uint8
@@ -43,6 +47,7 @@ const (
 	passedThrough                     // handed on as polled
 	failedToDecode                    // dropped
 	textCandidate                     // not decoded yet: the text transforms try it first
+	decodedText                       // decoded straight to its JSON text in payloadBuf (textSpans)
 )
 
 type hdrSpan struct{ from, to int }
@@ -67,6 +72,9 @@ func newSinkBatch(decoder codec.Decoder, transforms []transform.Transform, capac
 	if decoder.Schema() == postcard.SchemaJSON {
 		b.text = transform.TextTransforms(transforms)
 	}
+	if td, ok := decoder.(codec.JSONTextDecoder); ok && b.passThrough {
+		b.textDecoder = td
+	}
 	return b
 }
 
@@ -83,6 +91,7 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		b.fields = make([]messageFields, len(msgs))
 		b.msgs = make([]codec.Message, len(msgs))
 		b.kinds = make([]decodedKind, len(msgs))
+		b.textSpans = make([]hdrSpan, len(msgs))
 	}
 	fields, decoded, kinds := b.fields[:len(msgs)], b.msgs[:len(msgs)], b.kinds[:len(msgs)]
 
@@ -96,6 +105,8 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 			kinds[i] = passedThrough
 		case b.text != nil:
 			kinds[i] = textCandidate
+		case b.textDecoder != nil && b.appendDecodedText(i, in.Payload):
+			kinds[i] = decodedText
 		default:
 			kinds[i] = b.decode(in, &decoded[i], &fields[i], drop)
 		}
@@ -109,6 +120,11 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 			continue
 		case passedThrough:
 			b.appendPassedThrough(in, in.Payload)
+			continue
+		case decodedText:
+			s := b.textSpans[i]
+			b.payloadSpans = append(b.payloadSpans, payloadSpan{len(b.records), s.from, s.to})
+			b.appendPassedThrough(in, nil)
 			continue
 		case textCandidate:
 			if b.applyText(in) {
@@ -159,6 +175,17 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		b.records[s.rec].Payload = b.payloadBuf[s.from:s.to:s.to]
 	}
 	return decodeDur, filtered
+}
+
+// appendDecodedText decodes message i's payload straight to JSON text in payloadBuf.
+func (b *sinkBatch) appendDecodedText(i int, payload []byte) bool {
+	from := len(b.payloadBuf)
+	out, ok := b.textDecoder.AppendJSONText(b.payloadBuf, payload)
+	if ok {
+		b.payloadBuf = out
+		b.textSpans[i] = hdrSpan{from, len(out)}
+	}
+	return ok
 }
 
 // decode decodes one message into msg, or drops it.

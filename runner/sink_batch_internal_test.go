@@ -20,7 +20,8 @@ import (
 var batchSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer}
 
 // FuzzSinkBatchPassThrough: the fast paths never change what the plugin receives. A batch
-// prepared with the pass-through (no transforms) or the text form of add_fields, and the same
+// prepared with the pass-through or the direct JSON text of the proto decoder (no transforms), or
+// with the text form of add_fields, and the same
 // batch decoded, transformed and re-encoded message by message, give the same postcard
 // RawMessages bytes and drop the same messages at the same stages. Seeded with the FuzzParseJSON
 // corpus.
@@ -29,6 +30,7 @@ func FuzzSinkBatchPassThrough(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"a":1,"a":2}`), []byte(`not json`), false)
 	f.Add(uint8(2), []byte("héllo"), []byte("\xff"), true)
 	f.Add(uint8(1), []byte{0, 1, 2}, []byte{}, false)
+	f.Add(uint8(3), codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, []byte(`{"a":1}`))), []byte{0x0a, 0x01, 't'}, true)
 	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("..", "pkg", "codec", "testdata", "fuzz", "FuzzParseJSON")) {
 		f.Add(uint8(0), seed, []byte(`{"k":[1.5,-0.0,"\u0001"]}`), true)
 	}
@@ -40,7 +42,7 @@ func FuzzSinkBatchPassThrough(f *testing.F) {
 		}
 		msgs := batchOf(withHeaders, p1, p2, p1)
 		fast, slow := newSinkBatch(dec, nil, 4), newSinkBatch(dec, nil, 4)
-		slow.passThrough = false
+		slow.passThrough, slow.textDecoder = false, nil
 		text, decoded := newSinkBatch(dec, oneAddFields(t), 4), newSinkBatch(dec, oneAddFields(t), 4)
 		decoded.text = nil
 		for range 2 { // the second round runs on reused buffers
@@ -199,5 +201,32 @@ func TestSinkBatchAddFieldsEditsTextWithoutAllocating(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
 		t.Errorf("a 100-message batch with add_fields allocates %.0f times, want at most 2", n)
+	}
+}
+
+// A proto stream without transforms writes each Any straight to its JSON text: no allocation per
+// message, and the text Decode + encode would give.
+func TestSinkBatchProtoWritesJSONTextDirectly(t *testing.T) {
+	dec, err := codec.NewDecoder(postcard.SchemaProto, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads := make([][]byte, 100)
+	for i := range payloads {
+		payloads[i] = codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, fmt.Appendf(nil, `{"n":%d}`, i)))
+	}
+	msgs := batchOf(false, payloads...)
+	b := newSinkBatch(dec, nil, 100)
+	fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
+	b.prepare(msgs, fail)
+	p, err := dec.Decode(payloads[7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := codec.PayloadToFFI(p); string(b.records[7].Payload) != string(want) {
+		t.Fatalf("record 7 payload = %s, want %s", b.records[7].Payload, want)
+	}
+	if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
+		t.Errorf("a 100-message proto batch allocates %.0f times, want at most 2", n)
 	}
 }

@@ -27,6 +27,16 @@ func PassThrough(schema postcard.Schema, b []byte) bool {
 	return false
 }
 
+// JSONTextDecoder is a Decoder whose payloads are JSON and that can write
+// their text directly, without building the value model.
+type JSONTextDecoder interface {
+	Decoder
+	// AppendJSONText appends to dst the bytes AppendPayloadToFFI writes for
+	// the payload Decode(b) returns. ok is false, with dst unchanged, when
+	// Decode would fail; the caller then calls Decode for the error.
+	AppendJSONText(dst, b []byte) (out []byte, ok bool)
+}
+
 // CanonicalJSON reports whether b is one JSON document that ParseJSON accepts
 // and that AppendJSON writes back byte for byte: no whitespace outside
 // strings, strings escaped exactly as appendString escapes them, no repeated

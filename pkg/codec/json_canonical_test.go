@@ -122,3 +122,40 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 		}
 	}
 }
+
+// FuzzProtoJSONText: the proto stream decoder's direct text is byte for byte what Decode and
+// PayloadToFFI give, and it refuses exactly the bytes Decode fails on. Seeded with the
+// FuzzProtoStreamDecoder corpus.
+func FuzzProtoJSONText(f *testing.F) {
+	f.Add(codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, []byte(`{"a":1}`))))
+	f.Add(codec.AppendProtoAny(nil, "type\"with\\escapes\x01é", []byte{0, 1, 2, 0xff}))
+	f.Add([]byte{})
+	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("testdata", "fuzz", "FuzzProtoStreamDecoder")) {
+		f.Add(seed)
+	}
+	dec, err := codec.NewDecoder(postcard.SchemaProto, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	text, isText := dec.(codec.JSONTextDecoder)
+	if !isText {
+		f.Fatal("the proto stream decoder is not a JSONTextDecoder")
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, ok := text.AppendJSONText([]byte("prefix"), b)
+		p, err := dec.Decode(b)
+		if ok != (err == nil) {
+			t.Fatalf("AppendJSONText ok = %v, Decode error = %v", ok, err)
+		}
+		if !ok {
+			if string(out) != "prefix" {
+				t.Fatalf("a refused decode changed dst to %q", out)
+			}
+			return
+		}
+		want, err := codec.PayloadToFFI(p)
+		if err != nil || !bytes.Equal(out[len("prefix"):], want) {
+			t.Fatalf("AppendJSONText(%x) = %q, Decode + PayloadToFFI = %q (%v)", b, out[len("prefix"):], want, err)
+		}
+	})
+}
