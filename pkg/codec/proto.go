@@ -1,8 +1,8 @@
 package codec
 
 import (
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
