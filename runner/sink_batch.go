@@ -24,7 +24,7 @@ type sinkBatch struct {
 	decoder     codec.Decoder
 	transforms  []transform.Transform
 	passThrough bool                      // no transforms: try codec.PassThrough on each payload
-	textDecoder codec.JSONTextDecoder     // no transforms and the decoder writes JSON text directly
+	textDecoder codec.JSONTextDecoder     // the decoder writes JSON text directly (proto)
 	text        []transform.TextTransform // json stream, every transform has a text form: try them first
 	textScratch [2][]byte                 // intermediate texts of a chain of text transforms
 
@@ -37,7 +37,8 @@ type sinkBatch struct {
 	fields       []messageFields    // backing store of each message's optional fields
 	msgs         []codec.Message    // what transforms see, one per message
 	kinds        []decodedKind      // what the decode pass made of each message
-	textSpans    []hdrSpan          // per message: its payloadBuf range when kinds says decodedText
+	textSpans    []hdrSpan          // per message: its text's range (decodedText: payloadBuf; textCandidate with a textDecoder: decodedBuf)
+	decodedBuf   []byte             // texts from the textDecoder that the text transforms still edit
 }
 
 type decodedKind uint8
@@ -69,11 +70,12 @@ func newSinkBatch(decoder codec.Decoder, transforms []transform.Transform, capac
 		// Not nil: AppendPayloadToFFI treats a nil dst as "allocate or alias".
 		payloadBuf: make([]byte, 0, 1024),
 	}
-	if decoder.Schema() == postcard.SchemaJSON {
-		b.text = transform.TextTransforms(transforms)
-	}
-	if td, ok := decoder.(codec.JSONTextDecoder); ok && b.passThrough {
+	td, isTextDecoder := decoder.(codec.JSONTextDecoder)
+	if isTextDecoder {
 		b.textDecoder = td
+	}
+	if decoder.Schema() == postcard.SchemaJSON || isTextDecoder {
+		b.text = transform.TextTransforms(transforms)
 	}
 	return b
 }
@@ -86,7 +88,7 @@ type dropFunc func(stage string, offset uint64, err error)
 // out. Messages a stage fails on go to drop and are left out. The clock is read once per batch.
 func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeDur time.Duration, filtered int) {
 	b.records, b.hdrBuf, b.hdrSpans = b.records[:0], b.hdrBuf[:0], b.hdrSpans[:0]
-	b.payloadBuf, b.payloadSpans = b.payloadBuf[:0], b.payloadSpans[:0]
+	b.payloadBuf, b.payloadSpans, b.decodedBuf = b.payloadBuf[:0], b.payloadSpans[:0], b.decodedBuf[:0]
 	if cap(b.fields) < len(msgs) {
 		b.fields = make([]messageFields, len(msgs))
 		b.msgs = make([]codec.Message, len(msgs))
@@ -103,9 +105,11 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		switch {
 		case b.passThrough && codec.PassThrough(schema, in.Payload):
 			kinds[i] = passedThrough
-		case b.text != nil:
+		case b.text != nil && b.textDecoder == nil:
+			kinds[i] = textCandidate // a json stream: the payload is the text
+		case b.text != nil && b.decodeText(i, in.Payload):
 			kinds[i] = textCandidate
-		case b.textDecoder != nil && b.appendDecodedText(i, in.Payload):
+		case len(b.transforms) == 0 && b.textDecoder != nil && b.appendDecodedText(i, in.Payload):
 			kinds[i] = decodedText
 		default:
 			kinds[i] = b.decode(in, &decoded[i], &fields[i], drop)
@@ -127,7 +131,11 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 			b.appendPassedThrough(in, nil)
 			continue
 		case textCandidate:
-			if b.applyText(in) {
+			src := in.Payload
+			if b.textDecoder != nil {
+				src = b.decodedBuf[b.textSpans[i].from:b.textSpans[i].to]
+			}
+			if b.applyText(in, src) {
 				continue
 			}
 			// The decoded path, for what the text forms cannot prove (counted as preparing).
@@ -188,6 +196,20 @@ func (b *sinkBatch) appendDecodedText(i int, payload []byte) bool {
 	return ok
 }
 
+// decodeText decodes message i's payload to JSON text in decodedBuf, for the text transforms.
+func (b *sinkBatch) decodeText(i int, payload []byte) bool {
+	if b.textDecoder == nil {
+		return false
+	}
+	from := len(b.decodedBuf)
+	out, ok := b.textDecoder.AppendJSONText(b.decodedBuf, payload)
+	if ok {
+		b.decodedBuf = out
+		b.textSpans[i] = hdrSpan{from, len(out)}
+	}
+	return ok
+}
+
 // decode decodes one message into msg, or drops it.
 func (b *sinkBatch) decode(in *iggyclient.InMessage, msg *codec.Message, f *messageFields, drop dropFunc) decodedKind {
 	payload, err := b.decoder.Decode(in.Payload)
@@ -199,10 +221,9 @@ func (b *sinkBatch) decode(in *iggyclient.InMessage, msg *codec.Message, f *mess
 	return decodedPayload
 }
 
-// applyText runs the chain of text transforms over the payload text and appends the record;
+// applyText runs the chain of text transforms over the payload's JSON text and appends the record;
 // false when one of them cannot prove its edit (nothing was appended then).
-func (b *sinkBatch) applyText(in *iggyclient.InMessage) bool {
-	text := in.Payload
+func (b *sinkBatch) applyText(in *iggyclient.InMessage, text []byte) bool {
 	for j, t := range b.text {
 		if j == len(b.text)-1 {
 			from := len(b.payloadBuf)

@@ -44,7 +44,7 @@ func FuzzSinkBatchPassThrough(f *testing.F) {
 		fast, slow := newSinkBatch(dec, nil, 4), newSinkBatch(dec, nil, 4)
 		slow.passThrough, slow.textDecoder = false, nil
 		text, decoded := newSinkBatch(dec, oneAddFields(t), 4), newSinkBatch(dec, oneAddFields(t), 4)
-		decoded.text = nil
+		decoded.text, decoded.textDecoder = nil, nil
 		for range 2 { // the second round runs on reused buffers
 			for _, pair := range [][2]*sinkBatch{{fast, slow}, {text, decoded}} {
 				fastBytes, fastDrops := preparedBytes(t, pair[0], schema, msgs)
@@ -204,8 +204,8 @@ func TestSinkBatchAddFieldsEditsTextWithoutAllocating(t *testing.T) {
 	}
 }
 
-// A proto stream without transforms writes each Any straight to its JSON text: no allocation per
-// message, and the text Decode + encode would give.
+// A proto stream writes each Any straight to its JSON text, which add_fields then edits as text:
+// no allocation per message, and the bytes Decode, the transform and encode would give.
 func TestSinkBatchProtoWritesJSONTextDirectly(t *testing.T) {
 	dec, err := codec.NewDecoder(postcard.SchemaProto, nil)
 	if err != nil {
@@ -216,17 +216,18 @@ func TestSinkBatchProtoWritesJSONTextDirectly(t *testing.T) {
 		payloads[i] = codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, fmt.Appendf(nil, `{"n":%d}`, i)))
 	}
 	msgs := batchOf(false, payloads...)
-	b := newSinkBatch(dec, nil, 100)
 	fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
-	b.prepare(msgs, fail)
-	p, err := dec.Decode(payloads[7])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want, _ := codec.PayloadToFFI(p); string(b.records[7].Payload) != string(want) {
-		t.Fatalf("record 7 payload = %s, want %s", b.records[7].Payload, want)
-	}
-	if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
-		t.Errorf("a 100-message proto batch allocates %.0f times, want at most 2", n)
+	for _, transforms := range [][]transform.Transform{nil, oneAddFields(t)} {
+		b := newSinkBatch(dec, transforms, 100)
+		b.prepare(msgs, fail)
+		slow := newSinkBatch(dec, transforms, 100)
+		slow.textDecoder, slow.text = nil, nil
+		slow.prepare(msgs, fail)
+		if got, want := string(b.records[7].Payload), string(slow.records[7].Payload); got != want || want == "" {
+			t.Fatalf("%d transforms: record 7 payload = %s, want %s", len(transforms), got, want)
+		}
+		if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
+			t.Errorf("%d transforms: a 100-message proto batch allocates %.0f times, want at most 2", len(transforms), n)
+		}
 	}
 }
