@@ -16,8 +16,9 @@
 //
 // PassThrough and CanonicalJSON (json_canonical.go) tell a sink when payload
 // bytes are already exactly what decoding and encoding would give, so it can
-// hand them on without either; CanonicalObjectWithout serves transforms that
-// edit canonical JSON text directly.
+// hand them on without either; a JSONTextDecoder (the proto stream decoder)
+// writes its payload's JSON text without building the value model;
+// CanonicalObjectWithout serves transforms that edit canonical JSON text.
 //
 // # JSON value model
 //
