@@ -107,9 +107,9 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 			kinds[i] = passedThrough
 		case b.text != nil && b.textDecoder == nil:
 			kinds[i] = textCandidate // a json stream: the payload is the text
-		case b.text != nil && b.decodeText(i, in.Payload):
+		case b.text != nil && b.decodeText(&b.decodedBuf, i, in.Payload):
 			kinds[i] = textCandidate
-		case len(b.transforms) == 0 && b.textDecoder != nil && b.appendDecodedText(i, in.Payload):
+		case len(b.transforms) == 0 && b.decodeText(&b.payloadBuf, i, in.Payload):
 			kinds[i] = decodedText
 		default:
 			kinds[i] = b.decode(in, &decoded[i], &fields[i], drop)
@@ -185,26 +185,16 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 	return decodeDur, filtered
 }
 
-// appendDecodedText decodes message i's payload straight to JSON text in payloadBuf.
-func (b *sinkBatch) appendDecodedText(i int, payload []byte) bool {
-	from := len(b.payloadBuf)
-	out, ok := b.textDecoder.AppendJSONText(b.payloadBuf, payload)
-	if ok {
-		b.payloadBuf = out
-		b.textSpans[i] = hdrSpan{from, len(out)}
-	}
-	return ok
-}
-
-// decodeText decodes message i's payload to JSON text in decodedBuf, for the text transforms.
-func (b *sinkBatch) decodeText(i int, payload []byte) bool {
+// decodeText decodes message i's payload straight to JSON text at the end of *buf (payloadBuf
+// for the plugin, or decodedBuf for the text transforms) and notes its range in textSpans.
+func (b *sinkBatch) decodeText(buf *[]byte, i int, payload []byte) bool {
 	if b.textDecoder == nil {
 		return false
 	}
-	from := len(b.decodedBuf)
-	out, ok := b.textDecoder.AppendJSONText(b.decodedBuf, payload)
+	from := len(*buf)
+	out, ok := b.textDecoder.AppendJSONText(*buf, payload)
 	if ok {
-		b.decodedBuf = out
+		*buf = out
 		b.textSpans[i] = hdrSpan{from, len(out)}
 	}
 	return ok
