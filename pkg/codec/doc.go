@@ -20,6 +20,12 @@
 // schemas' DecodeJSON and EncodeJSON return a panic as an error wrapping
 // panicerr.ErrPanic, so one bad message cannot stop the connector.
 //
+// PassThrough and CanonicalJSON (json_canonical.go) tell a sink when payload
+// bytes are already exactly what decoding and encoding would give, so it can
+// hand them on without either; a JSONTextDecoder (the proto stream decoder)
+// writes its payload's JSON text without building the value model;
+// CanonicalObjectWithout serves transforms that edit canonical JSON text.
+//
 // # JSON value model
 //
 // A JSON payload (Payload.JSON) holds one of:

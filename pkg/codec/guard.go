@@ -9,13 +9,20 @@ import (
 // panic (a bug in it or in a library it calls) fails as an error wrapping panicerr.ErrPanic, so
 // the pipeline drops that one message like any other it cannot decode.
 type (
-	guardedDecoder struct{ d Decoder }
+	guardedDecoder     struct{ d Decoder }
+	guardedTextDecoder struct {
+		guardedDecoder
+		t JSONTextDecoder
+	}
 	guardedEncoder struct{ e Encoder }
 )
 
 func guardDecoder(d Decoder, err error) (Decoder, error) {
 	if err != nil {
 		return nil, err
+	}
+	if t, ok := d.(JSONTextDecoder); ok { // the guard keeps the sink's text fast path open
+		return guardedTextDecoder{guardedDecoder{d}, t}, nil
 	}
 	return guardedDecoder{d}, nil
 }
@@ -32,6 +39,17 @@ func (g guardedDecoder) Schema() postcard.Schema { return g.d.Schema() }
 func (g guardedDecoder) Decode(b []byte) (p Payload, err error) {
 	defer panicerr.Catch(&err)
 	return g.d.Decode(b)
+}
+
+// AppendJSONText reports a panic as "cannot write it" (dst unchanged), so the caller calls
+// Decode, which names the error.
+func (g guardedTextDecoder) AppendJSONText(dst, b []byte) (out []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			out, ok = dst, false
+		}
+	}()
+	return g.t.AppendJSONText(dst, b)
 }
 
 func (g guardedEncoder) Schema() postcard.Schema { return g.e.Schema() }

@@ -28,13 +28,38 @@ func TestGuardedCodecsReturnPanicsAsErrors(t *testing.T) {
 	}
 	for _, s := range []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer} {
 		d, err := NewDecoder(s, nil)
-		if _, guarded := d.(guardedDecoder); err != nil || !guarded {
+		_, guarded := d.(guardedDecoder)
+		_, guardedText := d.(guardedTextDecoder)
+		if err != nil || !(guarded || guardedText) {
 			t.Errorf("NewDecoder(%s) = %T, %v; want a guarded decoder", s, d, err)
+		}
+		// A decoder that writes JSON text keeps doing so behind its guard (the sink's fast path).
+		if _, text := d.(JSONTextDecoder); text != (s == postcard.SchemaProto) {
+			t.Errorf("NewDecoder(%s) is a JSONTextDecoder: %v, want %v", s, text, s == postcard.SchemaProto)
 		}
 		e, err := NewEncoder(s, nil)
 		if _, guarded := e.(guardedEncoder); err != nil || !guarded {
 			t.Errorf("NewEncoder(%s) = %T, %v; want a guarded encoder", s, e, err)
 		}
+	}
+}
+
+// panickingText is a text decoder with a bug in AppendJSONText.
+type panickingText struct{ panicking }
+
+func (panickingText) AppendJSONText([]byte, []byte) ([]byte, bool) { panic("text bug") }
+
+// A panic while writing JSON text reads as "cannot write it": dst comes back unchanged, so the
+// caller goes on to Decode, which names the error.
+func TestGuardedTextDecoderReturnsAPanicAsNotOK(t *testing.T) {
+	d, _ := guardDecoder(panickingText{}, nil)
+	td, ok := d.(JSONTextDecoder)
+	if !ok {
+		t.Fatalf("guarded %T is no JSONTextDecoder", d)
+	}
+	out, ok := td.AppendJSONText([]byte("kept"), []byte{1})
+	if ok || string(out) != "kept" {
+		t.Fatalf("AppendJSONText = %q, %v; want dst unchanged and false", out, ok)
 	}
 }
 

@@ -207,6 +207,27 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// appendStringBytes is appendString for valid UTF-8 bytes (its only
+// difference, writing invalid UTF-8 as U+FFFD, then never applies).
+func appendStringBytes(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i, c := range s {
+		if c >= utf8.RuneSelf || escapes[c] == 0 {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		if esc := escapes[c]; esc == 'u' {
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		} else {
+			dst = append(dst, '\\', esc)
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
 // appendFloat writes f the way Rust's ryu crate formats it: the shortest
 // digits that round-trip, laid out as plain decimals when the decimal
 // exponent is small and as d.ddde<exp> otherwise.

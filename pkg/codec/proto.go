@@ -2,6 +2,7 @@ package codec
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -122,6 +123,23 @@ func (protoStreamDecoder) Decode(b []byte) (Payload, error) {
 	obj.Set("type_url", typeURL)
 	obj.Set("value", base64Std(value))
 	return JSONPayload(obj), nil
+}
+
+// AppendJSONText implements JSONTextDecoder: the text of Decode's
+// {"type_url", "value"} object, written directly.
+func (protoStreamDecoder) AppendJSONText(dst, b []byte) ([]byte, bool) {
+	if len(b) == 0 {
+		return dst, false
+	}
+	typeURL, value, ok := decodeProtoAnyBytes(b)
+	if !ok {
+		return dst, false
+	}
+	dst = append(dst, `{"type_url":`...)
+	dst = appendStringBytes(dst, typeURL)
+	dst = append(dst, `,"value":"`...)
+	dst = base64.StdEncoding.AppendEncode(dst, value) // base64 needs no escaping
+	return append(dst, `"}`...), true
 }
 
 func (protoStreamEncoder) Schema() postcard.Schema { return postcard.SchemaProto }

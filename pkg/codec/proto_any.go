@@ -14,32 +14,38 @@ const maxProtoGroupDepth = 100
 // occurrence of a field winning. ok is false for anything that is not a
 // well-formed message, exactly when upstream's decoder fails. value aliases b.
 func decodeProtoAny(b []byte) (typeURL string, value []byte, ok bool) {
+	url, value, ok := decodeProtoAnyBytes(b)
+	return string(url), value, ok
+}
+
+// decodeProtoAnyBytes is decodeProtoAny with the type URL aliasing b too.
+func decodeProtoAnyBytes(b []byte) (typeURL, value []byte, ok bool) {
 	r := protoReader{buf: b}
 	for r.pos < len(r.buf) {
 		field, wireType, good := r.key()
 		if !good {
-			return "", nil, false
+			return nil, nil, false
 		}
 		switch field {
 		case 1, 2:
 			if wireType != 2 {
-				return "", nil, false
+				return nil, nil, false
 			}
 			data, good := r.lengthDelimited()
 			if !good {
-				return "", nil, false
+				return nil, nil, false
 			}
 			if field == 1 {
 				if !utf8.Valid(data) {
-					return "", nil, false
+					return nil, nil, false
 				}
-				typeURL = string(data)
+				typeURL = data
 			} else {
 				value = data
 			}
 		default:
 			if !r.skip(field, wireType, 0) {
-				return "", nil, false
+				return nil, nil, false
 			}
 		}
 	}

@@ -97,28 +97,39 @@ func BenchmarkPoll(b *testing.B) {
 		}
 		return srv
 	}
-	b.Run("iggyclient", func(b *testing.B) {
-		c := dial(b, fill(b))
-		ctx := testContext(b)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for n := range b.N {
-			group := fmt.Sprintf("g%d", n/benchGroupSpan)
-			if n%benchGroupSpan == 0 {
-				if err := c.EnsureConsumerGroup(ctx, "bench", "t", group); err != nil {
+	for _, reuse := range []bool{false, true} {
+		name := "iggyclient"
+		if reuse {
+			name = "iggyclient-reuse"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := dial(b, fill(b))
+			ctx := testContext(b)
+			var bufs iggyclient.PollBuffers
+			b.ReportAllocs()
+			b.ResetTimer()
+			for n := range b.N {
+				group := fmt.Sprintf("g%d", n/benchGroupSpan)
+				if n%benchGroupSpan == 0 {
+					if err := c.EnsureConsumerGroup(ctx, "bench", "t", group); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var buf *iggyclient.PollBuffers
+				if reuse {
+					buf = &bufs
+				}
+				batch, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "bench", Topic: "t", Group: group, Count: benchBatch, AutoCommit: true, Reuse: buf})
+				if err != nil {
 					b.Fatal(err)
 				}
+				if len(batch.Messages) != benchBatch {
+					b.Fatalf("poll %d returned %d messages, want %d", n, len(batch.Messages), benchBatch)
+				}
 			}
-			batch, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "bench", Topic: "t", Group: group, Count: benchBatch, AutoCommit: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(batch.Messages) != benchBatch {
-				b.Fatalf("poll %d returned %d messages, want %d", n, len(batch.Messages), benchBatch)
-			}
-		}
-		reportMsgsPerSecond(b)
-	})
+			reportMsgsPerSecond(b)
+		})
+	}
 	b.Run("sdk", func(b *testing.B) {
 		sdk := testkit.LoggedInClient(b, fill(b))
 		stream, _ := iggcon.NewIdentifier("bench")

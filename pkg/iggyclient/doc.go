@@ -21,6 +21,11 @@
 // SDK has no deadlines, so the client closes the SDK's socket to interrupt a
 // call whose context ends (the next call reconnects).
 //
+// A poll loop that is done with each batch before the next poll passes
+// PollRequest.Reuse: the reply is then read and decoded into that memory on
+// the SDK's own connection, under its request lock (poll_reuse.go), instead of
+// through the SDK, which allocates per message; the result is the same batch.
+//
 // Stream and topic strings that parse as a u32 are numeric ids, anything else
 // is a name (pipeline.md §1.1). Consumer group strings are always names.
 package iggyclient

@@ -64,10 +64,15 @@ type PollRequest struct {
 	// AutoCommit makes the server store the group offset of the last
 	// returned message while serving the poll.
 	AutoCommit bool
+	// Reuse, when set, is memory from the previous Poll that the caller is
+	// done with: the reply is decoded into it (see PollBuffers) and the
+	// returned Batch is valid only until the next Poll with the same Reuse.
+	Reuse *PollBuffers
 }
 
 // Batch is one poll's result. Its slices are owned by the caller: the client
-// never reuses or changes them after Poll returns.
+// never reuses or changes them after Poll returns, unless the caller handed
+// them back through PollRequest.Reuse.
 type Batch struct {
 	PartitionID   uint32
 	CurrentOffset uint64 // the partition's last offset (high-water mark)

@@ -19,14 +19,26 @@ func (c *sdkClient) Poll(ctx context.Context, r PollRequest) (Batch, error) {
 		return Batch{}, fmt.Errorf("poll: %w", err)
 	}
 	consumer := iggcon.NewGroupConsumer(groupID)
-	var polled *iggcon.PolledMessage
+	var (
+		polled *iggcon.PolledMessage
+		reused Batch
+		raw    bool
+	)
 	err = c.runInGroup(ctx, groupKey{r.Stream, r.Topic, r.Group}, func(sdk *tcp.IggyTcpClient) error {
 		var err error
+		if r.Reuse != nil {
+			if reused, raw, err = pollInto(sdk, r.Reuse, streamID, topicID, consumer, r.Count, r.AutoCommit, c.log.Debug); raw {
+				return err
+			}
+		}
 		polled, err = sdk.PollMessages(streamID, topicID, consumer, iggcon.NextPollingStrategy(), r.Count, r.AutoCommit, nil)
 		return err
 	})
 	if err != nil {
 		return Batch{}, fmt.Errorf("poll stream %q topic %q group %q: %w", r.Stream, r.Topic, r.Group, err)
+	}
+	if raw {
+		return reused, nil
 	}
 	return c.toBatch(polled), nil
 }

@@ -55,6 +55,19 @@ func TestTLS(t *testing.T) {
 			if _, err := c.TopicInfo(ctx, "demo", "orders"); err != nil {
 				t.Fatal(err)
 			}
+			// A poll into reused buffers runs on the TLS connection too.
+			group := "g-" + tt.name
+			if err := c.Send(ctx, "demo", "orders", iggyclient.Partitioning{}, []iggyclient.OutMessage{{Payload: []byte(group)}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.EnsureConsumerGroup(ctx, "demo", "orders", group); err != nil {
+				t.Fatal(err)
+			}
+			var buf iggyclient.PollBuffers
+			b, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "demo", Topic: "orders", Group: group, Count: 10, Reuse: &buf})
+			if err != nil || len(b.Messages) == 0 || string(b.Messages[len(b.Messages)-1].Payload) != group {
+				t.Fatalf("reused poll over TLS: %+v, %v", b, err)
+			}
 		})
 	}
 }

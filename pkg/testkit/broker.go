@@ -1,7 +1,7 @@
 // Package testkit holds helpers shared by the tests of several packages: a
 // running dev broker and logged-in official-SDK clients for it, runner and
-// supervisor processes, test plugins compiled from C, OTLP receivers, and
-// TLS certificates.
+// supervisor processes, test plugins compiled from C, OTLP receivers, TLS
+// certificates, and stored fuzz corpora read as seeds (corpus.go).
 package testkit
 
 import (

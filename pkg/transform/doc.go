@@ -8,6 +8,10 @@
 // (an error), so callers count them separately (decision 3). A transform that
 // panics on a message fails that message (pkg/panicerr), like any other error.
 //
+// TextTransform (text.go) is the optional second form of a transform that
+// edits canonical JSON text directly with the same result as Apply on the
+// decoded value; add_fields has it, so a sink can skip the JSON round trip.
+//
 // The field transforms touch only the top-level keys of a JSON object
 // payload; any other payload (text, raw, JSON arrays and scalars) passes
 // through unchanged.

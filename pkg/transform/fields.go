@@ -119,14 +119,17 @@ func parseCondition(v any, where string) (condition, error) {
 }
 
 // addFields sets each configured key, overwriting existing values.
-type addFields struct{ fields []field }
+type addFields struct {
+	fields []field
+	text   addFieldsText // for ApplyJSONText (text.go)
+}
 
 func newAddFields(t table) (Transform, error) {
 	fields, err := parseFields(t, false)
 	if err != nil {
 		return nil, err
 	}
-	return &addFields{fields: fields}, nil
+	return &addFields{fields: fields, text: newAddFieldsText(fields)}, nil
 }
 
 func (*addFields) Name() string { return AddFields }

@@ -1,0 +1,179 @@
+package iggyclient
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/iggy/foreign/go/client/tcp"
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+	ierror "github.com/apache/iggy/foreign/go/errors"
+)
+
+// PollBuffers is memory a caller hands back to Poll (PollRequest.Reuse) once it is done with the
+// previous batch, so a steady poll loop allocates nothing per message: the reply is read into
+// reply, decoded into msgs and headers, and the Batch points into them. A Batch polled with
+// buffers is valid only until the next Poll with the same buffers. The zero value is ready.
+type PollBuffers struct {
+	request []byte
+	reply   []byte
+	msgs    []InMessage
+	headers []HeaderEntry
+}
+
+// maxReusedReply keeps a rare huge reply from pinning its buffer.
+const maxReusedReply = 64 << 20
+
+// pollCode is PollMessages on the wire (iggy-protocol.md §3).
+const pollCode = 100
+
+// pollInto runs one PollMessages request on the SDK's connection, under the SDK's request lock,
+// and decodes the reply into buf. ok is false when the SDK's socket or lock cannot be found;
+// the caller then polls through the SDK.
+func pollInto(sdk *tcp.IggyTcpClient, buf *PollBuffers, stream, topic iggcon.Identifier, consumer iggcon.Consumer,
+	count uint32, autoCommit bool, log func(msg string, args ...any)) (batch Batch, ok bool, err error) {
+	conn, mu := connOf(sdk), requestLockOf(sdk)
+	if conn == nil || mu == nil {
+		return Batch{}, false, nil
+	}
+	buf.request = appendPollRequest(buf.request[:0], stream, topic, consumer, count, autoCommit)
+	mu.Lock()
+	reply, err := roundTrip(conn, buf.request, buf.reply[:0])
+	mu.Unlock()
+	if cap(reply) <= maxReusedReply {
+		buf.reply = reply
+	}
+	if err != nil {
+		return Batch{}, true, err
+	}
+	batch, buf.msgs, buf.headers, err = decodePollReply(reply, buf.msgs[:0], buf.headers[:0], log)
+	return batch, true, err
+}
+
+// appendPollRequest frames a PollMessages request with strategy "next", every partition, as the
+// SDK's command does: [length u32][code u32][consumer kind u8][consumer id][stream id][topic id]
+// [partition flag u8][partition u32][strategy kind u8][strategy value u64][count u32][auto commit u8].
+func appendPollRequest(b []byte, stream, topic iggcon.Identifier, consumer iggcon.Consumer, count uint32, autoCommit bool) []byte {
+	b = append(b, 0, 0, 0, 0) // length, filled in below
+	b = binary.LittleEndian.AppendUint32(b, pollCode)
+	b = append(b, byte(consumer.Kind))
+	b, _ = consumer.Id.AppendBinary(b)
+	b, _ = stream.AppendBinary(b)
+	b, _ = topic.AppendBinary(b)
+	b = append(b, 0, 0, 0, 0, 0) // no partition: the server assigns one
+	next := iggcon.NextPollingStrategy()
+	b = append(b, byte(next.Kind))
+	b = binary.LittleEndian.AppendUint64(b, next.Value)
+	b = binary.LittleEndian.AppendUint32(b, count)
+	commit := byte(0)
+	if autoCommit {
+		commit = 1
+	}
+	b = append(b, commit)
+	binary.LittleEndian.PutUint32(b[0:4], uint32(len(b)-4))
+	return b
+}
+
+// roundTrip writes req and reads the reply body into dst: [status u32][length u32][body]. A
+// non-zero status is the server's error, as the SDK reports it (no body follows).
+func roundTrip(conn net.Conn, req, dst []byte) ([]byte, error) {
+	if _, err := conn.Write(req); err != nil {
+		return dst, err
+	}
+	var head [8]byte
+	if _, err := io.ReadFull(conn, head[:]); err != nil {
+		return dst, fmt.Errorf("failed to read response for TCP request: %w", err)
+	}
+	if status := ierror.Code(binary.LittleEndian.Uint32(head[0:4])); status != 0 {
+		return dst, ierror.FromCode(status)
+	}
+	n := int(binary.LittleEndian.Uint32(head[4:8]))
+	if n <= 1 {
+		return dst[:0], nil
+	}
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	dst = dst[:n]
+	if _, err := io.ReadFull(conn, dst); err != nil {
+		return dst, err
+	}
+	return dst, nil
+}
+
+// messageHeaderSize is one stored message's header on the wire (iggy-protocol.md §5.1):
+// checksum u64, id u128, offset u64, timestamp u64, origin timestamp u64, user-header length
+// u32, payload length u32, reserved u64.
+const messageHeaderSize = 64
+
+// decodePollReply decodes a PolledMessages body ([partition u32][current offset u64][count u32]
+// then messages) into msgs and headers, which it returns grown, with the SDK's rules: decoding
+// stops at a message whose header or payload runs past the end (the SDK drops that tail too),
+// and user headers that do not parse are dropped with a debug line (pipeline.md §1.4). Payloads
+// and header values alias body.
+func decodePollReply(body []byte, msgs []InMessage, headers []HeaderEntry, log func(string, ...any)) (Batch, []InMessage, []HeaderEntry, error) {
+	if len(body) == 0 {
+		return Batch{}, msgs, headers, nil
+	}
+	if len(body) < 16 {
+		return Batch{}, msgs, headers, fmt.Errorf("%w: poll reply of %d bytes", errProtocol, len(body))
+	}
+	b := Batch{PartitionID: binary.LittleEndian.Uint32(body[0:4]), CurrentOffset: binary.LittleEndian.Uint64(body[4:12])}
+	type span struct{ msg, from, to int }
+	var spans [16]span
+	extra := spans[:0]
+	for pos := 16; pos+messageHeaderSize < len(body); {
+		h := body[pos : pos+messageHeaderSize]
+		userLen := int(binary.LittleEndian.Uint32(h[48:52]))
+		payloadLen := int(binary.LittleEndian.Uint32(h[52:56]))
+		pos += messageHeaderSize
+		if payloadLen > len(body)-pos {
+			break
+		}
+		m := InMessage{
+			Checksum:        binary.LittleEndian.Uint64(h[0:8]),
+			ID:              [16]byte(h[8:24]),
+			Offset:          binary.LittleEndian.Uint64(h[24:32]),
+			Timestamp:       binary.LittleEndian.Uint64(h[32:40]),
+			OriginTimestamp: binary.LittleEndian.Uint64(h[40:48]),
+			Payload:         body[pos : pos+payloadLen : pos+payloadLen],
+		}
+		pos += payloadLen
+		if userLen > 0 {
+			if userLen > len(body)-pos {
+				// The SDK slices past the end here and panics; that is a reply out of step.
+				return Batch{}, msgs, headers, fmt.Errorf("%w: user headers run past the reply", errProtocol)
+			}
+			from := len(headers)
+			parsed, err := ParseUserHeaders(headers, body[pos:pos+userLen])
+			if err != nil {
+				log("dropping unparsable user headers", "offset", m.Offset, "error", err)
+			} else {
+				headers = parsed
+				extra = append(extra, span{len(msgs), from, len(headers)})
+			}
+			pos += userLen
+		}
+		msgs = append(msgs, m)
+	}
+	for _, s := range extra {
+		msgs[s.msg].Headers = headers[s.from:s.to:s.to]
+	}
+	b.Messages = msgs
+	return b, msgs, headers, nil
+}
+
+// requestLockOf returns the SDK client's request mutex (the unexported field "mtx", which every
+// SDK call holds for its round trip), so a request of ours never interleaves with the SDK's own
+// (the heartbeat's ping). nil if a newer SDK moved it; the tests then fail.
+func requestLockOf(sdk *tcp.IggyTcpClient) *sync.Mutex {
+	f := reflect.ValueOf(sdk).Elem().FieldByName("mtx")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[sync.Mutex]() {
+		return nil
+	}
+	return (*sync.Mutex)(unsafe.Pointer(f.UnsafeAddr()))
+}
