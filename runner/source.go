@@ -39,6 +39,7 @@ type sourcePump struct {
 	client iggyclient.Client
 	lib    *plugin.Source
 	id     uint32
+	state  *state.Store
 
 	// queue is closed only after the plugin's close returned, when no send callback can come any more.
 	queue     chan producedBatch
@@ -66,10 +67,17 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	if err := os.MkdirAll(r.settings.StatePath, 0o755); err != nil {
 		return fmt.Errorf("source %q: create state directory: %w", spec.Key, err)
 	}
-	saved, err := state.Load(r.settings.StatePath, spec.Key)
+	store, saved, err := state.Open(r.settings.StatePath, spec.Key)
 	if err != nil {
 		return fmt.Errorf("source %q: load state: %w", spec.Key, err)
 	}
+	// Every path below waits for the forwarder, the only saver, before returning: Close then leaves
+	// the last saved state in upstream's file format.
+	defer func() {
+		if err := store.Close(); err != nil {
+			r.log.Warn("writing the source state in upstream's format failed; it stays in the slots file", "error", err)
+		}
+	}()
 	path, err := plugin.ResolvePath(spec.Path)
 	if err != nil {
 		return fmt.Errorf("source %q: %w", spec.Key, err)
@@ -87,7 +95,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		"state_bytes", len(saved), "acks", lib.SupportsAck())
 
 	p := &sourcePump{
-		r: r, client: client, lib: lib, id: id,
+		r: r, client: client, lib: lib, id: id, state: store,
 		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
 		abort:      make(chan struct{}),
 		stalled:    make(chan error, 1),
@@ -378,7 +386,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	var stateDur time.Duration
 	if ack && b.msg.HasState {
 		t3 := time.Now()
-		if err := state.Save(r.settings.StatePath, r.spec.Key, b.msg.State); err != nil {
+		if err := p.state.Save(b.msg.State); err != nil {
 			ack = false
 			m.errors(1)
 			msg := fmt.Sprintf("Failed to save the state of source batch %d: %v", b.id, err)
