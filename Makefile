@@ -9,7 +9,7 @@ PLUGIN_NAMES := stdout_sink random_source null_sink fault
 PLUGIN_LIBS := $(foreach n,$(PLUGIN_NAMES),$(PLUGINS)/libiggy_connector_$(n).so)
 FUZZTIME ?= 20s
 
-.PHONY: all build plugins test bench run fuzz vet fmt clean deps
+.PHONY: all build plugins test bench bench-e2e run fuzz vet fmt clean deps
 
 all: build
 
@@ -52,6 +52,11 @@ fuzz: build
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+# The runner against a bare SDK loop, end to end, interleaved (cmd/iggy-bench-e2e); BENCH_E2E_FLAGS
+# passes flags, e.g. BENCH_E2E_FLAGS='-cases sink-null -rounds 5'.
+bench-e2e: build
+	$(BIN)/iggy-bench-e2e $(BENCH_E2E_FLAGS)
 
 run: build
 	./compose/demo/run.sh

@@ -1,0 +1,198 @@
+// Command iggy-bench-e2e measures the connector runner end to end: for each case it runs a bare
+// official Go SDK v0.8.0 loop doing the same Iggy work (A) and the real iggy-connector-runner
+// binary with a real C plugin (B), interleaved A B A B for several rounds against one dev broker
+// process per case, and prints the runner/bare throughput ratio (min, median, max over rounds).
+//
+// Files: main.go (flags, rounds, table), cases.go (the cases: payloads, connector files, bare
+// loops), procs.go (the broker and runner processes and the broker-side progress probes).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+const usage = `iggy-bench-e2e: the connector runner against a bare Go SDK loop, end to end.
+
+For each case: one dev broker process (iggy-dev-server); then, for every round, a bare
+official Go SDK v0.8.0 loop doing the same Iggy work (A: consumer-group poll + offset store for
+sinks, a send loop for sources) and the real iggy-connector-runner process with the real C plugin
+(B), interleaved A B A B. Prints msg/s of each (median over rounds) and the runner/bare ratio
+(min / median / max over rounds). ~100 B JSON records (proto and avro cases encode the same
+records), batches of 1,000.
+
+Usage: iggy-bench-e2e [flags]
+`
+
+type options struct {
+	binDir         string
+	rounds         int
+	sinkMessages   int
+	sourceMessages int
+	only           *regexp.Regexp
+	verbose        bool
+}
+
+func main() {
+	var o options
+	var only string
+	exe, _ := os.Executable()
+	flag.StringVar(&o.binDir, "bin", filepath.Dir(exe), "directory holding iggy-dev-server, iggy-connector-runner and plugins/")
+	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds per case (>= 1)")
+	flag.IntVar(&o.sinkMessages, "sink-messages", 300_000, "messages drained per sink measurement")
+	flag.IntVar(&o.sourceMessages, "source-messages", 200_000, "messages produced per source measurement")
+	flag.StringVar(&only, "cases", "", "run only the cases whose name matches this regular expression")
+	flag.BoolVar(&o.verbose, "v", false, "print every measurement")
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), usage)
+		flag.PrintDefaults()
+		fmt.Fprintln(flag.CommandLine.Output(), "\nCases:")
+		for _, c := range allCases() {
+			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s %s\n", c.name, c.about)
+		}
+	}
+	flag.Parse()
+	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "iggy-bench-e2e: -cases %q: %v\n", only, err)
+			os.Exit(2)
+		}
+		o.only = re
+	}
+	log.SetOutput(io.Discard) // the SDK logs every connection's cluster discovery through package log
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "iggy-bench-e2e:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one case's measurements, one entry per round.
+type result struct {
+	name         string
+	bare, runner []float64 // msg/s
+}
+
+func run(o options) error {
+	for _, f := range []string{"iggy-dev-server", "iggy-connector-runner"} {
+		if _, err := os.Stat(filepath.Join(o.binDir, f)); err != nil {
+			return fmt.Errorf("%w (run `make build` first, or pass -bin)", err)
+		}
+	}
+	work, err := os.MkdirTemp("", "iggy-bench-e2e")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	started := time.Now()
+	fmt.Printf("iggy-bench-e2e: %d rounds (bare, runner interleaved), sink %d msgs, source %d msgs, batches of %d, GOMAXPROCS %d\n",
+		o.rounds, o.sinkMessages, o.sourceMessages, batchSize, runtime.GOMAXPROCS(0))
+	var results []result
+	for _, c := range allCases() {
+		if o.only != nil && !o.only.MatchString(c.name) {
+			continue
+		}
+		res, err := runCase(o, work, c)
+		if err != nil {
+			return fmt.Errorf("case %s: %w", c.name, err)
+		}
+		results = append(results, res)
+		if o.verbose {
+			fmt.Printf("  %s: bare %v runner %v\n", c.name, rates(res.bare), rates(res.runner))
+		}
+	}
+	printTable(results)
+	fmt.Printf("total %s\n", time.Since(started).Round(time.Second))
+	return nil
+}
+
+// runCase starts a broker for the case and measures bare and runner alternately.
+func runCase(o options, work string, c benchCase) (result, error) {
+	res := result{name: c.name}
+	dir := filepath.Join(work, c.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, err
+	}
+	broker, err := startBroker(o.binDir, dir)
+	if err != nil {
+		return res, err
+	}
+	defer broker.stop()
+	env := &caseEnv{opts: o, dir: dir, broker: broker, c: c}
+	if err := env.prepare(); err != nil {
+		return res, err
+	}
+	defer env.close()
+	for round := 1; round <= o.rounds; round++ {
+		bare, err := env.measureBare(round)
+		if err != nil {
+			return res, fmt.Errorf("round %d, bare SDK: %w", round, err)
+		}
+		rn, err := env.measureRunner(round)
+		if err != nil {
+			return res, fmt.Errorf("round %d, runner: %w", round, err)
+		}
+		res.bare = append(res.bare, bare)
+		res.runner = append(res.runner, rn)
+	}
+	return res, nil
+}
+
+func printTable(results []result) {
+	fmt.Printf("\n%-22s %13s %13s   %s\n", "case", "bare msg/s", "runner msg/s", "runner/bare min / median / max")
+	fmt.Println(strings.Repeat("-", 84))
+	for _, r := range results {
+		ratios := make([]float64, len(r.bare))
+		for i := range r.bare {
+			ratios[i] = r.runner[i] / r.bare[i]
+		}
+		lo, mid, hi := spread(ratios)
+		fmt.Printf("%-22s %13s %13s   %.2f / %.2f / %.2f\n", r.name, thousands(median(r.bare)), thousands(median(r.runner)), lo, mid, hi)
+	}
+}
+
+func spread(v []float64) (lo, mid, hi float64) {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[0], median(s), s[len(s)-1]
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+func rates(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = thousands(x)
+	}
+	return strings.Join(parts, " ")
+}
+
+// thousands prints a rate as 1,234,567.
+func thousands(x float64) string {
+	s := fmt.Sprintf("%.0f", x)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
