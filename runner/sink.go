@@ -14,7 +14,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
-	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
 // runSink loads and opens the sink plugin, checks every stream/topic, joins the consumer groups and
@@ -133,23 +132,14 @@ type sinkConsumer struct {
 	topicMeta []byte
 	metaBuf   []byte
 	msgsBuf   []byte
-	hdrBuf    []byte
-	records   []postcard.RawMessage
-	fields    []messageFields // backing store of each message's optional fields, reused per batch
-}
-
-// messageFields holds the values a codec.Message points at, so a batch needs one allocation
-// instead of five per message.
-type messageFields struct {
-	id                           postcard.Uint128
-	offset, sum, ts, originStamp uint64
+	batch     *sinkBatch
 }
 
 func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
 	return &sinkConsumer{
 		r: r, client: client, lib: lib, id: id, t: t,
 		topicMeta: postcard.AppendTopicMetadata(nil, postcard.TopicMetadata{Stream: t.Stream, Topic: t.Topic}),
-		records:   make([]postcard.RawMessage, 0, t.BatchLength),
+		batch:     newSinkBatch(t.Decoder, r.spec.Transforms, t.BatchLength),
 	}
 }
 
@@ -202,66 +192,14 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	start := time.Now()
 	m.consumed(len(batch.Messages))
 
-	var decodeDur time.Duration
-	errCount, filtered := 0, 0
-	c.records = c.records[:0]
-	c.hdrBuf = c.hdrBuf[:0]
-	type hdrSpan struct{ from, to int }
-	spans := make([]hdrSpan, 0, len(batch.Messages))
-	if cap(c.fields) < len(batch.Messages) {
-		c.fields = make([]messageFields, len(batch.Messages))
-	}
-	fields := c.fields[:len(batch.Messages)]
+	errCount := 0
 	drop := func(stage string, offset uint64, err error) {
 		errCount++
 		r.dropLog.dropped(droppedMessage{Stage: stage, Stream: t.Stream, Topic: t.Topic,
 			PartitionID: batch.PartitionID, Offset: offset, Err: err})
 	}
-	for i := range batch.Messages {
-		in := &batch.Messages[i]
-		t0 := time.Now()
-		payload, err := t.Decoder.Decode(in.Payload)
-		decodeDur += time.Since(t0)
-		if err != nil {
-			drop("decode", in.Offset, err)
-			continue
-		}
-		msg := inMessageToCodec(in, payload, &fields[i])
-		keep, err := transform.Run(r.spec.Transforms, &msg)
-		if err != nil {
-			drop("transform", in.Offset, err) // decision 3: a transform failure counts once, as an error
-			continue
-		}
-		if !keep {
-			filtered++
-			continue
-		}
-		if msg.ID == nil || msg.Offset == nil || msg.Checksum == nil || msg.Timestamp == nil || msg.OriginTimestamp == nil {
-			drop("transform", in.Offset, errMissingMessageField)
-			continue
-		}
-		ffiPayload, err := codec.PayloadToFFI(msg.Payload)
-		if err != nil {
-			drop("encode", in.Offset, err)
-			continue
-		}
-		from := len(c.hdrBuf)
-		if msg.HasHeaders && len(msg.Headers) > 0 {
-			c.hdrBuf = postcard.AppendHeaderMap(c.hdrBuf, msg.Headers)
-		}
-		spans = append(spans, hdrSpan{from, len(c.hdrBuf)})
-		c.records = append(c.records, postcard.RawMessage{
-			ID: *msg.ID, Offset: *msg.Offset, Checksum: *msg.Checksum,
-			Timestamp: *msg.Timestamp, OriginTimestamp: *msg.OriginTimestamp,
-			Payload: ffiPayload,
-		})
-	}
-	// Header bytes were appended into one growing buffer; slice them only now that it stopped moving.
-	for i := range c.records {
-		if s := spans[i]; s.to > s.from {
-			c.records[i].Headers = c.hdrBuf[s.from:s.to]
-		}
-	}
+	decodeDur, filtered := c.batch.prepare(batch.Messages, drop)
+	records := c.batch.records
 	if errCount > 0 {
 		m.errors(errCount)
 	}
@@ -272,11 +210,11 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	c.metaBuf = postcard.AppendMessagesMetadata(c.metaBuf[:0], postcard.MessagesMetadata{
 		PartitionID: batch.PartitionID, CurrentOffset: batch.CurrentOffset, Schema: t.Schema,
 	})
-	c.msgsBuf = postcard.AppendRawMessages(c.msgsBuf[:0], postcard.RawMessages{Schema: t.Schema, Messages: c.records})
+	c.msgsBuf = postcard.AppendRawMessages(c.msgsBuf[:0], postcard.RawMessages{Schema: t.Schema, Messages: records})
 
 	report := telemetry.SinkBatch{
 		Start: start, Stream: t.Stream, Topic: t.Topic, PartitionID: batch.PartitionID,
-		CurrentOffset: batch.CurrentOffset, BatchSize: len(batch.Messages), ProcessedCount: len(c.records),
+		CurrentOffset: batch.CurrentOffset, BatchSize: len(batch.Messages), ProcessedCount: len(records),
 	}
 	ffiStart := time.Now()
 	if err := c.consume(pollCtx); err != nil {
@@ -286,7 +224,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		return err
 	}
 	ffiDur := time.Since(ffiStart)
-	m.processed(len(c.records))
+	m.processed(len(records))
 
 	if t.Commit == commitAfterConsuming {
 		last := batch.Messages[len(batch.Messages)-1].Offset
@@ -306,7 +244,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	report.Decode, report.Prepare, report.FFI, report.Total = decodeDur, prepareDur, ffiDur, total
 	r.batches.Sink(workCtx, report)
 	r.logProgress("sink batch processed", "stream", t.Stream, "topic", t.Topic, "partition_id", batch.PartitionID,
-		"current_offset", batch.CurrentOffset, "batch_size", len(batch.Messages), "processed_count", len(c.records),
+		"current_offset", batch.CurrentOffset, "batch_size", len(batch.Messages), "processed_count", len(records),
 		"decode_us", decodeDur.Microseconds(), "prepare_us", prepareDur.Microseconds(), "ffi_us", ffiDur.Microseconds(),
 		"total_us", total.Microseconds())
 	return nil
@@ -371,7 +309,10 @@ func idToBytes(id postcard.Uint128) [16]byte {
 
 // Iggy's wire header kinds are 1..15 (raw=1 ... float64=15); postcard's indexes are the same order from 0.
 func headersToPostcard(hs []iggyclient.HeaderEntry) postcard.HeaderMap {
-	out := make(postcard.HeaderMap, 0, len(hs))
+	return appendHeadersToPostcard(make(postcard.HeaderMap, 0, len(hs)), hs)
+}
+
+func appendHeadersToPostcard(out postcard.HeaderMap, hs []iggyclient.HeaderEntry) postcard.HeaderMap {
 	for _, h := range hs {
 		keyKind := h.KeyKind
 		if keyKind == 0 {

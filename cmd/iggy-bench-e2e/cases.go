@@ -176,17 +176,18 @@ func sendAll(cli iggcon.Client, topic string, batch []iggcon.IggyMessage, n int)
 	return nil
 }
 
-func (e *caseEnv) measureRunner(round int) (float64, error) {
+// measureRunner returns the runner's msg/s and its peak RSS.
+func (e *caseEnv) measureRunner(round int) (float64, uint64, error) {
 	dir := filepath.Join(e.dir, fmt.Sprintf("runner-%d", round))
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	topic, group := sinkTopic, fmt.Sprintf("runner-%d", round)
 	n := e.opts.sinkMessages
 	if e.c.kind == sourceCase {
 		topic, n = fmt.Sprintf("runner-%d", round), e.opts.sourceMessages
 		if err := e.broker.createTopic(stream, topic); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	env := []string{
@@ -196,13 +197,17 @@ func (e *caseEnv) measureRunner(round int) (float64, error) {
 		"IGGY_CONNECTORS_STATE_PATH=" + filepath.Join(dir, "state"),
 		"IGGY_CONNECTOR_CONFIG=" + e.connectorTOML(topic, group, n),
 	}
+	env = append(env, e.opts.runnerEnv...)
+	if e.opts.profileDir != "" {
+		env = append(env, fmt.Sprintf("IGGY_CONNECTOR_CPU_PROFILE=%s/%s-%d.pprof", e.opts.profileDir, e.c.name, round))
+	}
 	r, err := startRunner(e.opts.binDir, dir, env)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := r.waitRunning(); err != nil {
 		_ = r.stop()
-		return 0, err
+		return 0, 0, err
 	}
 	start := time.Now()
 	var done func() (bool, error)
@@ -219,18 +224,19 @@ func (e *caseEnv) measureRunner(round int) (float64, error) {
 	}
 	if err := r.waitUntil(fmt.Sprintf("%d messages", n), done); err != nil {
 		_ = r.stop()
-		return 0, err
+		return 0, 0, err
 	}
 	elapsed := time.Since(start)
+	rss := r.peakRSS()
 	if err := r.stop(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if e.c.kind == sourceCase {
 		if err := e.broker.deleteTopic(stream, topic); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	return float64(n) / elapsed.Seconds(), nil
+	return float64(n) / elapsed.Seconds(), rss, nil
 }
 
 // connectorTOML is the case's connector file.

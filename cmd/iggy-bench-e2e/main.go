@@ -40,6 +40,20 @@ type options struct {
 	sourceMessages int
 	only           *regexp.Regexp
 	verbose        bool
+	profileDir     string
+	runnerEnv      []string // extra NAME=value entries for runner processes only
+}
+
+// envList collects repeated -runner-env flags.
+type envList []string
+
+func (l *envList) String() string { return strings.Join(*l, " ") }
+func (l *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not NAME=value", v)
+	}
+	*l = append(*l, v)
+	return nil
 }
 
 func main() {
@@ -52,6 +66,9 @@ func main() {
 	flag.IntVar(&o.sourceMessages, "source-messages", 200_000, "messages produced per source measurement")
 	flag.StringVar(&only, "cases", "", "run only the cases whose name matches this regular expression")
 	flag.BoolVar(&o.verbose, "v", false, "print every measurement")
+	var runnerEnv envList
+	flag.Var(&runnerEnv, "runner-env", "NAME=value for runner processes only, e.g. GOGC=400 (repeatable)")
+	flag.StringVar(&o.profileDir, "profile", "", "write each runner's CPU profile to this directory as <case>-<round>.pprof")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
 		flag.PrintDefaults()
@@ -61,6 +78,7 @@ func main() {
 		}
 	}
 	flag.Parse()
+	o.runnerEnv = runnerEnv
 	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 {
 		flag.Usage()
 		os.Exit(2)
@@ -84,6 +102,7 @@ func main() {
 type result struct {
 	name         string
 	bare, runner []float64 // msg/s
+	peakRSS      uint64    // the largest runner VmHWM over the rounds, bytes
 }
 
 func run(o options) error {
@@ -99,8 +118,8 @@ func run(o options) error {
 	defer os.RemoveAll(work)
 
 	started := time.Now()
-	fmt.Printf("iggy-bench-e2e: %d rounds (bare, runner interleaved), sink %d msgs, source %d msgs, batches of %d, GOMAXPROCS %d\n",
-		o.rounds, o.sinkMessages, o.sourceMessages, batchSize, runtime.GOMAXPROCS(0))
+	fmt.Printf("iggy-bench-e2e: %d rounds (bare, runner interleaved), sink %d msgs, source %d msgs, batches of %d, GOMAXPROCS %d%s\n",
+		o.rounds, o.sinkMessages, o.sourceMessages, batchSize, runtime.GOMAXPROCS(0), strings.Join(append([]string{""}, o.runnerEnv...), ", runner "))
 	var results []result
 	for _, c := range allCases() {
 		if o.only != nil && !o.only.MatchString(c.name) {
@@ -142,26 +161,28 @@ func runCase(o options, work string, c benchCase) (result, error) {
 		if err != nil {
 			return res, fmt.Errorf("round %d, bare SDK: %w", round, err)
 		}
-		rn, err := env.measureRunner(round)
+		rn, rss, err := env.measureRunner(round)
 		if err != nil {
 			return res, fmt.Errorf("round %d, runner: %w", round, err)
 		}
 		res.bare = append(res.bare, bare)
 		res.runner = append(res.runner, rn)
+		res.peakRSS = max(res.peakRSS, rss)
 	}
 	return res, nil
 }
 
 func printTable(results []result) {
-	fmt.Printf("\n%-22s %13s %13s   %s\n", "case", "bare msg/s", "runner msg/s", "runner/bare min / median / max")
-	fmt.Println(strings.Repeat("-", 84))
+	fmt.Printf("\n%-22s %13s %13s   %-32s %s\n", "case", "bare msg/s", "runner msg/s", "runner/bare min / median / max", "runner peak RSS")
+	fmt.Println(strings.Repeat("-", 100))
 	for _, r := range results {
 		ratios := make([]float64, len(r.bare))
 		for i := range r.bare {
 			ratios[i] = r.runner[i] / r.bare[i]
 		}
 		lo, mid, hi := spread(ratios)
-		fmt.Printf("%-22s %13s %13s   %.2f / %.2f / %.2f\n", r.name, thousands(median(r.bare)), thousands(median(r.runner)), lo, mid, hi)
+		fmt.Printf("%-22s %13s %13s   %-32s %.1f MiB\n", r.name, thousands(median(r.bare)), thousands(median(r.runner)),
+			fmt.Sprintf("%.2f / %.2f / %.2f", lo, mid, hi), float64(r.peakRSS)/(1<<20))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -238,6 +239,21 @@ func startRunner(binDir, dir string, env []string) (*runnerProc, error) {
 		}},
 	}}
 	return r, nil
+}
+
+// peakRSS is the process's VmHWM (the most it was resident), 0 when unreadable.
+func (r *runnerProc) peakRSS() uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kib << 10
+		}
+	}
+	return 0
 }
 
 // waitRunning polls /health until the connector is running.

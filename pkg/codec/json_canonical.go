@@ -1,0 +1,297 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+)
+
+// PassThrough reports whether the bytes b of a stream with this schema come
+// back unchanged from its Decoder followed by AppendPayloadToFFI, so that a
+// sink without transforms may hand b to the plugin as it is, skipping both.
+// It never allocates. A false answer only means "take the slow path": the
+// check is exact for raw and text, and for json it accepts b only when it is
+// the compact text AppendJSON writes (see CanonicalJSON).
+func PassThrough(schema postcard.Schema, b []byte) bool {
+	switch schema {
+	case postcard.SchemaRaw:
+		return true
+	case postcard.SchemaText:
+		return utf8.Valid(b)
+	case postcard.SchemaJSON:
+		return CanonicalJSON(b)
+	}
+	return false
+}
+
+// CanonicalJSON reports whether b is one JSON document that ParseJSON accepts
+// and that AppendJSON writes back byte for byte: no whitespace outside
+// strings, strings escaped exactly as appendString escapes them, no repeated
+// key in an object, integers without a sign on zero or leading zeros, floats
+// in the shortest form appendFloat writes. Documents nested deeper than
+// canonicalMaxDepth, or objects with more than canonicalMaxKeys members,
+// answer false (the slow path handles them). It never allocates.
+func CanonicalJSON(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	end, ok := canonicalValue(b, 0, 0)
+	return ok && end == len(b)
+}
+
+const (
+	canonicalMaxDepth = 64
+	canonicalMaxKeys  = 32 // key spans of one object kept on the stack for the duplicate check
+)
+
+// canonicalValue checks the value starting at b[i] and returns where it ends.
+func canonicalValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '{':
+		return canonicalObject(b, i, depth+1)
+	case c == '[':
+		return canonicalArray(b, i, depth+1)
+	case c == '"':
+		return canonicalString(b, i)
+	case c == '-' || isDigit(c):
+		return canonicalNumber(b, i)
+	case c == 't':
+		return canonicalLiteral(b, i, "true")
+	case c == 'f':
+		return canonicalLiteral(b, i, "false")
+	case c == 'n':
+		return canonicalLiteral(b, i, "null")
+	}
+	return i, false
+}
+
+func canonicalLiteral(b []byte, i int, word string) (int, bool) {
+	end := i + len(word)
+	return end, end <= len(b) && string(b[i:end]) == word
+}
+
+func canonicalObject(b []byte, i, depth int) (int, bool) {
+	if depth > canonicalMaxDepth {
+		return i, false
+	}
+	i++ // '{'
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	type span struct{ from, to int }
+	var keys [canonicalMaxKeys]span
+	n := 0
+	for {
+		if i >= len(b) || b[i] != '"' || n == canonicalMaxKeys {
+			return i, false
+		}
+		end, ok := canonicalString(b, i)
+		if !ok {
+			return i, false
+		}
+		// Canonical escaping is one-to-one, so equal keys have equal bytes;
+		// a repeated key would be merged by ParseJSON.
+		key := b[i:end]
+		for _, k := range keys[:n] {
+			if bytes.Equal(b[k.from:k.to], key) {
+				return i, false
+			}
+		}
+		keys[n] = span{i, end}
+		n++
+		i = end
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		if i, ok = canonicalValue(b, i+1, depth); !ok || i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+func canonicalArray(b []byte, i, depth int) (int, bool) {
+	if depth > canonicalMaxDepth {
+		return i, false
+	}
+	i++ // '['
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = canonicalValue(b, i, depth); !ok || i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case ']':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// stringPlain marks the bytes appendString copies as they are: all but the
+// quote, the backslash and control characters (b is valid UTF-8 already).
+var stringPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// hasStringSpecial reports whether one of the 8 bytes in w may be a quote, a
+// backslash or a control character (false positives only after a true one).
+func hasStringSpecial(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zeroIn := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (w-ones*0x20)&^w&highs|zeroIn(w^(ones*'"'))|zeroIn(w^(ones*'\\')) != 0
+}
+
+// canonicalString checks a string literal (b is valid UTF-8): every byte
+// appendString writes as is appears raw, and every escape is the one
+// appendString writes for its character.
+func canonicalString(b []byte, i int) (int, bool) {
+	i++ // opening quote
+	for i < len(b) {
+		for i+8 <= len(b) && !hasStringSpecial(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		for i < len(b) && stringPlain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, false
+			}
+			switch b[i+1] {
+			case '"', '\\', 'b', 't', 'n', 'f', 'r':
+				i += 2
+			case 'u':
+				// Only control characters without a short escape, in lowercase hex.
+				if i+6 > len(b) || b[i+2] != '0' || b[i+3] != '0' || (b[i+4] != '0' && b[i+4] != '1') {
+					return i, false
+				}
+				low := b[i+5]
+				var v byte
+				switch {
+				case low >= '0' && low <= '9':
+					v = low - '0'
+				case low >= 'a' && low <= 'f':
+					v = low - 'a' + 10
+				default:
+					return i, false
+				}
+				if escapes[(b[i+4]-'0')<<4|v] != 'u' {
+					return i, false
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c < 0x20:
+			return i, false // appendString escapes control characters
+		default:
+			i++
+		}
+	}
+	return i, false
+}
+
+// canonicalNumber checks a number literal: an integer as strconv writes the
+// int64 or uint64 ParseJSON makes of it, or a float as appendFloat writes it.
+func canonicalNumber(b []byte, i int) (int, bool) {
+	start := i
+	negative := b[i] == '-'
+	if negative {
+		i++
+	}
+	digits := i
+	if i >= len(b) || !isDigit(b[i]) {
+		return i, false
+	}
+	if b[i] == '0' {
+		i++
+	} else {
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	intEnd := i
+	isFloat := false
+	if i < len(b) && b[i] == '.' {
+		isFloat = true
+		i++
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && b[i] == 'e' {
+		isFloat = true
+		i++
+		if i < len(b) && b[i] == '-' {
+			i++
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) {
+		switch b[i] {
+		case ',', ']', '}':
+		default:
+			return i, false
+		}
+	}
+	text := b[start:i]
+	if isFloat {
+		// Exponents of finite float64s have at most three digits; longer
+		// text is never what appendFloat writes.
+		if len(text) > 32 {
+			return i, false
+		}
+		f, err := strconv.ParseFloat(string(text), 64) // no allocation: the conversion does not escape
+		if err != nil {
+			return i, false
+		}
+		var scratch [40]byte
+		out, err := appendFloat(scratch[:0], f)
+		return i, err == nil && bytes.Equal(out, text)
+	}
+	if negative && intEnd-digits == 1 && b[digits] == '0' {
+		return i, false // "-0" is written as 0
+	}
+	// Digits that fit: uint64 for non-negative, down to -2^63 for negative.
+	var u uint64
+	for _, c := range b[digits:intEnd] {
+		d := uint64(c - '0')
+		if u > (^uint64(0)-d)/10 {
+			return i, false
+		}
+		u = u*10 + d
+	}
+	return i, !negative || u <= 1<<63
+}

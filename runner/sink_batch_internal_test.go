@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+	"github.com/iggy-connectors-go/runtime/pkg/transform"
+)
+
+// batchSchemas are the stream schemas the fuzz target picks from (avro needs a schema, so it is
+// left to the avro tests; it never passes through).
+var batchSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer}
+
+// FuzzSinkBatchPassThrough: the pass-through never changes what the plugin receives. A batch
+// prepared with it and the same batch decoded and re-encoded message by message give the same
+// postcard RawMessages bytes and drop the same messages at the same stages. Seeded with the
+// FuzzParseJSON corpus.
+func FuzzSinkBatchPassThrough(f *testing.F) {
+	f.Add(uint8(0), []byte(`{"id":"x","n":1}`), []byte(`{"id": "x"}`), true)
+	f.Add(uint8(0), []byte(`{"a":1,"a":2}`), []byte(`not json`), false)
+	f.Add(uint8(2), []byte("héllo"), []byte("\xff"), true)
+	f.Add(uint8(1), []byte{0, 1, 2}, []byte{}, false)
+	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("..", "pkg", "codec", "testdata", "fuzz", "FuzzParseJSON")) {
+		f.Add(uint8(0), seed, []byte(`{"k":[1.5,-0.0,"\u0001"]}`), true)
+	}
+	f.Fuzz(func(t *testing.T, schemaPick uint8, p1, p2 []byte, withHeaders bool) {
+		schema := batchSchemas[int(schemaPick)%len(batchSchemas)]
+		dec, err := codec.NewDecoder(schema, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := batchOf(withHeaders, p1, p2, p1)
+		fast, slow := newSinkBatch(dec, nil, 4), newSinkBatch(dec, nil, 4)
+		slow.passThrough = false
+		for range 2 { // the second round runs on reused buffers
+			fastBytes, fastDrops := preparedBytes(t, fast, schema, msgs)
+			slowBytes, slowDrops := preparedBytes(t, slow, schema, msgs)
+			if !bytes.Equal(fastBytes, slowBytes) {
+				t.Fatalf("schema %s, payloads %q %q: pass-through gives\n%x\nthe slow path\n%x", schema, p1, p2, fastBytes, slowBytes)
+			}
+			if fastDrops != slowDrops {
+				t.Fatalf("schema %s: pass-through drops %q, the slow path %q", schema, fastDrops, slowDrops)
+			}
+		}
+	})
+}
+
+// batchOf builds polled messages with the given payloads at offsets 10, 11, ...
+func batchOf(withHeaders bool, payloads ...[]byte) []iggyclient.InMessage {
+	msgs := make([]iggyclient.InMessage, len(payloads))
+	for i, p := range payloads {
+		msgs[i] = iggyclient.InMessage{
+			ID:     [16]byte{byte(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+			Offset: uint64(10 + i), Checksum: uint64(1000 + i), Timestamp: uint64(2000 + i), OriginTimestamp: uint64(3000 + i),
+			Payload: p,
+		}
+		if withHeaders {
+			msgs[i].Headers = []iggyclient.HeaderEntry{
+				{KeyKind: iggyclient.KindString, Key: []byte("trace"), Kind: iggyclient.KindString, Value: []byte("abc")},
+				{KeyKind: iggyclient.KindString, Key: []byte("n"), Kind: iggyclient.KindUint32, Value: []byte{byte(i), 0, 0, 0}},
+			}
+		}
+	}
+	return msgs
+}
+
+// preparedBytes prepares msgs and returns the RawMessages the plugin would get and the drops.
+func preparedBytes(t *testing.T, b *sinkBatch, schema postcard.Schema, msgs []iggyclient.InMessage) ([]byte, string) {
+	t.Helper()
+	var drops string
+	b.prepare(msgs, func(stage string, offset uint64, err error) { drops += fmt.Sprintf("%s@%d: %v; ", stage, offset, err) })
+	return postcard.AppendRawMessages(nil, postcard.RawMessages{Schema: schema, Messages: b.records}), drops
+}
+
+func TestSinkBatchPassesCanonicalPayloadsThroughUnchanged(t *testing.T) {
+	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical := []byte(`{"id":"a","n":1}`)
+	spaced := []byte(`{"id": "a", "n": 1}`)
+	b := newSinkBatch(dec, nil, 2)
+	b.prepare(batchOf(false, canonical, spaced), func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) })
+	if len(b.records) != 2 {
+		t.Fatalf("records = %d, want 2", len(b.records))
+	}
+	if &b.records[0].Payload[0] != &canonical[0] {
+		t.Error("a canonical payload was copied instead of passed through")
+	}
+	if string(b.records[1].Payload) != string(canonical) {
+		t.Errorf("the re-encoded payload = %s, want %s", b.records[1].Payload, canonical)
+	}
+}
+
+func TestSinkBatchKeepsOrderAcrossPathsAndDrops(t *testing.T) {
+	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newSinkBatch(dec, nil, 4)
+	var dropped []uint64
+	b.prepare(batchOf(false, []byte(`{"a": 1}`), []byte(`{"a":2}`), []byte(`nope`), []byte(`{"a": 3}`)),
+		func(_ string, offset uint64, _ error) { dropped = append(dropped, offset) })
+	var got []string
+	for _, r := range b.records {
+		got = append(got, fmt.Sprintf("%d:%s", r.Offset, r.Payload))
+	}
+	if fmt.Sprint(got) != `[10:{"a":1} 11:{"a":2} 13:{"a":3}]` || fmt.Sprint(dropped) != "[12]" {
+		t.Errorf("records %v, dropped %v; want [10:{\"a\":1} 11:{\"a\":2} 13:{\"a\":3}] and [12]", got, dropped)
+	}
+}
+
+// BenchmarkSinkBatch prepares 1,000 x 100 B JSON messages; allocs/msg is allocs/op / 1,000.
+func BenchmarkSinkBatch(b *testing.B) {
+	const n = 1000
+	payloads := make([][]byte, n)
+	for i := range payloads {
+		payloads[i] = fmt.Appendf(nil, `{"id":"6f1c0c4e-8f8e-4f43-9a53-%012d","title":"Hello","name":"World","text":"abcdefghijklmn"}`, i)
+	}
+	msgs := batchOf(false, payloads...)
+	var addFields map[string]any
+	if _, err := toml.Decode("[add_fields]\nenabled = true\n[[add_fields.fields]]\nkey = \"origin\"\nvalue.static = \"bench\"\n", &addFields); err != nil {
+		b.Fatal(err)
+	}
+	oneAdd, err := transform.Build(addFields, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name        string
+		transforms  []transform.Transform
+		passThrough bool
+	}{
+		{"pass-through", nil, true},
+		{"decode-encode", nil, false},
+		{"add_fields", oneAdd, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			batch := newSinkBatch(dec, c.transforms, n)
+			batch.passThrough = c.passThrough
+			fail := func(stage string, offset uint64, err error) { b.Fatalf("dropped %d at %s: %v", offset, stage, err) }
+			var out []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				batch.prepare(msgs, fail)
+				out = postcard.AppendRawMessages(out[:0], postcard.RawMessages{Schema: postcard.SchemaJSON, Messages: batch.records})
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
+		})
+	}
+}
