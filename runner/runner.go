@@ -37,6 +37,7 @@ type Runner struct {
 	metrics  *connMetrics
 	batches  *telemetry.Reporter // per-batch spans and benchmark events
 	dropLog  *dropLogger         // rate-limited warnings about dropped sink messages
+	gc       *gcTuner            // a higher GC percent while messages flow
 
 	pluginVersion atomic.Value // string; "unknown" until the library is loaded
 
@@ -62,6 +63,7 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 		metrics:  newConnMetrics(reg, spec.Key, spec.Kind),
 		batches:  tel.Reporter(log, spec.Benchmark),
 		dropLog:  newDropLogger(log, dropLogInterval),
+		gc:       newGCTuner(),
 	}
 	r.pluginVersion.Store("unknown")
 	return r, nil

@@ -149,6 +149,8 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	e := r.settings.Env
 	pollBackoff := newBackoff(e.ReconnectMin, e.ReconnectMax)
 	var lastPoll time.Time
+	busy := false // batches are flowing: the GC runs less often (gc.go)
+	defer r.gc.setBusy(&busy, false)
 	for {
 		if !sleepCtx(pollCtx, t.PollInterval-time.Since(lastPoll)) {
 			return nil
@@ -176,6 +178,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 			continue
 		}
 		pollBackoff.reset()
+		r.gc.setBusy(&busy, len(batch.Messages) > 0)
 		if len(batch.Messages) == 0 {
 			continue
 		}
