@@ -256,12 +256,15 @@ func (p *sourcePump) stall(err error) {
 }
 
 func (p *sourcePump) forwardLoop(workCtx context.Context) {
+	busy := false // batches with messages are flowing: the GC runs less often (gc.go)
+	defer p.r.gc.setBusy(&busy, false)
 	for {
 		select {
 		case b, ok := <-p.queue:
 			if !ok {
 				return
 			}
+			p.r.gc.setBusy(&busy, len(b.msg.Messages) > 0)
 			p.forward(workCtx, b)
 		case <-p.abort:
 			return
