@@ -272,6 +272,30 @@ func TestUpstreamFileCoexistence(t *testing.T) {
 	}
 }
 
+// A state file deleted while the connector runs comes back at the next save, as with upstream's
+// save, instead of the saves going into a file nobody reads.
+func TestSaveAfterTheFileWasDeletedWritesItAgain(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := state.Open(dir, "gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range []string{"one", "two"} {
+		if err := s.Save([]byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(slotsFile(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save([]byte("three")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := state.Load(dir, "gen"); err != nil || string(got) != "three" {
+		t.Fatalf("Load = %q, %v; want the state saved after the deletion", got, err)
+	}
+}
+
 func TestCloseWithoutSaveWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	s, got, err := state.Open(dir, "gen")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 )
 
 var (
@@ -148,7 +149,7 @@ func (s *Store) Save(data []byte) error {
 		return fmt.Errorf("save source state %q: %w", slotsPath(s.dir, s.key), ErrClosed)
 	}
 	var err error
-	if s.f == nil || slotHeaderLen+len(data) > s.hdr.slotSize {
+	if s.f == nil || slotHeaderLen+len(data) > s.hdr.slotSize || unlinked(s.f) {
 		err = s.rebuild(data)
 	} else {
 		err = s.writeSlot(data)
@@ -164,6 +165,22 @@ func (s *Store) Save(data []byte) error {
 	}
 	s.latest = append(s.latest[:0], data...)
 	return nil
+}
+
+// unlinked reports whether f's name was removed (someone deleted the state file while the
+// connector ran): a save then writes a new file, as upstream's save would, rather than into a file
+// no one will read.
+func unlinked(f *os.File) bool {
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var st syscall.Stat_t
+	var statErr error
+	if err := conn.Control(func(fd uintptr) { statErr = syscall.Fstat(int(fd), &st) }); err != nil || statErr != nil {
+		return false
+	}
+	return st.Nlink == 0
 }
 
 // writeSlot overwrites the slot that does not hold the newest state and syncs it.
