@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,30 +126,59 @@ func BenchmarkSinkThroughput(b *testing.B) {
 // batches.
 func BenchmarkSourceThroughput(b *testing.B) {
 	random := testkit.PluginPath(b, "random_source")
-	var runnerTotal, sdkTotal time.Duration
+	var runnerTotal, sdkTotal, runnerCPU time.Duration
 	var loadedRSS uint64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"fill": 1, "sdk": 1}))
-		sdkTotal += sdkSend(b, srv, "bench", "sdk", benchMessages)
+		sdkRound := sdkSend(b, srv, "bench", "sdk", benchMessages)
+		sdkTotal += sdkRound
 		cfg := sourceTOML("gen", random, "bench", "fill", fmt.Sprintf("batch_length = %d\nlinger_time = \"0\"", benchBatch),
-			fmt.Sprintf("interval = \"1ms\"\nmax_count = %d\nmessages_range = [%d, %d]\npayload_size = %d", benchMessages, benchBatch, benchBatch+1, benchPayload-60))
+			fmt.Sprintf("interval = \"0ms\"\nmax_count = %d\nmessages_range = [%d, %d]\npayload_size = %d", benchMessages, benchBatch, benchBatch+1, benchPayload-86))
 		p := testkit.StartRunner(b, append(withConfig(baseEnv(srv, b.TempDir()), cfg), profileEnv("source")...))
 		p.WaitStatus(b, "running", waitLong)
+		cpuBefore := processCPU(b, p.Pid())
 		b.StartTimer()
 		start := time.Now()
 		for testkit.OrZero(p.Stats(b).MessagesSent) < benchMessages {
 			time.Sleep(10 * time.Millisecond)
 		}
-		runnerTotal += time.Since(start)
+		runnerRound := time.Since(start)
+		runnerTotal += runnerRound
 		b.StopTimer()
+		cpu := processCPU(b, p.Pid()) - cpuBefore
+		runnerCPU += cpu
+		b.Logf("round %d: runner/sdk %.3f, runner CPU %.2f µs/msg", i+1, sdkRound.Seconds()/runnerRound.Seconds(), float64(cpu.Microseconds())/benchMessages)
 		logStages(b, p, "gen", "source", "decode", "prepare", "iggy_send", "state_save", "total")
 		loadedRSS = p.Stats(b).MemoryUsage
 		stopRunner(b, p)
 		srv.Stop()
 	}
 	reportThroughput(b, runnerTotal, sdkTotal)
+	b.ReportMetric(float64(runnerCPU.Microseconds())/float64(benchMessages*b.N), "runner_cpu_µs/msg")
 	b.ReportMetric(float64(loadedRSS)/(1<<20), "loaded_rss_MiB")
+}
+
+// processCPU is the user and system CPU time process pid has used (/proc/pid/stat, in clock
+// ticks of 10 ms), plugin threads included. CPU per message moves less with the load of a shared
+// machine than throughput does.
+func processCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 func reportThroughput(b *testing.B, runnerTotal, sdkTotal time.Duration) {
@@ -185,12 +215,17 @@ func BenchmarkExecToRunning(b *testing.B) {
 }
 
 // profileEnv asks the runner for a CPU profile when RUNNER_BENCH_PROFILE_DIR is set.
+// RUNNER_BENCH_ENV adds one NAME=value to the runner's environment (e.g. GOGC=100).
 func profileEnv(name string) []string {
+	var env []string
+	if extra := os.Getenv("RUNNER_BENCH_ENV"); extra != "" {
+		env = append(env, extra)
+	}
 	dir := os.Getenv("RUNNER_BENCH_PROFILE_DIR")
 	if dir == "" {
-		return nil
+		return env
 	}
-	return []string{"IGGY_CONNECTOR_CPU_PROFILE=" + filepath.Join(dir, name+".pprof")}
+	return append(env, "IGGY_CONNECTOR_CPU_PROFILE="+filepath.Join(dir, name+".pprof"))
 }
 
 // logStages logs the mean per-batch duration of each pipeline stage from the runner's histogram.

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -152,6 +153,14 @@ interval_ms = 5`, perBatch)))
 	}
 	if code, err := second.Wait(15 * time.Second); err != nil || code != 0 {
 		t.Fatalf("second run after SIGTERM: exit %d, %v", code, err)
+	}
+	// A clean stop leaves the state in upstream's file format, and only there.
+	upstreamFile, err := os.ReadFile(state.Path(stateDir, "faulty"))
+	if err != nil || len(upstreamFile) == 0 {
+		t.Fatalf("upstream-format state file after SIGTERM: %x, %v", upstreamFile, err)
+	}
+	if entries, _ := os.ReadDir(stateDir); len(entries) != 1 {
+		t.Errorf("state directory after SIGTERM holds %d files, want only %s", len(entries), state.Path(stateDir, "faulty"))
 	}
 
 	counts := map[int]int{}

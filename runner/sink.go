@@ -331,8 +331,7 @@ func appendHeadersToPostcard(out postcard.HeaderMap, hs []iggyclient.HeaderEntry
 	return out
 }
 
-func headersToIggy(m postcard.HeaderMap) []iggyclient.HeaderEntry {
-	out := make([]iggyclient.HeaderEntry, 0, len(m))
+func appendHeadersToIggy(out []iggyclient.HeaderEntry, m postcard.HeaderMap) []iggyclient.HeaderEntry {
 	for _, h := range m {
 		out = append(out, iggyclient.HeaderEntry{
 			KeyKind: uint8(h.Key.Kind) + 1, Key: h.Key.Value,

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,14 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
-	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
 // Limits Iggy puts on one message (pipeline.md §2.4).
@@ -39,6 +36,7 @@ type sourcePump struct {
 	client iggyclient.Client
 	lib    *plugin.Source
 	id     uint32
+	state  *state.Store
 
 	// queue is closed only after the plugin's close returned, when no send callback can come any more.
 	queue     chan producedBatch
@@ -46,13 +44,13 @@ type sourcePump struct {
 	abort     chan struct{} // closed (giveUp) when shutdown stops waiting; unblocks everything
 	abortOnce sync.Once
 
-	nacks      atomic.Int32 // consecutive NACKs, including batches rejected in deliver
-	stalled    chan error   // the first stall or fatal error of the forwarder
-	stallOnce  sync.Once
-	lastSend   []time.Time // per stream entry, for linger_time spacing
-	streams    string      // the stream entries' streams and topics, comma-joined, for batch logs
-	topics     string
-	outScratch [][]iggyclient.OutMessage
+	nacks     atomic.Int32 // consecutive NACKs, including batches rejected in deliver
+	stalled   chan error   // the first stall or fatal error of the forwarder
+	stallOnce sync.Once
+	lastSend  []time.Time // per stream entry, for linger_time spacing
+	streams   string      // the stream entries' streams and topics, comma-joined, for batch logs
+	topics    string
+	batch     *sourceBatch // the batch being forwarded; its buffers are reused
 }
 
 // runSource loads the state and the plugin, opens it with that state, checks the target streams,
@@ -66,10 +64,17 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	if err := os.MkdirAll(r.settings.StatePath, 0o755); err != nil {
 		return fmt.Errorf("source %q: create state directory: %w", spec.Key, err)
 	}
-	saved, err := state.Load(r.settings.StatePath, spec.Key)
+	store, saved, err := state.Open(r.settings.StatePath, spec.Key)
 	if err != nil {
 		return fmt.Errorf("source %q: load state: %w", spec.Key, err)
 	}
+	// Every path below waits for the forwarder, the only saver, before returning: Close then leaves
+	// the last saved state in upstream's file format.
+	defer func() {
+		if err := store.Close(); err != nil {
+			r.log.Warn("writing the source state in upstream's format failed; it stays in the slots file", "error", err)
+		}
+	}()
 	path, err := r.plugins.Resolve(spec.Path) // checked again: the file may have changed since New
 	if err != nil {
 		return fmt.Errorf("source %q: %w", spec.Key, err)
@@ -87,12 +92,12 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		"state_bytes", len(saved), "acks", lib.SupportsAck())
 
 	p := &sourcePump{
-		r: r, client: client, lib: lib, id: id,
-		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
-		abort:      make(chan struct{}),
-		stalled:    make(chan error, 1),
-		lastSend:   make([]time.Time, len(spec.SourceStreams)),
-		outScratch: make([][]iggyclient.OutMessage, len(spec.SourceStreams)),
+		r: r, client: client, lib: lib, id: id, state: store,
+		queue:    make(chan producedBatch, r.settings.Env.SourceQueue),
+		abort:    make(chan struct{}),
+		stalled:  make(chan error, 1),
+		lastSend: make([]time.Time, len(spec.SourceStreams)),
+		batch:    newSourceBatch(spec.Transforms, spec.SourceStreams),
 	}
 	for i, st := range spec.SourceStreams {
 		sep := ""
@@ -251,12 +256,15 @@ func (p *sourcePump) stall(err error) {
 }
 
 func (p *sourcePump) forwardLoop(workCtx context.Context) {
+	busy := false // batches with messages are flowing: the GC runs less often (gc.go)
+	defer p.r.gc.setBusy(&busy, false)
 	for {
 		select {
 		case b, ok := <-p.queue:
 			if !ok {
 				return
 			}
+			p.r.gc.setBusy(&busy, len(b.msg.Messages) > 0)
 			p.forward(workCtx, b)
 		case <-p.abort:
 			return
@@ -273,89 +281,32 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	msgs := b.msg.Messages
 	m.produced(len(msgs))
 
-	// Decode with the schema the plugin declared, as the SDK's Schema::try_into_payload does
-	// (pipeline.md §3.4): not the sink decoders (avro and flat_buffer stay bytes, proto falls back).
-	t0 := time.Now()
-	decoded := make([]codec.Message, 0, len(msgs))
-	decodeErrs := 0
-	// firstErr is the first message's failure, the cause the rejection warning names: without it
-	// an operator would see "rejected" and nothing about why unless debug logs were on.
-	var firstErr error
-	position := make([]int, 0, len(msgs)) // decoded[k], later kept[k], is message position[k] of the batch
-	for i := range msgs {
-		pl, err := codec.PayloadFromFFI(b.msg.Schema, msgs[i].Payload)
-		if err != nil {
-			decodeErrs++
-			err = fmt.Errorf("message %d: decode as %s: %w", i, b.msg.Schema, err)
-			firstErr = cmp.Or(firstErr, err)
-			r.log.Debug("produced message cannot be decoded", "error", err)
-			continue
-		}
-		decoded = append(decoded, producedToCodec(&msgs[i], pl))
-		position = append(position, i)
+	res := p.batch.prepare(&b.msg, func(msg string, err error) { r.log.Debug(msg, "error", err) })
+	decodeDur, prepareDur := res.decode, res.prepare
+	if res.decodeErrs > 0 {
+		m.errors(res.decodeErrs)
 	}
-	decodeDur := time.Since(t0)
-	if decodeErrs > 0 {
-		m.errors(decodeErrs)
+	if res.errs > 0 {
+		m.errors(res.errs)
 	}
-
-	// Transforms once, then encode for each stream entry's schema.
-	t1 := time.Now()
-	errCount, filtered := 0, 0
-	kept := decoded[:0]
-	for i := range decoded {
-		keep, err := transform.Run(r.spec.Transforms, &decoded[i])
-		if err != nil {
-			errCount++
-			err = fmt.Errorf("message %d: %w", position[i], err)
-			firstErr = cmp.Or(firstErr, err)
-			r.log.Debug("produced message failed a transform", "error", err)
-			continue
-		}
-		if !keep {
-			filtered++
-			continue
-		}
-		kept = append(kept, decoded[i])
-		position[len(kept)-1] = position[i] // in place: len(kept)-1 <= i
-	}
-	for si, s := range r.spec.SourceStreams {
-		outs := p.outScratch[si][:0]
-		for i := range kept {
-			out, err := buildOutMessage(s.Encoder, &kept[i])
-			if err != nil {
-				errCount++
-				err = fmt.Errorf("message %d: stream %q topic %q: %w", position[i], s.Stream, s.Topic, err)
-				firstErr = cmp.Or(firstErr, err)
-				r.log.Debug("message build failed", "error", err)
-				continue
-			}
-			outs = append(outs, out)
-		}
-		p.outScratch[si] = outs
-	}
-	prepareDur := time.Since(t1)
-	if errCount > 0 {
-		m.errors(errCount)
-	}
-	if filtered > 0 {
-		m.filtered(filtered)
+	if res.filtered > 0 {
+		m.filtered(res.filtered)
 	}
 
 	ack := true
 	var nackReason error // why the batch is NACKed, for the batch report
 	sentCount := 0
 	t2 := time.Now()
-	if bad := decodeErrs + errCount; bad > 0 {
+	if bad := res.decodeErrs + res.errs; bad > 0 {
 		ack = false
 		m.errors(1)
-		msg := fmt.Sprintf("Rejected source batch %d after %d decode or processing errors; nothing was sent; first error: %v", b.id, bad, firstErr)
+		msg := fmt.Sprintf("Rejected source batch %d after %d decode or processing errors; nothing was sent; first error: %v", b.id, bad, res.firstErr)
 		nackReason = errors.New(msg)
 		r.status.setError(msg)
 		r.log.Warn(msg)
 	} else {
 		for si, s := range r.spec.SourceStreams {
-			outs := p.outScratch[si]
+			outs := p.batch.outs[si]
 			if err := p.send(ctx, si, s, outs); err != nil {
 				ack = false
 				m.errors(1)
@@ -378,7 +329,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	var stateDur time.Duration
 	if ack && b.msg.HasState {
 		t3 := time.Now()
-		if err := state.Save(r.settings.StatePath, r.spec.Key, b.msg.State); err != nil {
+		if err := p.state.Save(b.msg.State); err != nil {
 			ack = false
 			m.errors(1)
 			msg := fmt.Sprintf("Failed to save the state of source batch %d: %v", b.id, err)
@@ -473,44 +424,4 @@ func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []ig
 		}
 	}
 	return nil
-}
-
-// producedToCodec builds the message transforms see: the plugin's optional fields, no offset.
-func producedToCodec(pm *postcard.ProducedMessage, pl codec.Payload) codec.Message {
-	m := codec.Message{ID: pm.ID, Checksum: pm.Checksum, Timestamp: pm.Timestamp, OriginTimestamp: pm.OriginTimestamp, Payload: pl}
-	if pm.Headers != nil {
-		m.Headers = *pm.Headers
-		m.HasHeaders = true
-	}
-	return m
-}
-
-// buildOutMessage encodes the payload for the target stream and applies Iggy's limits. The plugin's
-// checksum and timestamps are dropped; the id (0 = let the client pick one) and headers pass through.
-func buildOutMessage(enc codec.Encoder, m *codec.Message) (iggyclient.OutMessage, error) {
-	payload, err := enc.Encode(m.Payload)
-	if err != nil {
-		return iggyclient.OutMessage{}, fmt.Errorf("encode as %s: %w", enc.Schema(), err)
-	}
-	switch {
-	case len(payload) == 0:
-		return iggyclient.OutMessage{}, errors.New("empty payload")
-	case len(payload) > maxPayloadBytes:
-		return iggyclient.OutMessage{}, fmt.Errorf("payload of %d bytes exceeds %d", len(payload), maxPayloadBytes)
-	}
-	out := iggyclient.OutMessage{Payload: payload}
-	if m.ID != nil {
-		out.ID = idToBytes(*m.ID)
-	}
-	if m.HasHeaders && len(m.Headers) > 0 {
-		size := 0
-		for _, h := range m.Headers {
-			size += 1 + 4 + len(h.Key.Value) + 1 + 4 + len(h.Value.Value)
-		}
-		if size > maxUserHeaderBytes {
-			return iggyclient.OutMessage{}, fmt.Errorf("user headers of %d bytes exceed %d", size, maxUserHeaderBytes)
-		}
-		out.Headers = headersToIggy(m.Headers)
-	}
-	return out, nil
 }

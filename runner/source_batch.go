@@ -1,0 +1,260 @@
+package runner
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/codec"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/transform"
+)
+
+// sourceBatch turns one batch a source plugin produced into the messages sent to each stream
+// entry: decode with the schema the plugin declared, transforms once, encode for each entry's
+// schema (pipeline.md §2.4). Its buffers are reused from batch to batch.
+//
+// Pass-through: with no transforms, when every stream entry's encoder writes back what the
+// decoder read (passThroughPairs), a payload that codec.PassThrough accepts is sent as the plugin
+// produced it, skipping decode and encode. Iggy receives the same bytes either way
+// (FuzzSourceBatchPassThrough compares the two paths).
+type sourceBatch struct {
+	transforms  []transform.Transform
+	streams     []sourceStream
+	passThrough bool // no transforms: try the pass-through for schemas that allow it
+
+	decoded  []codec.Message
+	position []int                     // decoded[k] is message position[k] of the batch
+	kinds    []decodedKind             // pass-through: what the check made of each message
+	payloads []codec.Payload           // pass-through: the decoded payloads of refused messages
+	headers  []iggyclient.HeaderEntry  // every message's headers for every stream, back to back
+	outs     [][]iggyclient.OutMessage // per stream entry
+}
+
+// sourceBatchResult is what prepare found. A batch with errors must be rejected unsent.
+type sourceBatchResult struct {
+	decodeErrs, errs, filtered int
+	firstErr                   error // the first message's failure, named in the rejection warning
+	decode, prepare            time.Duration
+}
+
+// passThroughPairs are the (plugin schema, stream encoder schema) pairs whose encoder gives back
+// the bytes codec.PassThrough accepted: json parsed and written compactly by the json or text
+// encoder (both write AppendJSON), raw bytes as they are, text as its UTF-8 bytes.
+var passThroughPairs = map[[2]postcard.Schema]bool{
+	{postcard.SchemaJSON, postcard.SchemaJSON}: true,
+	{postcard.SchemaJSON, postcard.SchemaText}: true,
+	{postcard.SchemaRaw, postcard.SchemaRaw}:   true,
+	{postcard.SchemaText, postcard.SchemaText}: true,
+}
+
+func newSourceBatch(transforms []transform.Transform, streams []sourceStream) *sourceBatch {
+	return &sourceBatch{transforms: transforms, streams: streams, passThrough: len(transforms) == 0,
+		outs: make([][]iggyclient.OutMessage, len(streams))}
+}
+
+// passesThrough reports whether payloads of this plugin schema may skip decode and encode.
+func (b *sourceBatch) passesThrough(schema postcard.Schema) bool {
+	if !b.passThrough {
+		return false
+	}
+	for _, s := range b.streams {
+		if !passThroughPairs[[2]postcard.Schema{schema, s.Encoder.Schema()}] {
+			return false
+		}
+	}
+	return true
+}
+
+// prepare fills b.outs from pm. Each failure goes to debug (already naming the message) and
+// counts; the clock is read three times per batch.
+func (b *sourceBatch) prepare(pm *postcard.ProducedMessages, debug func(msg string, err error)) sourceBatchResult {
+	var res sourceBatchResult
+	note := func(counter *int, err error) {
+		*counter++
+		res.firstErr = cmp.Or(res.firstErr, err)
+	}
+	msgs := pm.Messages
+	for si := range b.outs {
+		clear(b.outs[si]) // drop the previous batch's payloads
+		b.outs[si] = b.outs[si][:0]
+	}
+	b.headers = b.headers[:0]
+	if n := headerCount(msgs) * len(b.streams); cap(b.headers) < n {
+		b.headers = make([]iggyclient.HeaderEntry, 0, n) // room for all: the batch appends without moving it
+	}
+	start := time.Now()
+	if b.passesThrough(pm.Schema) {
+		b.prepareAsProduced(pm.Schema, msgs, debug, note, &res)
+		res.decode = time.Since(start)
+		return res
+	}
+
+	// Decode with the schema the plugin declared, as the SDK's Schema::try_into_payload does
+	// (pipeline.md §3.4): not the sink decoders (avro and flat_buffer stay bytes, proto falls back).
+	decoded, position := b.decoded[:0], b.position[:0]
+	for i := range msgs {
+		pl, err := codec.PayloadFromFFI(pm.Schema, msgs[i].Payload)
+		if err != nil {
+			err = fmt.Errorf("message %d: decode as %s: %w", i, pm.Schema, err)
+			note(&res.decodeErrs, err)
+			debug("produced message cannot be decoded", err)
+			continue
+		}
+		decoded = append(decoded, producedToCodec(&msgs[i], pl))
+		position = append(position, i)
+	}
+	t1 := time.Now()
+	res.decode = t1.Sub(start)
+
+	// Transforms once, then encode for each stream entry's schema.
+	kept := decoded[:0]
+	for i := range decoded {
+		keep, err := transform.Run(b.transforms, &decoded[i])
+		if err != nil {
+			note(&res.errs, fmt.Errorf("message %d: %w", position[i], err))
+			debug("produced message failed a transform", res.firstErr)
+			continue
+		}
+		if !keep {
+			res.filtered++
+			continue
+		}
+		kept = append(kept, decoded[i])
+		position[len(kept)-1] = position[i] // in place: len(kept)-1 <= i
+	}
+	for si, s := range b.streams {
+		outs := b.outs[si]
+		for i := range kept {
+			m := &kept[i]
+			payload, err := s.Encoder.Encode(m.Payload)
+			if err == nil {
+				var out iggyclient.OutMessage
+				if out, err = b.outMessage(m.ID, m.HasHeaders, m.Headers, payload); err == nil {
+					outs = append(outs, out)
+					continue
+				}
+			} else {
+				err = fmt.Errorf("encode as %s: %w", s.Encoder.Schema(), err)
+			}
+			err = fmt.Errorf("message %d: stream %q topic %q: %w", position[i], s.Stream, s.Topic, err)
+			note(&res.errs, err)
+			debug("message build failed", err)
+		}
+		b.outs[si] = outs
+	}
+	clear(decoded) // drop references to payloads until the next batch overwrites them
+	b.decoded, b.position = decoded, position
+	res.prepare = time.Since(t1)
+	return res
+}
+
+// prepareAsProduced builds every stream's messages from the payloads as produced. A payload the check
+// refuses takes the slow path on its own: decode (which may fail, rejecting the batch) and encode.
+// Failures are noted in the slow path's order: decode failures first, then each stream's.
+func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.ProducedMessage, debug func(string, error),
+	note func(*int, error), res *sourceBatchResult) {
+	if cap(b.kinds) < len(msgs) {
+		b.kinds = make([]decodedKind, len(msgs))
+		b.payloads = make([]codec.Payload, len(msgs))
+	}
+	kinds, payloads := b.kinds[:len(msgs)], b.payloads[:len(msgs)]
+	for i := range msgs {
+		if codec.PassThrough(schema, msgs[i].Payload) {
+			kinds[i] = passedThrough
+			continue
+		}
+		pl, err := codec.PayloadFromFFI(schema, msgs[i].Payload)
+		if err != nil {
+			err = fmt.Errorf("message %d: decode as %s: %w", i, schema, err)
+			note(&res.decodeErrs, err)
+			debug("produced message cannot be decoded", err)
+			kinds[i] = failedToDecode
+			continue
+		}
+		kinds[i], payloads[i] = decodedPayload, pl
+	}
+	for si, s := range b.streams {
+		outs := b.outs[si]
+		for i := range msgs {
+			pm := &msgs[i]
+			payload, err := pm.Payload, error(nil)
+			switch kinds[i] {
+			case failedToDecode:
+				continue
+			case decodedPayload:
+				if payload, err = s.Encoder.Encode(payloads[i]); err != nil {
+					err = fmt.Errorf("encode as %s: %w", s.Encoder.Schema(), err)
+				}
+			}
+			if err == nil {
+				var headers postcard.HeaderMap
+				if pm.Headers != nil {
+					headers = *pm.Headers
+				}
+				var out iggyclient.OutMessage
+				if out, err = b.outMessage(pm.ID, pm.Headers != nil, headers, payload); err == nil {
+					outs = append(outs, out)
+					continue
+				}
+			}
+			err = fmt.Errorf("message %d: stream %q topic %q: %w", i, s.Stream, s.Topic, err)
+			note(&res.errs, err)
+			debug("message build failed", err)
+		}
+		b.outs[si] = outs
+	}
+	clear(payloads)
+}
+
+// producedToCodec builds the message transforms see: the plugin's optional fields, no offset.
+func producedToCodec(pm *postcard.ProducedMessage, pl codec.Payload) codec.Message {
+	m := codec.Message{ID: pm.ID, Checksum: pm.Checksum, Timestamp: pm.Timestamp, OriginTimestamp: pm.OriginTimestamp, Payload: pl}
+	if pm.Headers != nil {
+		m.Headers = *pm.Headers
+		m.HasHeaders = true
+	}
+	return m
+}
+
+// headerCount is the number of header entries of the batch.
+func headerCount(msgs []postcard.ProducedMessage) int {
+	n := 0
+	for i := range msgs {
+		if h := msgs[i].Headers; h != nil {
+			n += len(*h)
+		}
+	}
+	return n
+}
+
+// outMessage applies Iggy's limits to one message (pipeline.md §2.4). The plugin's checksum and
+// timestamps are dropped; the id (0 = let the client pick one) and headers pass through, the
+// headers into b.headers.
+func (b *sourceBatch) outMessage(id *postcard.Uint128, hasHeaders bool, headers postcard.HeaderMap, payload []byte) (iggyclient.OutMessage, error) {
+	switch {
+	case len(payload) == 0:
+		return iggyclient.OutMessage{}, errors.New("empty payload")
+	case len(payload) > maxPayloadBytes:
+		return iggyclient.OutMessage{}, fmt.Errorf("payload of %d bytes exceeds %d", len(payload), maxPayloadBytes)
+	}
+	out := iggyclient.OutMessage{Payload: payload}
+	if id != nil {
+		out.ID = idToBytes(*id)
+	}
+	if hasHeaders && len(headers) > 0 {
+		size := 0
+		for _, h := range headers {
+			size += 1 + 4 + len(h.Key.Value) + 1 + 4 + len(h.Value.Value)
+		}
+		if size > maxUserHeaderBytes {
+			return iggyclient.OutMessage{}, fmt.Errorf("user headers of %d bytes exceed %d", size, maxUserHeaderBytes)
+		}
+		from := len(b.headers)
+		b.headers = appendHeadersToIggy(b.headers, headers)
+		out.Headers = b.headers[from:len(b.headers):len(b.headers)]
+	}
+	return out, nil
+}
