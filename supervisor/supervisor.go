@@ -49,6 +49,10 @@ type Supervisor struct {
 	sampler        *metrics.Sampler
 	startTime      time.Time
 
+	figuresMu    sync.Mutex
+	figures      processFigures // the latest once-a-second sample
+	stopSampling chan struct{}
+
 	metricsHandler http.Handler
 
 	api      *http.Server
@@ -99,9 +103,10 @@ func New(o Options) (*Supervisor, error) {
 	s := &Supervisor{
 		env: e, runtime: o.Runtime, environ: o.Environ, provider: o.Provider, log: log,
 		runnerLog: runnerLog, runnerBin: bin, statePath: statePath,
-		connectors: map[config.ConnectorKind]map[string]*managed{config.KindSink: {}, config.KindSource: {}},
-		registry:   prometheus.NewRegistry(),
-		sampler:    metrics.NewSampler(),
+		connectors:   map[config.ConnectorKind]map[string]*managed{config.KindSink: {}, config.KindSource: {}},
+		registry:     prometheus.NewRegistry(),
+		sampler:      metrics.NewSampler(),
+		stopSampling: make(chan struct{}),
 	}
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
 	s.merged = metrics.NewMerged(s.registry)
@@ -157,6 +162,12 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	var pending []<-chan error
 	for i, c := range configs {
 		m := newManaged(s, c, filepath.Join(s.sockDir, socketName(c.Kind, i)))
+		page, err := metrics.CreatePage(filepath.Join(s.sockDir, pageName(c.Kind, i)), c.Key, string(c.Kind))
+		if err != nil {
+			s.Shutdown()
+			return fmt.Errorf("connector %s: %w", m.label(), err)
+		}
+		m.page = page
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
 		if !c.Enabled {
@@ -174,6 +185,8 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	for _, p := range pending {
 		<-p // failures are recorded on the connector; the supervisor keeps running
 	}
+	s.sampleProcesses()
+	go s.sampleLoop()
 	s.startTime = time.Now()
 	if s.runtime.HTTP.Enabled {
 		if err := s.serveAPI(); err != nil {
@@ -216,6 +229,13 @@ func (s *Supervisor) Shutdown() {
 			_ = s.api.Shutdown(ctx)
 			cancel()
 		}
+		close(s.stopSampling)
+		for _, m := range s.ordered {
+			// Every runner is gone: the pages can go too (a new supervisor starts from zero).
+			if m.page != nil {
+				_ = os.Remove(m.page.Path())
+			}
+		}
 		if s.ownsSock {
 			_ = os.RemoveAll(s.sockDir)
 		}
@@ -233,7 +253,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		case strings.HasPrefix(name, config.EnvPrefix), strings.HasPrefix(name, "IGGY_SUPERVISOR_"):
 			continue
 		case name == "IGGY_CONNECTOR_CONFIG", name == "IGGY_CONNECTOR_CONFIG_PATH",
-			name == "IGGY_CONNECTOR_TYPE", name == "IGGY_CONNECTOR_KEY":
+			name == "IGGY_CONNECTOR_TYPE", name == "IGGY_CONNECTOR_KEY", name == metrics.EnvStatsPage:
 			continue
 		}
 		env = append(env, kv)
@@ -255,7 +275,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
 	}
-	return append(env, "IGGY_CONNECTOR_CONFIG="+string(doc)), nil
+	return append(env, metrics.EnvStatsPage+"="+m.page.Path(), "IGGY_CONNECTOR_CONFIG="+string(doc)), nil
 }
 
 // lookup finds a connector of the running set.
