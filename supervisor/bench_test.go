@@ -17,6 +17,10 @@ import (
 // benchSizes are the connector counts every tree benchmark runs at.
 var benchSizes = []int{1, 10, 50}
 
+// benchExtraEnv are extra variables for the benchmarked supervisor (and so its runners), from
+// BENCH_SUPERVISOR_ENV ("GOGC=50 GOMAXPROCS=1"), to measure runtime settings.
+var benchExtraEnv = strings.Fields(os.Getenv("BENCH_SUPERVISOR_ENV"))
+
 // benchTree starts a supervisor running n null sinks and waits until every one is running.
 func benchTree(b *testing.B, n int) *testkit.SupervisorProc {
 	b.Helper()
@@ -29,7 +33,7 @@ func benchTree(b *testing.B, n int) *testkit.SupervisorProc {
 		file := strings.Replace(sinkFile(key, f.plugin("null_sink"), "demo", "events", ""), `poll_interval = "5ms"`, `poll_interval = "100ms"`, 1)
 		f.write(b, "connectors/"+key+".toml", file+"\n[plugin_config]\n")
 	}
-	p := testkit.StartSupervisor(b, f.dir, f.env("IGGY_SUPERVISOR_START_TIMEOUT=120s", "IGGY_SUPERVISOR_HEALTH_INTERVAL=1s"), 5*time.Minute)
+	p := testkit.StartSupervisor(b, f.dir, f.env(append([]string{"IGGY_SUPERVISOR_START_TIMEOUT=120s", "IGGY_SUPERVISOR_HEALTH_INTERVAL=1s"}, benchExtraEnv...)...), 5*time.Minute)
 	waitFor(b, p, 2*time.Minute, "every sink to run", func() bool {
 		running := 0
 		for _, c := range statsOf(b, p, nil) {

@@ -238,6 +238,8 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 		c.stop(m.sup.env.DrainTimeout)
 		return nil, err
 	}
+	// Nothing else is asked over the endpoint (the stats page has the rest): free the connection.
+	c.http.CloseIdleConnections()
 	m.mu.Lock()
 	m.proc = c
 	m.mu.Unlock()
