@@ -27,7 +27,7 @@ type httpSettings struct {
 	TLSEnabled      bool
 	TLSCertFile     string
 	TLSKeyFile      string
-	MetricsEndpoint string // always served: the supervisor scrapes it
+	MetricsEndpoint string // always served: a runner is scraped on its own
 }
 
 // endpoint serves /, /health, /stats and the metrics path for this one connector.

@@ -47,8 +47,10 @@ func benchTree(b *testing.B, n int) *testkit.SupervisorProc {
 }
 
 // memFigures are one process's memory figures in bytes: resident, proportional (each shared page
-// divided among the processes mapping it) and unique (pages no other process maps).
-type memFigures struct{ rss, pss, uss uint64 }
+// divided among the processes mapping it), its anonymous part (heap, stacks: what the program
+// allocates; the rest is mapped files, mostly the binary, whose resident share also depends on the
+// page cache), and unique (pages no other process maps).
+type memFigures struct{ rss, pss, pssAnon, uss uint64 }
 
 // readMem reads /proc/PID/smaps_rollup.
 func readMem(b *testing.B, pid int) memFigures {
@@ -72,6 +74,8 @@ func readMem(b *testing.B, pid int) memFigures {
 			m.rss = kb << 10
 		case "Pss":
 			m.pss = kb << 10
+		case "Pss_Anon":
+			m.pssAnon = kb << 10
 		case "Private_Clean", "Private_Dirty", "Private_Hugetlb":
 			m.uss += kb << 10
 		}
@@ -106,6 +110,7 @@ func BenchmarkTreeMemory(b *testing.B) {
 					m := readMem(b, pid)
 					sum.rss += m.rss
 					sum.pss += m.pss
+					sum.pssAnon += m.pssAnon
 					sum.uss += m.uss
 					maxPSS = max(maxPSS, m.pss)
 				}
@@ -113,9 +118,11 @@ func BenchmarkTreeMemory(b *testing.B) {
 			per := func(v uint64) float64 { return float64(v) / float64(len(pids)) / mib }
 			b.ReportMetric(float64(sup.rss)/mib, "sup-RSS-MiB")
 			b.ReportMetric(float64(sup.pss)/mib, "sup-PSS-MiB")
+			b.ReportMetric(float64(sup.pssAnon)/mib, "sup-PSSanon-MiB")
 			b.ReportMetric(float64(sup.uss)/mib, "sup-USS-MiB")
 			b.ReportMetric(per(sum.rss), "runner-RSS-MiB")
 			b.ReportMetric(per(sum.pss), "runner-PSS-MiB")
+			b.ReportMetric(per(sum.pssAnon), "runner-PSSanon-MiB")
 			b.ReportMetric(per(sum.uss), "runner-USS-MiB")
 			b.ReportMetric(float64(maxPSS)/mib, "runner-maxPSS-MiB")
 		})

@@ -12,30 +12,8 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
-	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
-
-// fillEvents sends n JSON messages to demo/events through the official SDK.
-func fillEvents(t *testing.T, broker *devbroker.Server, n int) {
-	t.Helper()
-	cli := testkit.LoggedInClient(t, broker)
-	sid, _ := iggcon.NewIdentifier("demo")
-	tid, _ := iggcon.NewIdentifier("events")
-	for from := 0; from < n; from += 1000 {
-		batch := make([]iggcon.IggyMessage, 0, 1000)
-		for i := from; i < min(from+1000, n); i++ {
-			m, err := iggcon.NewIggyMessage([]byte(fmt.Sprintf(`{"n":%d}`, i)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch = append(batch, m)
-		}
-		if err := cli.SendMessages(sid, tid, iggcon.PartitionId(0), batch); err != nil {
-			t.Fatalf("SDK send: %v", err)
-		}
-	}
-}
 
 // storedOffset is the sink's consumer-group offset on demo/events as the SDK reads it back
 // (-1 when none is stored yet).
@@ -69,7 +47,7 @@ func crashSinkFile(key, plugin string, batchLength int, pluginConfig string) str
 func TestCountsSurviveCrashesInsideConsume(t *testing.T) {
 	const n, batch = 2000, 100
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	fillEvents(t, broker, n)
+	testkit.FillTopic(t, broker, "demo", "events", n)
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
 	f.write(t, "connectors/crashy.toml", crashSinkFile("crashy", f.plugin("fault"), batch, "crash_on_batch = 5\n"))
@@ -120,7 +98,7 @@ func TestCountsSurviveCrashesInsideConsume(t *testing.T) {
 func TestCountsSurviveKill9WhileProcessing(t *testing.T) {
 	const n, batch = 20000, 100
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	fillEvents(t, broker, n)
+	testkit.FillTopic(t, broker, "demo", "events", n)
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
 	// 10 ms per consume: under 100 batches a second, so the kills land mid-drain.

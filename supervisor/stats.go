@@ -112,10 +112,13 @@ func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool 
 // the supervisor's; live says whether a runner answers.
 func (s *Supervisor) connectorStats(m *managed, figures processFigures) (metrics.ConnectorStats, bool) {
 	sn := m.snapshot()
-	st := m.page.Stats(true)
-	st.Name, st.Enabled, st.Restarts = sn.cfg.Name, sn.cfg.Enabled, sn.restarts
 	alive := sn.proc != nil && !sn.proc.exited()
-	if alive && st.PID == int32(sn.proc.pid) && st.Status != "" {
+	attached := alive && m.page.RunnerPID() == int32(sn.proc.pid)
+	// A read creates the counter series at 0, as a runner's own /stats does; a connector that
+	// never had a runner keeps none.
+	st := m.page.Stats(attached)
+	st.Name, st.Enabled, st.Restarts = sn.cfg.Name, sn.cfg.Enabled, sn.restarts
+	if attached && st.PID == int32(sn.proc.pid) && st.Status != "" {
 		if !s.runnerAnswers(m, sn.proc, st.PID) {
 			// Alive but silent (stopped, starved): down for this answer.
 			st.Status = statusError
