@@ -30,11 +30,20 @@ func storedOffset(t *testing.T, cli iggcon.Client, key string) int64 {
 	return int64(info.StoredOffset)
 }
 
-// crashSinkFile is a sink reading demo/events in batches of batchLength, storing its offset after
-// each consumed batch (at least once).
-func crashSinkFile(key, plugin string, batchLength int, pluginConfig string) string {
-	return strings.Replace(sinkFile(key, plugin, "demo", "events", ""), "batch_length = 50", fmt.Sprintf("batch_length = %d", batchLength), 1) +
-		"\n[plugin_config]\n" + pluginConfig
+// startDrainingSink fills demo/events with n messages and starts a supervisor running one sink
+// key on the fault plugin with pluginConfig, reading batches of batchLength and storing its offset
+// after each consumed batch (at least once). The supervisor reads runner status once a second, as
+// by default. It returns the supervisor and an SDK client to read offsets back.
+func startDrainingSink(t *testing.T, key string, n, batchLength int, pluginConfig string) (*testkit.SupervisorProc, iggcon.Client) {
+	t.Helper()
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	testkit.FillTopic(t, broker, "demo", "events", n)
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	file := strings.Replace(sinkFile(key, f.plugin("fault"), "demo", "events", ""), "batch_length = 50", fmt.Sprintf("batch_length = %d", batchLength), 1)
+	f.write(t, "connectors/"+key+".toml", file+"\n[plugin_config]\n"+pluginConfig)
+	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_SUPERVISOR_HEALTH_INTERVAL=1s"), waitLong)
+	return p, testkit.LoggedInClient(t, broker)
 }
 
 // A sink whose plugin segfaults inside its 5th consume of every run, with the supervisor reading
@@ -46,13 +55,7 @@ func crashSinkFile(key, plugin string, batchLength int, pluginConfig string) str
 //	consumed  == N + restarts × batch_length (each crash re-polls one full batch)
 func TestCountsSurviveCrashesInsideConsume(t *testing.T) {
 	const n, batch = 2000, 100
-	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	testkit.FillTopic(t, broker, "demo", "events", n)
-	f := newFixture(t, broker)
-	f.writeRuntime(t, "")
-	f.write(t, "connectors/crashy.toml", crashSinkFile("crashy", f.plugin("fault"), batch, "crash_on_batch = 5\n"))
-	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_SUPERVISOR_HEALTH_INTERVAL=1s"), waitLong)
-	cli := testkit.LoggedInClient(t, broker)
+	p, cli := startDrainingSink(t, "crashy", n, batch, "crash_on_batch = 5\n")
 
 	waitFor(t, p, 2*waitLong, "every message to be stored as consumed", func() bool {
 		return storedOffset(t, cli, "crashy") == n-1
@@ -97,14 +100,8 @@ func TestCountsSurviveCrashesInsideConsume(t *testing.T) {
 // (a kill can leave one batch polled but not processed), once the SDK reads back offset N-1.
 func TestCountsSurviveKill9WhileProcessing(t *testing.T) {
 	const n, batch = 20000, 100
-	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	testkit.FillTopic(t, broker, "demo", "events", n)
-	f := newFixture(t, broker)
-	f.writeRuntime(t, "")
 	// 10 ms per consume: under 100 batches a second, so the kills land mid-drain.
-	f.write(t, "connectors/victim.toml", crashSinkFile("victim", f.plugin("fault"), batch, "sleep_ms = 10\n"))
-	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_SUPERVISOR_HEALTH_INTERVAL=1s"), waitLong)
-	cli := testkit.LoggedInClient(t, broker)
+	p, cli := startDrainingSink(t, "victim", n, batch, "sleep_ms = 10\n")
 
 	kills := uint64(0)
 	lastPID := 0
