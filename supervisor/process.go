@@ -134,6 +134,7 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 		r.Close()
 		return nil, fmt.Errorf("start runner %s: %w", binary, err)
 	}
+	cmd.Env = nil // the runner has its copy; the supervisor need not keep one per runner
 	c := &child{
 		cmd: cmd, pid: cmd.Process.Pid, socket: socket,
 		http:   unixClient(socket),
