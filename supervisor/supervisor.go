@@ -231,7 +231,8 @@ func (s *Supervisor) Shutdown() {
 		}
 		close(s.stopSampling)
 		for _, m := range s.ordered {
-			// Every runner is gone: the pages can go too (a new supervisor starts from zero).
+			// Every runner is gone: the page files can go too (a new supervisor starts from zero).
+			// They stay mapped, since a request still in flight may read them.
 			if m.page != nil {
 				_ = os.Remove(m.page.Path())
 			}
