@@ -23,8 +23,14 @@
 // Endpoint (IGGY_CONNECTORS_HTTP_ADDRESS, host:port or unix:/path): GET / (text), GET /health
 // ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}), GET /stats (the
 // connector's /stats object of http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage,
-// start_time, run_time) and GET on the metrics endpoint (default /metrics, always served: the
-// supervisor scrapes it). An api_key guards everything but / and /health, as upstream.
+// start_time, run_time) and GET on the metrics endpoint (default /metrics, always served). An
+// api_key guards everything but / and /health, as upstream.
+//
+// Stats page (IGGY_CONNECTOR_STATS_PAGE, set by the supervisor): the counters, stage histograms,
+// status, plugin version and a heartbeat (every 200 ms) go into that shared file mapping
+// (pkg/metrics.Page), where the supervisor reads them without asking; they outlive the process, so
+// the next runner of the connector counts on. A file of another layout or connector is bad
+// configuration. Unset, the figures stay in memory.
 //
 // Lifecycle: starting -> running -> stopping -> stopped, or error. SIGTERM/SIGINT stops polling,
 // settles the batch in flight (its offset is stored, or its state saved, only when the plugin took

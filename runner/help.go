@@ -44,7 +44,7 @@ Runner variables:
 Runtime variables (the runtime file's keys; same names as the supervisor). The runner reads the
 iggy, state, http (address, api_key, tls, metrics endpoint, client bounds), plugins, logging,
 telemetry and connectors (provider) sections; it serves no CORS headers and always serves its metrics endpoint
-(http.metrics.enabled is not consulted: the supervisor scrapes it). With telemetry enabled it
+(http.metrics.enabled is not consulted: a runner is scraped on its own). With telemetry enabled it
 exports its logs and per-batch spans over OTLP, the resource naming its connector.
 `)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -93,22 +93,7 @@ func readTopic(t testing.TB, srv *devbroker.Server, stream, topic string) []iggc
 // fillTopic sends n JSON messages {"n":i} to the topic through the official SDK, in batches of 1000.
 func fillTopic(t testing.TB, srv *devbroker.Server, stream, topic string, n int) {
 	t.Helper()
-	cli := testkit.LoggedInClient(t, srv)
-	sid, _ := iggcon.NewIdentifier(stream)
-	tid, _ := iggcon.NewIdentifier(topic)
-	for from := 0; from < n; from += 1000 {
-		batch := make([]iggcon.IggyMessage, 0, 1000)
-		for i := from; i < min(from+1000, n); i++ {
-			m, err := iggcon.NewIggyMessage([]byte(fmt.Sprintf(`{"n":%d}`, i)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch = append(batch, m)
-		}
-		if err := cli.SendMessages(sid, tid, iggcon.PartitionId(0), batch); err != nil {
-			t.Fatalf("SDK send: %v", err)
-		}
-	}
+	testkit.FillTopic(t, srv, stream, topic, n)
 }
 
 var stdoutOffsetLine = regexp.MustCompile(`Message offset: (\d+), payload`)

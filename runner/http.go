@@ -29,7 +29,7 @@ type httpSettings struct {
 	TLSEnabled      bool
 	TLSCertFile     string
 	TLSKeyFile      string
-	MetricsEndpoint string // always served: the supervisor scrapes it
+	MetricsEndpoint string // always served: a runner is scraped on its own
 	Limits          config.HTTPLimits
 }
 

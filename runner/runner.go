@@ -55,18 +55,24 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
+	m, err := newConnMetrics(reg, spec.Key, spec.Kind, s.Env.StatsPage)
+	if err != nil {
+		return nil, fmt.Errorf("connector %q: %w", spec.Key, err)
+	}
 	r := &Runner{
 		settings: s,
 		spec:     spec,
 		log:      log,
 		status:   newStatusBoard(),
 		registry: reg,
-		metrics:  newConnMetrics(reg, spec.Key, spec.Kind),
+		metrics:  m,
 		batches:  tel.Reporter(log, spec.Benchmark),
 		dropLog:  newDropLogger(log, dropLogInterval),
 		gc:       newGCTuner(),
 	}
 	r.pluginVersion.Store("unknown")
+	r.status.onChange = r.publishStatus
+	r.publishStatus(r.status.get())
 	r.plugins = pluginAllowList(s.Runtime.Plugins.AllowedDirs, spec.Path)
 	// A plugin that resolves but may not be loaded is bad configuration (exit 2, not retried); one
 	// that does not resolve yet fails the run as before (exit 1), so a restart may find it.
@@ -95,6 +101,12 @@ func (r *Runner) Status() (Status, *LastError) { return r.status.get() }
 // (graceful stop, nil error) or a fatal error (status error, the error returned). Either way the
 // in-flight batch is settled and the plugin closed before Run returns.
 func (r *Runner) Run(ctx context.Context) error {
+	if r.metrics.c.Shared() {
+		// Beats until Run returns (draining included), so the supervisor sees a live runner.
+		beatCtx, stopBeating := context.WithCancel(context.Background())
+		defer stopBeating()
+		go r.metrics.c.KeepBeating(beatCtx)
+	}
 	h := r.settings.HTTP
 	if h.Enabled {
 		ep, err := startEndpoint(h, r, r.registry, r.log)

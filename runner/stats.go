@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -8,12 +9,25 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
-// connMetrics adapts the pumps' per-batch counts to pkg/metrics (series resolved once, sums added
-// once per batch).
+// connMetrics adapts the pumps' per-batch counts to pkg/metrics (an atomic add per count, sums
+// added once per batch).
 type connMetrics struct{ c *metrics.Connector }
 
-func newConnMetrics(reg prometheus.Registerer, key, kind string) *connMetrics {
-	return &connMetrics{c: metrics.NewConnector(reg, key, kind)}
+// newConnMetrics keeps the connector's figures in the stats page at pagePath, which the supervisor
+// created and reads (so they outlive this process), or in this process's memory when pagePath is
+// empty (a standalone runner).
+func newConnMetrics(reg prometheus.Registerer, key, kind, pagePath string) (*connMetrics, error) {
+	if pagePath == "" {
+		c, err := metrics.TryNewConnector(reg, key, kind)
+		return &connMetrics{c: c}, err
+	}
+	page, err := metrics.OpenPage(pagePath, key, kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", metrics.EnvStatsPage, err)
+	}
+	// The page stays mapped for the life of the process.
+	c, err := metrics.AttachConnector(reg, page)
+	return &connMetrics{c: c}, err
 }
 
 func (m *connMetrics) consumed(n int)                     { m.c.AddConsumed(uint64(n)) }
@@ -37,6 +51,17 @@ type Health struct {
 func (r *Runner) Health() Health {
 	st, _ := r.status.get()
 	return Health{Status: "healthy", Key: r.spec.Key, ConnectorType: r.spec.Kind, ConnectorStatus: st}
+}
+
+// publishStatus mirrors a status change (and the plugin version known by then) into the
+// connector's figures, where the supervisor reads them.
+func (r *Runner) publishStatus(st Status, le *LastError) {
+	r.metrics.c.SetInfo(r.spec.Name, r.pluginVersion.Load().(string), r.spec.Enabled)
+	var mle *metrics.LastError
+	if le != nil {
+		mle = &metrics.LastError{Message: le.Message, Timestamp: le.Timestamp}
+	}
+	r.metrics.c.PublishStatus(string(st), mle)
 }
 
 // Stats is this connector's /stats object (http-api.md §4.2) with the additive fields of decision

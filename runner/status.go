@@ -28,6 +28,9 @@ type statusBoard struct {
 	mu      sync.Mutex
 	status  Status
 	lastErr *LastError
+	// onChange, when set, receives every new status and last error (called with mu held, so
+	// changes arrive in order).
+	onChange func(Status, *LastError)
 }
 
 func newStatusBoard() *statusBoard {
@@ -46,6 +49,13 @@ func (b *statusBoard) set(s Status) {
 	if s == StatusRunning || s == StatusStopped {
 		b.lastErr = nil
 	}
+	b.changed()
+}
+
+func (b *statusBoard) changed() {
+	if b.onChange != nil {
+		b.onChange(b.status, b.lastErr)
+	}
 }
 
 // setError moves to error and records msg.
@@ -54,6 +64,7 @@ func (b *statusBoard) setError(msg string) {
 	defer b.mu.Unlock()
 	b.status = StatusError
 	b.lastErr = &LastError{Message: msg, Timestamp: uint64(time.Now().UnixMicro())}
+	b.changed()
 }
 
 // get returns the status and a copy of the last error (nil when none).

@@ -36,6 +36,7 @@ type managed struct {
 	kind   config.ConnectorKind
 	key    string
 	socket string
+	page   *metrics.Page // the connector's figures, shared with its runners; nil until Start made it
 
 	restarting atomic.Bool // a POST /restart is in progress
 
@@ -53,8 +54,6 @@ type managed struct {
 	restarts    uint64 // times the runner was restarted after it exited on its own
 	proc        *child
 	version     string // plugin version the runner last reported
-	carried     counts // totals of finished runner processes
-	seen        counts // latest counters of the current runner process
 	loopStop    chan struct{}
 	loopDone    chan struct{}
 }
@@ -103,7 +102,6 @@ type snapshot struct {
 	restarts uint64
 	proc     *child
 	version  string
-	carried  counts
 	// placeholder: cfg stands in for a config that does not load.
 	placeholder bool
 }
@@ -120,7 +118,7 @@ func (m *managed) snapshot() snapshot {
 		le = &c
 	}
 	return snapshot{cfg: m.cfg, path: m.path, id: m.id, status: m.status, lastErr: le,
-		restarts: m.restarts, proc: m.proc, version: m.version, carried: m.carried, placeholder: m.placeholder}
+		restarts: m.restarts, proc: m.proc, version: m.version, placeholder: m.placeholder}
 }
 
 // prepare checks a config before anything is stopped or started: the start-time checks and the
@@ -278,6 +276,8 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 		c.stop(m.sup.env.DrainTimeout)
 		return nil, err
 	}
+	// Nothing else is asked over the endpoint (the stats page has the rest): free the connection.
+	c.http.CloseIdleConnections()
 	m.mu.Lock()
 	m.proc = c
 	m.mu.Unlock()
@@ -298,7 +298,6 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 		m.mu.Lock()
 		m.proc = nil
 		m.mu.Unlock()
-		m.retire()
 		m.sup.sampler.Forget(int32(c.pid))
 	}()
 	settled := false
@@ -326,7 +325,6 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 	for {
 		select {
 		case <-stop:
-			m.refresh(c) // the latest counters, so the carried totals miss as little as possible
 			m.setStatus(statusStopping)
 			c.stop(m.sup.env.DrainTimeout)
 			m.setStatus(statusStopped)
@@ -351,13 +349,13 @@ func (m *managed) statusNow() (status, lastError string) {
 	return m.status, ""
 }
 
-// refresh reads the runner's /stats (status, last error, counters) and records it.
+// refresh reads the status, last error and plugin version runner c published in the connector's
+// stats page and records them. It creates the connector's counter series at 0, as the runner's own
+// /stats read does.
 func (m *managed) refresh(c *child) string {
-	ctx, cancel := context.WithTimeout(context.Background(), m.sup.env.RunnerCallLimit)
-	defer cancel()
-	st, err := c.stats(ctx)
-	if err == nil && !c.exited() {
-		m.noteStats(c, st)
+	st := m.page.Stats(true)
+	if st.PID == int32(c.pid) && !c.exited() {
+		m.noteVersion(st.Version)
 		switch st.Status {
 		case statusError:
 			msg := "connector failed"
@@ -374,31 +372,25 @@ func (m *managed) refresh(c *child) string {
 	return status
 }
 
-// noteStats remembers what runner c's /stats told: the plugin version and, if c is still the
-// current runner, its counters.
-func (m *managed) noteStats(c *child, s metrics.ConnectorStats) {
+// noteVersion remembers the plugin version a runner reported.
+func (m *managed) noteVersion(v string) {
+	if v == "" || v == "unknown" {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if s.Version != "" && s.Version != "unknown" {
-		m.version = s.Version
-	}
-	if m.proc == c && c != nil {
-		m.seen = countsOf(s)
-	}
-}
-
-// retire folds the counters of the runner that just ended into the carried totals.
-func (m *managed) retire() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.carried = m.carried.plus(m.seen)
-	m.seen = counts{}
+	m.version = v
 }
 
 // socketName is the runner socket's file name; an index keeps it short (Unix socket paths are
 // limited to about 100 bytes, keys to 128).
 func socketName(kind config.ConnectorKind, index int) string {
 	return string(kind) + "-" + strconv.Itoa(index) + ".sock"
+}
+
+// pageName is the file name of the connector's stats page, beside its socket.
+func pageName(kind config.ConnectorKind, index int) string {
+	return string(kind) + "-" + strconv.Itoa(index) + ".stats"
 }
 
 // restartBackoff is the pause before restarting a runner: min, doubling per restart up to max,

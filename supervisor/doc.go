@@ -5,7 +5,8 @@
 // drain, runner environment), connector.go (one connector's life loop: start, watch, restart with
 // backoff), process.go (spawning and stopping runner processes; pkg/logging relays their output,
 // tagged with connector_key), runnerapi.go (talking to a runner's endpoint), api.go and server.go
-// (routes, auth, CORS, TLS), stats.go (/stats, /metrics, restart), carry.go (counters carried over
-// runner restarts), settings.go (the IGGY_SUPERVISOR_* variables). README.md documents the API
+// (routes, auth, CORS, TLS), stats.go (/stats, /metrics, restart: composed from each connector's
+// stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
+// (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables). README.md documents the API
 // with curl examples.
 package supervisor

@@ -65,8 +65,9 @@ crash_on_batch = 1
 	}
 }
 
-// A runner that stops answering (SIGSTOP) shows as down in /metrics and as an error in /stats;
-// both answers still come back, with every other connector in them. After SIGCONT it is up again.
+// A runner that stops answering (SIGSTOP) shows as down in /metrics and as an error in /stats once
+// its heartbeat is older than the runner timeout; both answers still come back at once, with every
+// other connector in them (no runner is asked). After SIGCONT it is up again.
 func TestUnansweringRunnerIsDownButNeverFailsTheScrape(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
@@ -74,15 +75,18 @@ func TestUnansweringRunnerIsDownButNeverFailsTheScrape(t *testing.T) {
 	for _, key := range []string{"a", "b"} {
 		f.write(t, "connectors/"+key+".toml", sinkFile(key, f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
 	}
-	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_SUPERVISOR_RUNNER_TIMEOUT=300ms", "IGGY_SUPERVISOR_HEALTH_INTERVAL=5s"), waitLong)
+	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_SUPERVISOR_RUNNER_TIMEOUT=1s", "IGGY_SUPERVISOR_HEALTH_INTERVAL=5s"), waitLong)
 	frozen := statsOf(t, p, nil)["sink/a"].PID
 	if err := syscall.Kill(frozen, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(frozen, syscall.SIGCONT) })
 
+	waitFor(t, p, waitLong, "the frozen runner to show as an error", func() bool {
+		return statsOf(t, p, nil)["sink/a"].Status == "error"
+	})
 	st := statsOf(t, p, nil)
-	if a, b := st["sink/a"], st["sink/b"]; a.Status != "error" || a.LastError == nil || b.Status != "running" {
+	if a, b := st["sink/a"], st["sink/b"]; a.Status != "error" || a.LastError == nil || !strings.Contains(a.LastError.Message, "does not answer") || b.Status != "running" {
 		t.Errorf("/stats with a frozen runner: a %+v, b %+v; want a in error, b running", a, b)
 	}
 	_, body, err := p.Do(http.MethodGet, "/metrics", nil, "")

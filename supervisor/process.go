@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
+	"golang.org/x/sys/unix"
 )
 
 // Runner processes are forked from one goroutine locked to its OS thread for the life of the
@@ -46,6 +47,28 @@ func startOnSpawnThread(cmd *exec.Cmd) error {
 	req := spawnRequest{cmd: cmd, done: make(chan error, 1)}
 	spawnReqs <- req
 	return <-req.done
+}
+
+// waitExited returns once process pid (a child not yet waited for) has exited, without holding an
+// OS thread meanwhile: it waits on a pidfd through the runtime's poller, where cmd.Wait would block
+// a thread per runner in wait4. Where pidfds are unavailable it returns at once, and cmd.Wait
+// blocks as usual.
+func waitExited(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(uintptr) bool {
+		var info unix.Siginfo // zero unless a child has exited
+		err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		return err != nil || info.Signo != 0
+	})
 }
 
 // exitInfo describes how a runner process ended.
@@ -113,6 +136,7 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 		r.Close()
 		return nil, fmt.Errorf("start runner %s: %w", binary, err)
 	}
+	cmd.Env = nil // the runner has its copy; the supervisor need not keep one per runner
 	c := &child{
 		cmd: cmd, pid: cmd.Process.Pid, socket: socket,
 		http:   unixClient(socket),
@@ -121,6 +145,7 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 	}
 	go c.forward(r, onLine)
 	go func() {
+		waitExited(c.pid)
 		err := cmd.Wait()
 		// The last lines explain the exit. A grandchild that inherited the pipe could keep it
 		// open forever, so the wait for them is bounded.
@@ -152,7 +177,8 @@ const maxRunnerLine = 1 << 20
 func (c *child) forward(r io.ReadCloser, onLine lineFunc) {
 	defer close(c.copied)
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 64<<10)
+	// A small buffer (lines longer than it are read in pieces): one per runner adds up.
+	br := bufio.NewReaderSize(r, 4<<10)
 	var line []byte
 	cut := false // the current line outgrew maxRunnerLine; its rest is dropped
 	for {

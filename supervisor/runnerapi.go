@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-
-	dto "github.com/prometheus/client_model/go"
-
-	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
 // runnerHealth is the runner's /health body (upstream's constant plus the connector status).
@@ -48,14 +44,4 @@ func (c *child) health(ctx context.Context) (runnerHealth, error) {
 	var h runnerHealth
 	err := c.getJSON(ctx, "/health", &h)
 	return h, err
-}
-
-func (c *child) stats(ctx context.Context) (metrics.ConnectorStats, error) {
-	var s metrics.ConnectorStats
-	err := c.getJSON(ctx, "/stats", &s)
-	return s, err
-}
-
-func (c *child) metricFamilies(ctx context.Context) ([]*dto.MetricFamily, error) {
-	return metrics.Scrape(ctx, c.http, runnerBaseURL+"/metrics")
 }

@@ -21,8 +21,8 @@ type Env struct {
 	BackoffMin      time.Duration `env:"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN" envDefault:"500ms" help:"first pause before restarting a runner that exited (doubles per restart)"`
 	BackoffMax      time.Duration `env:"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX" envDefault:"30s" help:"cap of the restart pause"`
 	StableAfter     time.Duration `env:"IGGY_SUPERVISOR_STABLE_AFTER" envDefault:"30s" help:"a runner that ran this long before exiting is restarted after the first pause again"`
-	HealthInterval  time.Duration `env:"IGGY_SUPERVISOR_HEALTH_INTERVAL" envDefault:"1s" help:"how often each runner's /stats is read for the connector status and counters"`
-	RunnerCallLimit time.Duration `env:"IGGY_SUPERVISOR_RUNNER_TIMEOUT" envDefault:"2s" help:"longest wait for one runner's /health, /stats or /metrics; a runner slower than that counts as down"`
+	HealthInterval  time.Duration `env:"IGGY_SUPERVISOR_HEALTH_INTERVAL" envDefault:"1s" help:"how often each connector's status is read from its stats page (for the REST API's status and restart decisions)"`
+	RunnerCallLimit time.Duration `env:"IGGY_SUPERVISOR_RUNNER_TIMEOUT" envDefault:"2s" help:"a runner whose heartbeat in its stats page is older than this (it beats every 200ms) counts as down: error in /stats, iggy_connector_up 0"`
 }
 
 // ParseEnv reads the supervisor's variables from environ ("NAME=value" entries).

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
@@ -64,25 +63,29 @@ func (s *Supervisor) handleStats(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-// Stats is the /stats document: process figures summed over the supervisor and its runners, and
-// one object per connector, read from its runner (or, when the runner does not answer, what the
-// supervisor knows).
-func (s *Supervisor) Stats(ctx context.Context) metrics.RuntimeStats {
+// Stats is the /stats document: process figures summed over the supervisor and its runners (from
+// the latest once-a-second sample), and one object per connector, composed from its stats page and
+// what the supervisor knows. No runner is asked, so a hung or silent runner cannot slow it.
+func (s *Supervisor) Stats(context.Context) metrics.RuntimeStats {
+	figures := s.latestFigures()
 	conns := make([]metrics.ConnectorStats, len(s.ordered))
-	live := make([]bool, len(s.ordered))
-	var wg sync.WaitGroup
-	for i, m := range s.ordered {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conns[i], live[i] = s.connectorStats(ctx, m)
-		}()
+	var memory uint64
+	var cpu float64
+	if p, ok := figures.procs[int32(os.Getpid())]; ok {
+		memory, cpu = p.RSS, p.CPUUsage
 	}
-	wg.Wait()
-
+	for i, m := range s.ordered {
+		var live bool
+		conns[i], live = s.connectorStats(m, figures)
+		if live {
+			memory += conns[i].MemoryUsage
+			cpu += float64(conns[i].CPUUsage)
+		}
+	}
 	out := metrics.RuntimeStats{
 		ConnectorsRuntimeVersion: RuntimeVersion,
 		ProcessID:                uint32(os.Getpid()),
+		MemoryUsage:              memory,
 		StartTime:                uint64(s.startTime.UnixMicro()),
 		RunTime:                  uint64(max(0, time.Since(s.startTime).Microseconds())),
 		Connectors:               conns,
@@ -90,20 +93,7 @@ func (s *Supervisor) Stats(ctx context.Context) metrics.RuntimeStats {
 	if v, ok := version.Semver(RuntimeVersion); ok {
 		out.ConnectorsRuntimeVersionSemver = &v
 	}
-	var cpu float64
-	if p, err := s.sampler.Process(int32(os.Getpid())); err == nil {
-		out.MemoryUsage += p.RSS
-		cpu += p.CPUUsage
-	}
-	// Each runner measured itself for its own object (RSS, CPU since its previous /stats): summing
-	// those avoids reading every runner's /proc files a second time.
-	for i, c := range conns {
-		if live[i] {
-			out.MemoryUsage += c.MemoryUsage
-			cpu += float64(c.CPUUsage)
-		}
-	}
-	if h, err := s.sampler.Host(); err == nil {
+	if h := figures.host; figures.hostErr == nil {
 		out.CPUUsage = metrics.Float32(min(cpu, float64(h.NumCPU)*100))
 		out.TotalCPUUsage = metrics.Float32(h.TotalCPUUsage)
 		out.TotalMemory, out.AvailableMemory = h.TotalMemory, h.AvailableMemory
@@ -113,47 +103,49 @@ func (s *Supervisor) Stats(ctx context.Context) metrics.RuntimeStats {
 	return out
 }
 
-// connectorStats reads one connector's object from its runner; live says whether it answered.
-func (s *Supervisor) connectorStats(ctx context.Context, m *managed) (metrics.ConnectorStats, bool) {
+// runnerAnswers reports whether the connector has a runner process that is attached to its page
+// and beat within the runner timeout.
+func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool {
+	return proc != nil && !proc.exited() && pagePID == int32(proc.pid) && m.page.HeartbeatAge() <= s.env.RunnerCallLimit
+}
+
+// connectorStats is one connector's object: counters from its page (they count on across runner
+// restarts and survive crashes), status and last error as its live runner published them, else
+// the supervisor's; live says whether a runner answers.
+func (s *Supervisor) connectorStats(m *managed, figures processFigures) (metrics.ConnectorStats, bool) {
 	sn := m.snapshot()
-	if sn.proc != nil && !sn.proc.exited() {
-		cctx, cancel := context.WithTimeout(ctx, s.env.RunnerCallLimit)
-		st, err := sn.proc.stats(cctx)
-		cancel()
-		if err == nil {
-			m.noteStats(sn.proc, st)
-			sn.carried.addTo(&st)
-			st.PID = int32(sn.proc.pid)
-			st.Restarts = sn.restarts
-			st.Enabled = sn.cfg.Enabled
-			return st, true
+	alive := sn.proc != nil && !sn.proc.exited()
+	attached := alive && m.page.RunnerPID() == int32(sn.proc.pid)
+	// A read creates the counter series at 0, as a runner's own /stats does; a connector that
+	// never had a runner keeps none.
+	st := m.page.Stats(attached)
+	st.Name, st.Enabled, st.Restarts = sn.cfg.Name, sn.cfg.Enabled, sn.restarts
+	if attached && st.PID == int32(sn.proc.pid) && st.Status != "" {
+		if !s.runnerAnswers(m, sn.proc, st.PID) {
+			// Alive but silent (stopped, starved): down for this answer.
+			st.Status = statusError
+			st.LastError = &metrics.LastError{
+				Message:   fmt.Sprintf("runner pid %d does not answer (no heartbeat for %s)", sn.proc.pid, m.page.HeartbeatAge().Round(time.Millisecond)),
+				Timestamp: uint64(time.Now().UnixMicro()),
+			}
+			st.StartTime, st.RunTime = 0, 0
+			return st, false
 		}
+		if p, ok := figures.procs[st.PID]; ok {
+			st.MemoryUsage, st.CPUUsage = p.RSS, metrics.Float32(p.CPUUsage)
+		}
+		return st, true
 	}
-	var unanswered error
-	if sn.proc != nil && !sn.proc.exited() {
-		unanswered = fmt.Errorf("runner pid %d does not answer", sn.proc.pid)
-	}
-	st := metrics.ConnectorStats{
-		Key: m.key, Name: sn.cfg.Name, ConnectorType: string(m.kind), Version: sn.version,
-		Status: sn.status, Enabled: sn.cfg.Enabled, LastError: sn.lastErr, Restarts: sn.restarts,
-	}
-	if unanswered != nil {
-		// Alive but silent (hung, stopped, overloaded): down for this answer.
-		st.Status = statusError
-		st.LastError = &metrics.LastError{Message: unanswered.Error(), Timestamp: uint64(time.Now().UnixMicro())}
-		st.PID = int32(sn.proc.pid)
-	}
+	// No runner attached: what the supervisor knows.
+	st.Status, st.LastError, st.Version = sn.status, sn.lastErr, sn.version
+	st.VersionSemver = nil
 	if v, ok := version.Semver(sn.version); ok {
 		st.VersionSemver = &v
 	}
-	zero := func() *uint64 { v := uint64(0); return &v }
-	if m.kind == config.KindSource {
-		st.MessagesProduced, st.MessagesSent = zero(), zero()
-	} else {
-		st.MessagesConsumed, st.MessagesProcessed = zero(), zero()
+	st.PID, st.StartTime, st.RunTime = 0, 0, 0
+	if alive {
+		st.PID = int32(sn.proc.pid)
 	}
-	st.MessagesFiltered = zero()
-	sn.carried.addTo(&st)
 	return st, false
 }
 
@@ -175,45 +167,21 @@ func (s *Supervisor) updateRunning() {
 }
 
 func (s *Supervisor) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	s.refreshMetrics(r.Context())
+	s.refreshMetrics()
 	s.metricsHandler.ServeHTTP(w, r)
 }
 
-// refreshMetrics scrapes every runner in parallel. A runner that does not answer is marked down
-// (iggy_connector_up 0) and its families left out; it never fails the scrape.
-func (s *Supervisor) refreshMetrics(ctx context.Context) {
-	var wg sync.WaitGroup
+// refreshMetrics takes every connector's families from its stats page (what earlier runners
+// counted included) and marks a connector up while its runner answers. No runner is asked.
+func (s *Supervisor) refreshMetrics() {
 	for _, m := range s.ordered {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sn := m.snapshot()
-			up := false
-			if sn.proc != nil && !sn.proc.exited() {
-				cctx, cancel := context.WithTimeout(ctx, s.env.RunnerCallLimit)
-				families, err := sn.proc.metricFamilies(cctx)
-				cancel()
-				if err == nil {
-					if sn.carried != (counts{}) {
-						families = addCounters(families, sn.carried.families(m.key, string(m.kind)))
-					}
-					s.merged.Set(m.label(), families)
-					up = true
-				} else {
-					s.log.Warn("runner metrics unavailable", "connector", m.label(), "error", err)
-				}
-			}
-			if !up {
-				// The counters of earlier runs stay visible while the runner is down.
-				if sn.carried != (counts{}) {
-					s.merged.Set(m.label(), sn.carried.families(m.key, string(m.kind)))
-				} else {
-					s.merged.Remove(m.label())
-				}
-			}
-			s.runtimeMetrics.SetUp(m.key, string(m.kind), up)
-		}()
+		sn := m.snapshot()
+		if families := m.page.Families(); len(families) > 0 {
+			s.merged.Set(m.label(), families)
+		} else {
+			s.merged.Remove(m.label())
+		}
+		s.runtimeMetrics.SetUp(m.key, string(m.kind), s.runnerAnswers(m, sn.proc, m.page.RunnerPID()))
 	}
-	wg.Wait()
 	s.updateRunning()
 }

@@ -52,6 +52,10 @@ type Supervisor struct {
 	sampler        *metrics.Sampler
 	startTime      time.Time
 
+	figuresMu    sync.Mutex
+	figures      processFigures // the latest once-a-second sample
+	stopSampling chan struct{}
+
 	metricsHandler http.Handler
 
 	api      *http.Server
@@ -102,9 +106,10 @@ func New(o Options) (*Supervisor, error) {
 	s := &Supervisor{
 		env: e, runtime: o.Runtime, environ: o.Environ, provider: o.Provider, log: log,
 		runnerLog: runnerLog, runnerBin: bin, statePath: statePath,
-		connectors: map[config.ConnectorKind]map[string]*managed{config.KindSink: {}, config.KindSource: {}},
-		registry:   prometheus.NewRegistry(),
-		sampler:    metrics.NewSampler(),
+		connectors:   map[config.ConnectorKind]map[string]*managed{config.KindSink: {}, config.KindSource: {}},
+		registry:     prometheus.NewRegistry(),
+		sampler:      metrics.NewSampler(),
+		stopSampling: make(chan struct{}),
 	}
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)
@@ -168,6 +173,12 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	var pending []<-chan error
 	for i, c := range configs {
 		m := newManaged(s, c, filepath.Join(s.sockDir, socketName(c.Kind, i)))
+		page, err := metrics.CreatePage(filepath.Join(s.sockDir, pageName(c.Kind, i)), c.Key, string(c.Kind))
+		if err != nil {
+			s.Shutdown()
+			return fmt.Errorf("connector %s: %w", m.label(), err)
+		}
+		m.page = page
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
 		if b, ok := broken[connectorLabel(c)]; ok {
@@ -193,6 +204,8 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	for _, p := range pending {
 		<-p // failures are recorded on the connector; the supervisor keeps running
 	}
+	s.sampleProcesses()
+	go s.sampleLoop()
 	s.startTime = time.Now()
 	if s.runtime.HTTP.Enabled {
 		if err := s.serveAPI(); err != nil {
@@ -284,6 +297,14 @@ func (s *Supervisor) Shutdown() {
 			_ = s.api.Shutdown(ctx)
 			cancel()
 		}
+		close(s.stopSampling)
+		for _, m := range s.ordered {
+			// Every runner is gone: the page files can go too (a new supervisor starts from zero).
+			// They stay mapped, since a request still in flight may read them.
+			if m.page != nil {
+				_ = os.Remove(m.page.Path())
+			}
+		}
 		if s.ownsSock {
 			_ = os.RemoveAll(s.sockDir)
 		}
@@ -300,7 +321,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		switch {
 		case strings.HasPrefix(name, config.EnvPrefix), strings.HasPrefix(name, "IGGY_SUPERVISOR_"):
 			continue
-		case slices.Contains(runnerproc.SelectorVars, name):
+		case slices.Contains(runnerproc.SelectorVars, name), name == metrics.EnvStatsPage:
 			continue
 		}
 		env = append(env, kv)
@@ -325,7 +346,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
 	}
-	return append(env, runnerproc.EnvConfig+"="+string(doc)), nil
+	return append(env, metrics.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc)), nil
 }
 
 // lookup finds a connector of the running set.

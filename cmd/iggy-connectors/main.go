@@ -7,12 +7,21 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/iggy-connectors-go/runtime/supervisor"
 )
 
+// gcPercent is the supervisor's GC target unless GOGC is set: it is idle most of the time with a
+// small heap, and collecting at half Go's default growth kept it 2.2 MiB (PSS) smaller at 50
+// connectors for 0.45 ms more per /metrics (measured, supervisor/README.md).
+const gcPercent = 50
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		<-ctx.Done()

@@ -1,9 +1,9 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/iggy-connectors-go/runtime/pkg/version"
 	"os"
 	"sync"
 	"time"
@@ -24,124 +24,34 @@ const (
 // ErrInvalidKind is returned for a connector kind other than "sink" or "source".
 var ErrInvalidKind = errors.New(`connector kind must be "sink" or "source"`)
 
-// connectorVecs are the labelled families shared by every Connector of one
-// registry, as upstream keeps them in one registry for all connectors.
-type connectorVecs struct {
-	produced, sent, consumed, processed, filtered, errors *prometheus.CounterVec
-	stages                                                *prometheus.HistogramVec
-}
+// HeartbeatEvery is how often a runner attached to a page beats (KeepBeating).
+const HeartbeatEvery = 200 * time.Millisecond
 
-func newConnectorVecs() *connectorVecs {
-	counter := func(name, help string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help},
-			[]string{LabelConnectorKey, LabelConnectorType})
-	}
-	return &connectorVecs{
-		produced:  counter(FamilyMessagesProduced, helpMessagesProduced),
-		sent:      counter(FamilyMessagesSent, helpMessagesSent),
-		consumed:  counter(FamilyMessagesConsumed, helpMessagesConsumed),
-		processed: counter(FamilyMessagesProcessed, helpMessagesProcessed),
-		filtered:  counter(FamilyMessagesFiltered, helpMessagesFiltered),
-		errors:    counter(FamilyErrors, helpErrors),
-		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: FamilyStageDuration, Help: helpStageDuration, Buckets: StageBuckets,
-		}, []string{LabelConnectorKey, LabelConnectorType, LabelStage}),
-	}
-}
-
-// register registers every family, reusing families that an earlier
-// Connector already registered in reg.
-func (v *connectorVecs) register(reg prometheus.Registerer) error {
-	for _, p := range []**prometheus.CounterVec{&v.produced, &v.sent, &v.consumed, &v.processed, &v.filtered, &v.errors} {
-		if err := registerOrReuse(reg, p); err != nil {
-			return err
-		}
-	}
-	return registerOrReuse(reg, &v.stages)
-}
-
-func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c *C) error {
-	err := reg.Register(*c)
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		existing, ok := already.ExistingCollector.(C)
-		if !ok {
-			return fmt.Errorf("register metric family: a different collector of type %T holds the name", already.ExistingCollector)
-		}
-		*c = existing
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("register metric family: %w", err)
-	}
-	return nil
-}
-
-// lazyCounter is a pre-curried series created on first use, because upstream
-// creates a series only when it is first incremented or read (§4.3.3).
-type lazyCounter struct {
-	once sync.Once
-	vec  *prometheus.CounterVec
-	c    prometheus.Counter
-	key  string
-	kind string
-}
-
-func (l *lazyCounter) get() prometheus.Counter {
-	l.once.Do(func() { l.c = l.vec.WithLabelValues(l.key, l.kind) })
-	return l.c
-}
-
-func (l *lazyCounter) value() uint64 {
-	var m dto.Metric
-	if err := l.get().Write(&m); err != nil {
-		return 0
-	}
-	return uint64(m.GetCounter().GetValue())
-}
-
-type lazyObserver struct {
-	once  sync.Once
-	vec   *prometheus.HistogramVec
-	o     prometheus.Observer
-	key   string
-	kind  string
-	stage string
-}
-
-func (l *lazyObserver) get() prometheus.Observer {
-	l.once.Do(func() { l.o = l.vec.WithLabelValues(l.key, l.kind, l.stage) })
-	return l.o
-}
-
-var knownStages = [...]string{StageDecode, StagePrepare, StageFFI, StageIggySend, StageStateSave, StageTotal}
-
-// Connector is one connector's metric series plus the identity and status
-// its /stats object reports. The counting methods are safe for concurrent
-// use and cheap enough for the hot path: each series is resolved once.
+// Connector is one connector's metric series plus the identity and status its /stats object
+// reports. Its figures live in cells: in this process's memory, or in a Page shared with the
+// supervisor (AttachConnector). The counting methods are safe for concurrent use and cheap enough
+// for the hot path: an atomic add per call.
 type Connector struct {
 	key, kind string
-	vecs      *connectorVecs
-
-	produced, sent, consumed, processed, filtered, errors lazyCounter
-	stages                                                [len(knownStages)]lazyObserver
+	c         *cells
+	page      *Page // nil when the cells are in this process's memory
+	labels    *seriesLabels
 
 	startTime time.Time
 	process   *Sampler
 
-	mu        sync.Mutex
-	name      string
-	version   string
-	enabled   bool
-	status    string
-	lastError *LastError
+	mu      sync.Mutex // serialises writers of the texts in cells
+	name    string
+	enabled bool
+	status  string
+	lastErr *LastError
+	version string
 }
 
-// NewConnector registers (or reuses) the connector families in reg and
-// returns the series of connector key of kind "sink" or "source". A nil reg
-// keeps the families unregistered. It panics on an invalid kind or a name
-// clash in reg, as prometheus.MustRegister does; TryNewConnector returns
-// those as errors.
+// NewConnector registers the connector's families in reg and returns the series of connector key
+// of kind "sink" or "source", kept in this process's memory. A nil reg keeps the families
+// unregistered. It panics on an invalid kind, as prometheus.MustRegister does on bad input;
+// TryNewConnector returns the error instead.
 func NewConnector(reg prometheus.Registerer, key, kind string) *Connector {
 	c, err := TryNewConnector(reg, key, kind)
 	if err != nil {
@@ -155,14 +65,19 @@ func TryNewConnector(reg prometheus.Registerer, key, kind string) (*Connector, e
 	if kind != KindSink && kind != KindSource {
 		return nil, fmt.Errorf("connector %q: kind %q: %w", key, kind, ErrInvalidKind)
 	}
-	vecs := newConnectorVecs()
-	if reg != nil {
-		if err := vecs.register(reg); err != nil {
-			return nil, fmt.Errorf("connector %q: %w", key, err)
-		}
-	}
-	c := &Connector{
-		key: key, kind: kind, vecs: vecs,
+	return newConnector(reg, key, kind, new(cells), nil)
+}
+
+// AttachConnector is NewConnector over the figures of page: counters and histograms go on from
+// what earlier runners of the connector left there; the status starts over at starting, and the
+// page records this process as the connector's runner.
+func AttachConnector(reg prometheus.Registerer, page *Page) (*Connector, error) {
+	return newConnector(reg, page.key, page.kind, page.c, page)
+}
+
+func newConnector(reg prometheus.Registerer, key, kind string, c *cells, page *Page) (*Connector, error) {
+	m := &Connector{
+		key: key, kind: kind, c: c, page: page, labels: newSeriesLabels(key, kind),
 		startTime: time.Now(),
 		process:   NewSampler(),
 		name:      key,
@@ -170,19 +85,16 @@ func TryNewConnector(reg prometheus.Registerer, key, kind string) (*Connector, e
 		enabled:   true,
 		status:    StatusStarting,
 	}
-	for _, p := range []struct {
-		l   *lazyCounter
-		vec *prometheus.CounterVec
-	}{
-		{&c.produced, vecs.produced}, {&c.sent, vecs.sent}, {&c.consumed, vecs.consumed},
-		{&c.processed, vecs.processed}, {&c.filtered, vecs.filtered}, {&c.errors, vecs.errors},
-	} {
-		p.l.vec, p.l.key, p.l.kind = p.vec, key, kind
+	if reg != nil {
+		if err := reg.Register(connectorCollector{m}); err != nil {
+			return nil, fmt.Errorf("connector %q: register metric families: %w", key, err)
+		}
 	}
-	for i, stage := range knownStages {
-		c.stages[i].vec, c.stages[i].key, c.stages[i].kind, c.stages[i].stage = vecs.stages, key, kind, stage
-	}
-	return c, nil
+	c.pid.Store(uint64(os.Getpid()))
+	c.startTime.Store(uint64(m.startTime.UnixMicro()))
+	c.beat()
+	c.publish(m.status, nil, m.version)
+	return m, nil
 }
 
 // Key returns the connector key.
@@ -193,48 +105,65 @@ func (c *Connector) Kind() string { return c.kind }
 
 // AddProduced counts messages a source plugin handed over (before decoding).
 // The series is created even for n = 0, as upstream does.
-func (c *Connector) AddProduced(n uint64) { c.produced.get().Add(float64(n)) }
+func (c *Connector) AddProduced(n uint64) { c.c.add(counterProduced, n) }
 
 // AddSent counts messages a source sent to Iggy.
-func (c *Connector) AddSent(n uint64) { c.sent.get().Add(float64(n)) }
+func (c *Connector) AddSent(n uint64) { c.c.add(counterSent, n) }
 
 // AddConsumed counts messages a sink took from Iggy (one flushed batch).
-func (c *Connector) AddConsumed(n uint64) { c.consumed.get().Add(float64(n)) }
+func (c *Connector) AddConsumed(n uint64) { c.c.add(counterConsumed, n) }
 
 // AddProcessed counts messages handed to the sink plugin.
-func (c *Connector) AddProcessed(n uint64) { c.processed.get().Add(float64(n)) }
+func (c *Connector) AddProcessed(n uint64) { c.c.add(counterProcessed, n) }
 
 // AddFiltered counts messages a transform dropped; n = 0 creates no series.
 func (c *Connector) AddFiltered(n uint64) {
 	if n > 0 {
-		c.filtered.get().Add(float64(n))
+		c.c.add(counterFiltered, n)
 	}
 }
 
 // IncErrors counts one error.
-func (c *Connector) IncErrors() { c.errors.get().Inc() }
+func (c *Connector) IncErrors() { c.c.add(counterErrors, 1) }
 
 // AddErrors counts n errors at once (per-batch sums); n = 0 creates no series.
 func (c *Connector) AddErrors(n uint64) {
 	if n > 0 {
-		c.errors.get().Add(float64(n))
+		c.c.add(counterErrors, n)
 	}
 }
 
 // CreateErrorSeries creates the errors series at 0 if absent: upstream does
 // so whenever a source starts forwarding (§4.3.3).
-func (c *Connector) CreateErrorSeries() { c.errors.get() }
+func (c *Connector) CreateErrorSeries() { c.c.create(counterErrors) }
 
-// ObserveStage records one batch stage duration. Stage names outside the
-// Stage* constants are recorded too, on a slower path.
+// ObserveStage records one batch stage duration. Only the Stage* constants are stages (the shared
+// layout has a fixed set); another name is ignored.
 func (c *Connector) ObserveStage(stage string, d time.Duration) {
 	for i := range knownStages {
 		if knownStages[i] == stage {
-			c.stages[i].get().Observe(d.Seconds())
+			c.c.observe(i, d.Seconds())
 			return
 		}
 	}
-	c.vecs.stages.WithLabelValues(c.key, c.kind, stage).Observe(d.Seconds())
+}
+
+// Beat records that this runner is alive; KeepBeating calls it every HeartbeatEvery.
+func (c *Connector) Beat() { c.c.beat() }
+
+// KeepBeating beats every HeartbeatEvery until ctx ends. The supervisor takes a page whose beat
+// is older than its runner timeout for a runner that does not answer.
+func (c *Connector) KeepBeating(ctx context.Context) {
+	t := time.NewTicker(HeartbeatEvery)
+	defer t.Stop()
+	for {
+		c.c.beat()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // SetInfo sets the display name, the version the plugin reports
@@ -242,7 +171,11 @@ func (c *Connector) ObserveStage(stage string, d time.Duration) {
 func (c *Connector) SetInfo(name, version string, enabled bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	changed := version != c.version
 	c.name, c.version, c.enabled = name, version, enabled
+	if changed {
+		c.c.publish(c.status, c.lastErr, c.version)
+	}
 }
 
 // SetStatus moves the connector to status; running and stopped clear the
@@ -252,8 +185,9 @@ func (c *Connector) SetStatus(status string) {
 	defer c.mu.Unlock()
 	c.status = status
 	if status == StatusRunning || status == StatusStopped {
-		c.lastError = nil
+		c.lastErr = nil
 	}
+	c.c.publish(c.status, c.lastErr, c.version)
 }
 
 // SetError moves the connector to status error with message as last_error.
@@ -261,53 +195,53 @@ func (c *Connector) SetError(message string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.status = StatusError
-	c.lastError = &LastError{Message: message, Timestamp: uint64(time.Now().UnixMicro())}
+	c.lastErr = &LastError{Message: message, Timestamp: uint64(time.Now().UnixMicro())}
+	c.c.publish(c.status, c.lastErr, c.version)
+}
+
+// PublishStatus sets the status and last error (nil: none) as they are, for callers that keep
+// their own status rules.
+func (c *Connector) PublishStatus(status string, le *LastError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.status = status
+	c.lastErr = nil
+	if le != nil {
+		copied := *le
+		c.lastErr = &copied
+	}
+	c.c.publish(c.status, c.lastErr, c.version)
 }
 
 // Status returns the current status and last error (nil when none).
 func (c *Connector) Status() (string, *LastError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lastError == nil {
+	if c.lastErr == nil {
 		return c.status, nil
 	}
-	le := *c.lastError
+	le := *c.lastErr
 	return c.status, &le
 }
+
+// Families renders the connector's series that exist (upstream creates series lazily).
+func (c *Connector) Families() []*dto.MetricFamily { return c.c.families(c.labels) }
 
 // Snapshot returns the connector's /stats object. Like upstream it creates
 // the kind's counter series at 0 when absent (§4.3.3). Process figures are
 // this process's: the runner hosts exactly one connector. cpu_usage is the
 // share since the previous Snapshot (0 on the first call).
 func (c *Connector) Snapshot() ConnectorStats {
+	s := c.c.stats(c.key, c.kind, true)
 	c.mu.Lock()
-	s := ConnectorStats{
-		Key: c.key, Name: c.name, ConnectorType: c.kind, Version: c.version,
-		Status: c.status, Enabled: c.enabled,
-	}
-	if c.lastError != nil {
-		le := *c.lastError
+	s.Name, s.Enabled, s.Status = c.name, c.enabled, c.status
+	s.LastError = nil
+	if c.lastErr != nil {
+		le := *c.lastErr
 		s.LastError = &le
 	}
 	c.mu.Unlock()
-
-	if v, ok := version.Semver(s.Version); ok {
-		s.VersionSemver = &v
-	}
-	if c.kind == KindSource {
-		s.MessagesProduced = ptr(c.produced.value())
-		s.MessagesSent = ptr(c.sent.value())
-	} else {
-		s.MessagesConsumed = ptr(c.consumed.value())
-		s.MessagesProcessed = ptr(c.processed.value())
-	}
-	s.MessagesFiltered = ptr(c.filtered.value())
-	s.Errors = c.errors.value()
-
 	s.PID = int32(os.Getpid())
-	now := time.Now()
-	s.StartTime = uint64(c.startTime.UnixMicro())
-	s.RunTime = uint64(max(now.Sub(c.startTime).Microseconds(), 0))
 	if p, err := c.process.Process(s.PID); err == nil {
 		s.MemoryUsage = p.RSS
 		s.CPUUsage = Float32(p.CPUUsage)
@@ -315,4 +249,39 @@ func (c *Connector) Snapshot() ConnectorStats {
 	return s
 }
 
-func ptr[T any](v T) *T { return &v }
+// connectorCollector exposes a Connector's families through a prometheus.Registry. It describes
+// nothing up front (an unchecked collector), so the connectors of one registry share its families.
+type connectorCollector struct{ c *Connector }
+
+func (connectorCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (cc connectorCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, f := range cc.c.Families() {
+		var labels []string
+		if len(f.Metric) > 0 {
+			for _, l := range f.Metric[0].Label {
+				labels = append(labels, l.GetName())
+			}
+		}
+		desc := prometheus.NewDesc(f.GetName(), f.GetHelp(), labels, nil)
+		for _, m := range f.Metric {
+			ch <- gatheredMetric{desc: desc, m: m}
+		}
+	}
+}
+
+// gatheredMetric is an already rendered series handed to a registry.
+type gatheredMetric struct {
+	desc *prometheus.Desc
+	m    *dto.Metric
+}
+
+func (g gatheredMetric) Desc() *prometheus.Desc { return g.desc }
+
+func (g gatheredMetric) Write(out *dto.Metric) error {
+	out.Label, out.Counter, out.Histogram = g.m.Label, g.m.Counter, g.m.Histogram
+	return nil
+}
+
+// Shared reports whether the figures live in a Page (and so outlive this process).
+func (c *Connector) Shared() bool { return c.page != nil }

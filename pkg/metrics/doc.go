@@ -2,16 +2,25 @@
 // shapes of /stats, exactly as upstream's runtime names and lays them out
 // (http-api.md §4.2-4.3, pipeline.md §6).
 //
-//   - Connector: one connector's counters and stage histograms (upstream's
-//     names, help texts, labels and buckets), its status, and Snapshot, the
-//     per-connector /stats object. A runner creates exactly one.
+//   - Connector (connector.go): one connector's counters and stage histograms
+//     (upstream's names, help texts, labels and buckets), its status, and
+//     Snapshot, the per-connector /stats object. A runner creates exactly one.
+//   - cells (cells.go): the figures in a fixed layout of atomic 64-bit words
+//     (counters, histogram buckets, heartbeat, status under a sequence lock),
+//     rendered as Prometheus families and /stats counters by one code path.
+//   - Page (page.go): the cells in a file mapped MAP_SHARED, created by the
+//     supervisor (versioned header: magic, layout version, connector key) and
+//     attached by the runner (AttachConnector), so the supervisor composes
+//     /stats and /metrics without asking runners and counts outlive crashes.
 //   - Runtime: the supervisor's gauges (connectors total and running) plus
 //     iggy_connector_up and iggy_connector_restarts_total.
 //   - ConnectorStats, RuntimeStats: the /stats JSON, fields in upstream's order.
-//   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits).
-//   - Scrape, Parse, Merged: the supervisor reads every runner's /metrics and
-//     re-exposes the union as one prometheus.Gatherer; a broken runner or a
-//     conflicting family is skipped and reported, never failing the scrape.
+//   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits);
+//     Sampler.Processes reads many processes in one pass.
+//   - Scrape, Parse, Merged (merge.go): read a metrics exposition (any
+//     format); Merged is the supervisor's gatherer, its registry plus every
+//     connector's families; a conflicting family or series is skipped and
+//     reported, never failing the scrape.
 //   - Handler, WriteOpenMetrics: /metrics as upstream serves it, byte for
 //     byte (OpenMetrics under text/plain), or delimited protobuf on request.
 package metrics

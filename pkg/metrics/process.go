@@ -128,6 +128,15 @@ func NewSampler() *Sampler {
 // CreateTime are left zero); CPUUsage is Δ(process CPU) ÷ (Δ host CPU ÷
 // cores) × 100 since the previous read of pid, capped at cores × 100.
 func (s *Sampler) Process(pid int32) (ProcessStats, error) {
+	host, err := readHostCPU(nil)
+	if err != nil {
+		return ProcessStats{}, err
+	}
+	return s.sample(pid, host)
+}
+
+// sample reads pid's figures against the host CPU time host and keeps them as pid's baseline.
+func (s *Sampler) sample(pid int32, host hostCPU) (ProcessStats, error) {
 	s.mu.Lock()
 	prev, seen := s.procs[pid]
 	s.mu.Unlock()
@@ -142,10 +151,6 @@ func (s *Sampler) Process(pid int32) (ProcessStats, error) {
 	if err != nil {
 		return ProcessStats{}, err
 	}
-	host, err := readHostCPU(nil)
-	if err != nil {
-		return st, err
-	}
 	s.mu.Lock()
 	s.procs[pid] = cpuSample{handle: p, processSeconds: st.CPUSeconds, hostSeconds: host.total}
 	s.mu.Unlock()
@@ -153,6 +158,23 @@ func (s *Sampler) Process(pid int32) (ProcessStats, error) {
 		st.CPUUsage = cpuShare(st.CPUSeconds-prev.processSeconds, host.total-prev.hostSeconds, float64(s.hostCPUs))
 	}
 	return st, nil
+}
+
+// Processes reads the memory and CPU figures of every pid in one pass, the host's CPU time read
+// once for all; each CPUUsage is the share since the previous read of that pid, as Process gives
+// it. A pid that cannot be read (it exited) is left out.
+func (s *Sampler) Processes(pids []int32) map[int32]ProcessStats {
+	out := make(map[int32]ProcessStats, len(pids))
+	host, err := readHostCPU(nil)
+	if err != nil {
+		return out
+	}
+	for _, pid := range pids {
+		if st, err := s.sample(pid, host); err == nil {
+			out[pid] = st
+		}
+	}
+	return out
 }
 
 // cpuShare converts used process seconds over a host-CPU-time window into

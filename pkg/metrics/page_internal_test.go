@@ -1,0 +1,40 @@
+package metrics
+
+import (
+	"reflect"
+	"testing"
+	"unsafe"
+)
+
+// Every word of the shared layout must be 8-byte aligned for the 64-bit atomics, and the layout
+// must fit the file.
+func TestPageLayoutIsAlignedAndFits(t *testing.T) {
+	if numStageBuckets != len(StageBuckets) {
+		t.Fatalf("numStageBuckets = %d, len(StageBuckets) = %d", numStageBuckets, len(StageBuckets))
+	}
+	typ := reflect.TypeFor[cells]()
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.Offset%8 != 0 {
+			t.Errorf("field %s at offset %d is not 8-byte aligned", f.Name, f.Offset)
+		}
+	}
+	if unsafe.Sizeof(cells{}) > uintptr(pageFileSize) {
+		t.Errorf("cells take %d bytes, the file %d", unsafe.Sizeof(cells{}), pageFileSize)
+	}
+}
+
+// A runner killed while it wrote its status leaves the sequence odd: readers give up instead of
+// spinning, and the next runner's first write repairs it.
+func TestStatusLockSurvivesADeadWriter(t *testing.T) {
+	c := new(cells)
+	c.publish(StatusRunning, nil, "1.0.0")
+	c.seq.Add(1) // a writer that entered and died
+	if _, ok := c.readTexts(); ok {
+		t.Fatal("read texts under a writer that never left")
+	}
+	c.publish(StatusError, &LastError{Message: "boom", Timestamp: 1}, "1.0.0")
+	got, ok := c.readTexts()
+	if !ok || got.status != StatusError || got.lastError == nil || got.lastError.Message != "boom" || got.pluginVersion != "1.0.0" {
+		t.Fatalf("after the next write: %+v ok=%v", got, ok)
+	}
+}
