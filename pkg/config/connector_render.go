@@ -87,7 +87,8 @@ func (s StreamEntry) document(kind ConnectorKind) map[string]any {
 // and the body, optional keys that are absent left out, transforms in
 // TransformOrder. ParseConnector reads it back to an equal Connector. A
 // null (possible from JSON) inside plugin_config or transforms cannot be
-// written in TOML and is an ErrInvalidConnector error.
+// written in TOML and is an ErrInvalidConnector error, and so is an array
+// the TOML parser would read back changed (mixesEmptyKeyTables).
 func (c Connector) MarshalTOML() ([]byte, error) {
 	doc := c.document()
 	for _, section := range []string{"plugin_config", "transforms", "streams"} {
@@ -164,6 +165,9 @@ func checkNoNull(v any, path string) error {
 			}
 		}
 	case []any:
+		if mixesEmptyKeyTables(t) {
+			return fmt.Errorf("%s: an array mixing values with a table that has an empty key (BurntSushi/toml would read back only the tables)", path)
+		}
 		for i, e := range t {
 			if err := checkNoNull(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
@@ -171,6 +175,24 @@ func checkNoNull(v any, path string) error {
 		}
 	}
 	return nil
+}
+
+// mixesEmptyKeyTables reports whether an array holds both a table with an empty key ("") and
+// an element that is not a table: the TOML parser we use drops every non-table element of such
+// an array (and the nesting of an array around it), so it cannot be stored without changing it.
+func mixesEmptyKeyTables(a []any) bool {
+	emptyKeyTable, nonTable := false, false
+	for _, e := range a {
+		m, isTable := e.(map[string]any)
+		if !isTable {
+			nonTable = true
+			continue
+		}
+		if _, ok := m[""]; ok {
+			emptyKeyTable = true
+		}
+	}
+	return emptyKeyTable && nonTable
 }
 
 // MarshalDocument writes the connector file in format "toml" or "json"

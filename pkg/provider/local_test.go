@@ -391,6 +391,8 @@ func TestLocalRejectedCreateLeavesNoTrace(t *testing.T) {
 	}
 	withNull := good.Clone()
 	withNull.PluginConfig = map[string]any{"a": nil}
+	emptyKeyMix := good.Clone() // TOML would read [0, {"" = 1}] back as [{"" = 1}]
+	emptyKeyMix.PluginConfig = map[string]any{"list": []any{int64(0), map[string]any{"": int64(1)}}}
 	badSchema := good.Clone()
 	badSchema.Streams[0].Schema = "yaml"
 	badInterval := good.Clone()
@@ -402,6 +404,7 @@ func TestLocalRejectedCreateLeavesNoTrace(t *testing.T) {
 		env  []string
 	}{
 		{"null in plugin_config", "fresh", withNull, nil},
+		{"array TOML would change", "fresh", emptyKeyMix, nil},
 		{"unknown schema", "fresh", badSchema, nil},
 		{"bad poll interval", "fresh", badInterval, nil},
 		{"bad key", "a/b", good, nil},
