@@ -220,10 +220,41 @@ func appendShortest(dst []byte, f float64, bitSize, maxKK int) []byte {
 }
 
 // writeFamilies writes families (already ordered) and the final "# EOF".
+// seriesNames maps the sample names that families of other types write besides their own name
+// (a histogram's _bucket, _sum, _count; a counter's _total; _created) to their family. A family of
+// that name would repeat a TYPE line for the same metric, which no parser accepts, so it is left
+// out (a runner exposing both a histogram x and a family x_bucket, say).
+func seriesNames(families []*dto.MetricFamily) map[string]*dto.MetricFamily {
+	taken := map[string]*dto.MetricFamily{}
+	for _, f := range families {
+		var suffixes []string
+		switch f.GetType() {
+		case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+			suffixes = []string{"_bucket", "_sum", "_count", "_created", "_gcount", "_gsum"}
+		case dto.MetricType_SUMMARY:
+			suffixes = []string{"_sum", "_count", "_created"}
+		case dto.MetricType_COUNTER:
+			suffixes = []string{"_total", "_created"}
+		}
+		base := strings.TrimSuffix(f.GetName(), "_total")
+		for _, s := range suffixes {
+			if base+s != f.GetName() {
+				taken[base+s] = f
+			}
+		}
+	}
+	return taken
+}
+
 func writeFamilies(w io.Writer, families []*dto.MetricFamily) error {
 	var errs []error
 	var one bytes.Buffer
+	taken := seriesNames(families)
 	for _, f := range families {
+		if owner, clash := taken[f.GetName()]; clash {
+			errs = append(errs, fmt.Errorf("encode family %q: its name is a series name of the %s family %q", f.GetName(), strings.ToLower(owner.GetType().String()), owner.GetName()))
+			continue
+		}
 		one.Reset()
 		if err := appendFamily(&one, f); err != nil {
 			errs = append(errs, fmt.Errorf("encode family %q: %w", f.GetName(), err))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,8 +198,31 @@ func TestParseOpenMetricsTimestamps(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %d", f.GetName(), m.GetTimestampMs()))
 		}
 	}
+	slices.Sort(got) // the text parser hands families out in no set order
 	want := []string{"a 0", "b 1500", "b none"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("timestamps = %v, want %v", got, want)
+	}
+}
+
+// A family named like another family's series (x_bucket beside a histogram x) is left out and
+// reported, so the output still parses.
+func TestWriteOpenMetricsLeavesOutFamiliesNamedLikeSeries(t *testing.T) {
+	body := "# TYPE iggy_connector_stage_duration_seconds_bucket unknown\niggy_connector_stage_duration_seconds_bucket 0\n# TYPE x counter\nx_total 1\n# TYPE y gauge\ny 3\n# EOF\n"
+	families, err := metrics.Parse(strings.NewReader(body), "application/openmetrics-text; version=1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = metrics.WriteOpenMetrics(&out, families)
+	if err == nil || !strings.Contains(err.Error(), "iggy_connector_stage_duration_seconds_bucket") {
+		t.Fatalf("err = %v, want the clashing family reported", err)
+	}
+	again, err := metrics.Parse(bytes.NewReader(out.Bytes()), metrics.TextContentType)
+	if err != nil {
+		t.Fatalf("output does not parse: %v\n%s", err, out.Bytes())
+	}
+	if !strings.Contains(out.String(), "\ny 3\n") || !strings.Contains(out.String(), "x_total 1") || len(again) == 0 {
+		t.Fatalf("the other families are missing:\n%s", out.Bytes())
 	}
 }
