@@ -105,6 +105,9 @@ func applyTypedEnv(doc map[string]any, kind ConnectorKind, key string, env []str
 		}
 		doc[f.key] = v
 	}
+	if err := applyErrorHandlingEnv(doc, prefix, vars); err != nil {
+		return err
+	}
 	var streams []any
 	for i := 0; i <= maxStreamIndex; i++ {
 		for _, f := range streamEnvFields(kind) {
@@ -172,6 +175,9 @@ func ConnectorEnvWarnings(kind ConnectorKind, key string, env []string) []string
 	prefix := ConnectorEnvPrefix(kind, key)
 	known := map[string]bool{}
 	for _, f := range topLevelEnvFields {
+		known[prefix+f.suffix] = true
+	}
+	for _, f := range errorHandlingEnvFields {
 		known[prefix+f.suffix] = true
 	}
 	for i := 0; i <= maxStreamIndex; i++ {
