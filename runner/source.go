@@ -51,6 +51,7 @@ type sourcePump struct {
 	streams   string      // the stream entries' streams and topics, comma-joined, for batch logs
 	topics    string
 	batch     *sourceBatch // the batch being forwarded; its buffers are reused
+	dlq       *deadLetterWriter
 }
 
 // runSource loads the state and the plugin, opens it with that state, checks the target streams,
@@ -115,6 +116,11 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 			_ = closePlugin()
 			return err
 		}
+	}
+	p.dlq = newDeadLetterWriter(r, client)
+	if err := p.dlq.ensureTopic(ctx); err != nil {
+		_ = closePlugin()
+		return err
 	}
 
 	// workCtx bounds in-flight sends; it outlives ctx by at most the shutdown timeout.
@@ -297,6 +303,12 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	var nackReason error // why the batch is NACKed, for the batch report
 	sentCount := 0
 	t2 := time.Now()
+	if res.decodeErrs+res.errs > 0 && r.errors.tolerateAll {
+		if err := p.deadLetterFailed(ctx, &b.msg, &res); err != nil {
+			res.firstErr = err
+			p.stall(err) // decision 14: fail rather than lose the records
+		}
+	}
 	if bad := res.decodeErrs + res.errs; bad > 0 {
 		ack = false
 		m.errors(1)
