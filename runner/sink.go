@@ -245,9 +245,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	delivered := len(records)
 	if err := c.consume(pollCtx); err != nil {
 		if !tolerant || errors.Is(err, ErrPluginHung) || pollCtx.Err() != nil {
-			// Names the batch, so a poison message can be found (decision 14).
-			return fail(fmt.Errorf("%w (stream %q, topic %q, partition %d, offset %d; batch of %d up to offset %d)", err,
-				t.Stream, t.Topic, batch.PartitionID, batch.Messages[0].Offset, len(batch.Messages), batch.Messages[len(batch.Messages)-1].Offset))
+			return fail(c.batchFailed(batch, err))
 		}
 		// Decision 14: find the records the plugin refuses; the rest reach it.
 		r.log.Warn("consume still fails after its retries; isolating the failing records", "stream", t.Stream, "topic", t.Topic,

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
@@ -66,6 +68,18 @@ func (c *sinkConsumer) isolate(pollCtx context.Context, records []postcard.RawMe
 	}
 	err := split(records)
 	return delivered, failed, err
+}
+
+// batchFailed names the batch a fatal consume failure happened on, so a poison record can be
+// found (decision 14), and says so when the previous runner failed on the same offset.
+func (c *sinkConsumer) batchFailed(batch iggyclient.Batch, err error) error {
+	t := c.t
+	where := fmt.Sprintf("stream %q, topic %q, partition %d, offset %d;", t.Stream, t.Topic, batch.PartitionID, batch.Messages[0].Offset)
+	err = fmt.Errorf("%w (%s batch of %d up to offset %d)", err, where, len(batch.Messages), batch.Messages[len(batch.Messages)-1].Offset)
+	if strings.Contains(c.r.metrics.previousError, where) {
+		return fmt.Errorf("failed again on the same offset after a restart; [error_handling] tolerance = %q would dead-letter the failing records: %w", config.ToleranceAll, err)
+	}
+	return err
 }
 
 // encodeRecords writes recs as the RawMessages buffer consume hands to the plugin.
