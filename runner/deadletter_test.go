@@ -260,3 +260,34 @@ func TestSourceDeadLettersBadRecords(t *testing.T) {
 		t.Fatalf("without [error_handling] the bad batch was not NACKed:\n%s", q.Logs())
 	}
 }
+
+// A dead-letter send that cannot succeed (its stream was deleted after start) fails the connector
+// rather than losing the record: the runner exits 1 naming the dead-letter topic, and the batch's
+// offset is not stored, so the next run sees the poison record again.
+func TestSinkFailsWhenDeadLetterSendFails(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	toml := sinkTOML("dlqgone", testkit.PluginPath(t, "fault"), "demo", "events", "", `fail_payload_contains = "POISON"`) +
+		errorHandling(`dead_letter_stream = "dlq"`+"\n"+`dead_letter_topic = "gone"`)
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), toml))
+	p.WaitStatus(t, "running", waitLong)
+	cli := testkit.LoggedInClient(t, srv)
+	sid, _ := iggcon.NewIdentifier("dlq")
+	if err := cli.DeleteStream(sid); err != nil {
+		t.Fatalf("delete the dead-letter stream: %v", err)
+	}
+	testkit.SendMessages(t, srv, "demo", "events", messagesWith(t, 4, func(i int) []byte {
+		if i == 2 {
+			return []byte(`{"kind":"POISON"}`)
+		}
+		return nil
+	}))
+	expectExit(t, p, 1, `dead-lettering 1 records to stream "dlq" topic "gone" failed`)
+
+	// The next run finds the records again (nothing was stored) and, the topic created anew,
+	// dead-letters the poison one.
+	q := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), toml))
+	dead := waitTopicLen(t, q, srv, "dlq", "gone", 1)
+	if h := dlqHeaders(t, dead[0]); h["iggy_dlq_offset"] != "2" || string(dead[0].Payload) != `{"kind":"POISON"}` {
+		t.Fatalf("dead letter: %s %v", dead[0].Payload, h)
+	}
+}
