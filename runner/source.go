@@ -409,14 +409,14 @@ func ackWord(ack bool) string {
 // send writes msgs to one stream entry in chunks of batch_length, spaced by linger_time, retrying a
 // failed chunk (only that chunk and later ones) with capped backoff.
 func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []iggyclient.OutMessage) error {
-	e := p.r.settings.Env
+	policy := p.r.errors // [error_handling] max_retries and retry_backoff, else the runner's settings
 	chunk := int(s.BatchLength)
 	if chunk == 0 {
 		chunk = defaultSendChunkLen
 	}
 	for from := 0; from < len(msgs); from += chunk {
 		part := msgs[from:min(from+chunk, len(msgs))]
-		bo := newBackoff(e.RetryBackoffMin, e.RetryBackoffMax)
+		bo := policy.backoff()
 		for attempt := 0; ; attempt++ {
 			if !sleepCtx(ctx, s.Linger-time.Since(p.lastSend[si])) {
 				return ctx.Err()
@@ -426,7 +426,7 @@ func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []ig
 				p.lastSend[si] = time.Now()
 				break
 			}
-			if errors.Is(err, iggyclient.ErrNotFound) || errors.Is(err, iggyclient.ErrUnauthorized) || attempt >= e.SendRetries {
+			if errors.Is(err, iggyclient.ErrNotFound) || errors.Is(err, iggyclient.ErrUnauthorized) || attempt >= policy.sendRetries {
 				return err
 			}
 			p.r.log.Warn("send failed; retrying", "stream", s.Stream, "topic", s.Topic, "attempt", attempt+1, "error", err)
