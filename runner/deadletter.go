@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 )
@@ -136,13 +135,10 @@ func (d *deadLetterWriter) message(rec *deadLetter, now string) iggyclient.OutMe
 	return iggyclient.OutMessage{Headers: hs, Payload: rec.payload}
 }
 
-// cutText shortens s to at most n bytes without splitting a character.
+// cutText shortens s to at most n bytes, dropping a character the cut would split.
 func cutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return strings.ToValidUTF8(s[:n], "")
 }

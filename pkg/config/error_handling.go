@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"slices"
 	"time"
 )
@@ -174,10 +173,7 @@ func (e *ErrorHandling) clone() *ErrorHandling {
 }
 
 // errorHandlingEnvFields are the section's IGGY_CONNECTORS_<TYPE>_<KEY>_ERROR_HANDLING_* overrides.
-var errorHandlingEnvFields = []struct {
-	suffix, key string
-	target      envTarget
-}{
+var errorHandlingEnvFields = []envField{
 	{"ERROR_HANDLING_TOLERANCE", "tolerance", envString},
 	{"ERROR_HANDLING_MAX_RETRIES", "max_retries", envU32},
 	{"ERROR_HANDLING_RETRY_BACKOFF", "retry_backoff", envString},
@@ -189,21 +185,17 @@ var errorHandlingEnvFields = []struct {
 // applyErrorHandlingEnv sets the section's override variables on a raw document, creating the
 // section when a variable names it.
 func applyErrorHandlingEnv(doc map[string]any, prefix string, vars map[string]string) error {
-	for _, f := range errorHandlingEnvFields {
-		value, ok := vars[prefix+f.suffix]
-		if !ok || value == "" {
-			continue
-		}
-		v, err := coerceEnv(f.target, value)
-		if err != nil {
-			return fmt.Errorf("environment variable %s: %w", prefix+f.suffix, err)
-		}
-		section, isTable := doc["error_handling"].(map[string]any)
-		if !isTable {
-			section = map[string]any{}
-			doc["error_handling"] = section
-		}
-		section[f.key] = v
+	set, err := readEnvFields(prefix, errorHandlingEnvFields, vars)
+	if err != nil || set == nil {
+		return err
+	}
+	section, isTable := doc["error_handling"].(map[string]any)
+	if !isTable {
+		section = map[string]any{}
+		doc["error_handling"] = section
+	}
+	for k, v := range set {
+		section[k] = v
 	}
 	return nil
 }
