@@ -30,8 +30,13 @@ func (p *sourcePump) deadLetterFailed(ctx context.Context, pm *postcard.Produced
 		if m.Headers != nil {
 			d.headers = appendHeadersToIggy(nil, *m.Headers)
 		}
-		p.r.log.Warn("source message dead-lettered", "stage", stage, "stream", stream, "topic", topic, "message", i, "error", err)
 		failed = append(failed, d)
+	}
+	if len(failed) > 0 {
+		// One line per batch, not per record: a plugin producing many bad records must not flood the log.
+		first := failed[0]
+		p.r.log.Warn("source records failed; dead-lettered and skipped", "count", len(failed), "dead_letter_topic", p.dlq.policy.dlqTopic,
+			"first_stage", first.stage, "first_stream", first.stream, "first_topic", first.topic, "first_error", first.err)
 	}
 	if err := p.dlq.send(ctx, failed); err != nil {
 		return err
