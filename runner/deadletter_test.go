@@ -291,3 +291,19 @@ func TestSinkFailsWhenDeadLetterSendFails(t *testing.T) {
 		t.Fatalf("dead letter: %s %v", dead[0].Payload, h)
 	}
 }
+
+// Without a dead-letter topic a source's bad records are counted and skipped; the rest is sent.
+func TestSourceSkipsBadRecordsWithoutDeadLetterTopic(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	toml := sourceTOML("skipsrc", testkit.PluginPath(t, "fault"), "out", "events", "",
+		"max_messages = 20\nmessages_per_batch = 10\nbad_payload_every = 4") + errorHandling("")
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), toml))
+	p.WaitStatus(t, "running", waitLong)
+	p.WaitUntil(t, waitLong, "15 sent, 5 dead-lettered", func() bool {
+		s := p.Stats(t)
+		return testkit.OrZero(s.MessagesSent) == 15 && testkit.OrZero(s.MessagesDeadLettered) == 5
+	})
+	if got := len(readTopic(t, srv, "out", "events")); got != 15 || !strings.Contains(p.Logs(), "source records failed; dead-lettered and skipped") {
+		t.Fatalf("%d messages in out/events, want 15; logs:\n%s", got, p.Logs())
+	}
+}
