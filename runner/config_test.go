@@ -79,6 +79,13 @@ func TestMainRejectsBadConfiguration(t *testing.T) {
 		{"bad transform body", []string{"IGGY_CONNECTOR_CONFIG=" + validSink + "\n[transforms.unwrap_envelope]\nenabled = true\nfield = \"\"\n"}, []string{"unwrap_envelope"}},
 		{"bad telemetry endpoint", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_TELEMETRY_ENABLED=true",
 			"IGGY_CONNECTORS_TELEMETRY_TRACES_ENDPOINT=localhost:4317"}, []string{`connector "orders"`, "telemetry.traces.endpoint", "localhost:4317"}},
+		{"bad error_handling tolerance", []string{"IGGY_CONNECTOR_CONFIG=" + validSink + "\n[error_handling]\ntolerance = \"most\"\n"},
+			[]string{"error_handling.tolerance", "most"}},
+		{"bad error_handling env override", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_SINK_ORDERS_ERROR_HANDLING_RETRY_BACKOFF=soon"},
+			[]string{"error_handling.retry_backoff", "soon"}},
+		{"dead-letter topic read by the sink", []string{"IGGY_CONNECTOR_CONFIG=" + validSink +
+			"\n[error_handling]\ntolerance = \"all\"\ndead_letter_stream = \"shop\"\ndead_letter_topic = \"paid\"\n"},
+			[]string{"error_handling.dead_letter_topic", "shop/paid", "would come back"}},
 		{"provider without config dir", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders"}, []string{"config_dir"}},
 	}
 	for _, c := range cases {

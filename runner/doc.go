@@ -20,6 +20,12 @@
 // batch are exported over OTLP under a resource naming the connector and the process; the same
 // Reporter writes the benchmark-mode events.
 //
+// Failed records ([error_handling], DESIGN decision 14; errorpolicy.go, deadletter.go,
+// sink_isolate.go, source_isolate.go): with tolerance = "all" a record that fails decode,
+// transform, encode or the plugin's consume (a refused batch is bisected down to single records) goes
+// to the dead-letter topic with iggy_dlq_* headers, or is logged and counted without one; with
+// "none" the connector fails as before, its error naming the stream, topic, partition and offset.
+//
 // Endpoint (IGGY_CONNECTORS_HTTP_ADDRESS, host:port or unix:/path): GET / (text), GET /health
 // ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}), GET /stats (the
 // connector's /stats object of http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage,

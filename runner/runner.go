@@ -37,6 +37,7 @@ type Runner struct {
 	metrics  *connMetrics
 	batches  *telemetry.Reporter // per-batch spans and benchmark events
 	dropLog  *dropLogger         // rate-limited warnings about dropped sink messages
+	errors   errorPolicy         // [error_handling] over the runner's retry settings (decision 14)
 	gc       *gcTuner            // a higher GC percent while messages flow
 
 	plugins       plugin.AllowList // where the plugin may be loaded from
@@ -68,9 +69,13 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 		metrics:  m,
 		batches:  tel.Reporter(log, spec.Benchmark),
 		dropLog:  newDropLogger(log, dropLogInterval),
+		errors:   newErrorPolicy(s.Connector.ErrorHandling, s.Env),
 		gc:       newGCTuner(),
 	}
 	r.pluginVersion.Store("unknown")
+	if r.errors.tolerateAll {
+		m.c.ShowDeadLettered()
+	}
 	r.status.onChange = r.publishStatus
 	r.publishStatus(r.status.get())
 	r.plugins = pluginAllowList(s.Runtime.Plugins.AllowedDirs, spec.Path)

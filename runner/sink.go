@@ -53,6 +53,11 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 			return err
 		}
 	}
+	dlq := newDeadLetterWriter(r, client)
+	if err := dlq.ensureTopic(ctx); err != nil {
+		_ = closePlugin()
+		return err
+	}
 
 	r.status.set(StatusRunning)
 	r.log.Info("sink running", "topics", len(spec.SinkTopics))
@@ -68,6 +73,7 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 	errs := make(chan error, len(spec.SinkTopics))
 	for _, t := range spec.SinkTopics {
 		c := newSinkConsumer(r, client, lib, id, t)
+		c.dlq = dlq
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -135,6 +141,9 @@ type sinkConsumer struct {
 	batch     *sinkBatch
 	// pollBufs is the poll reply memory, reused: a batch is done with before the next poll.
 	pollBufs iggyclient.PollBuffers
+
+	dlq    *deadLetterWriter
+	failed []sinkFailure // tolerance = "all": this batch's records that a stage failed on
 }
 
 func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
@@ -198,10 +207,15 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	m.consumed(len(batch.Messages))
 
 	errCount := 0
+	c.failed = c.failed[:0]
+	tolerant := r.errors.tolerateAll
 	drop := func(stage string, offset uint64, err error) {
 		errCount++
 		r.dropLog.dropped(droppedMessage{Stage: stage, Stream: t.Stream, Topic: t.Topic,
 			PartitionID: batch.PartitionID, Offset: offset, Err: err})
+		if tolerant {
+			c.failed = append(c.failed, sinkFailure{stage: stage, offset: offset, err: err})
+		}
 	}
 	decodeDur, filtered := c.batch.prepare(batch.Messages, drop)
 	records := c.batch.records
@@ -221,15 +235,32 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		Start: start, Stream: t.Stream, Topic: t.Topic, PartitionID: batch.PartitionID,
 		CurrentOffset: batch.CurrentOffset, BatchSize: len(batch.Messages), ProcessedCount: len(records),
 	}
-	ffiStart := time.Now()
-	if err := c.consume(pollCtx); err != nil {
+	fail := func(err error) error {
 		report.Total, report.Err = time.Since(start), err
 		m.stage("total", report.Total)
 		r.batches.Sink(workCtx, report)
 		return err
 	}
+	ffiStart := time.Now()
+	delivered := len(records)
+	if err := c.consume(pollCtx); err != nil {
+		if !tolerant || errors.Is(err, ErrPluginHung) || pollCtx.Err() != nil {
+			return fail(c.batchFailed(batch, err))
+		}
+		// Decision 14: find the records the plugin refuses; the rest reach it.
+		r.log.Warn("consume still fails after its retries; isolating the failing records", "stream", t.Stream, "topic", t.Topic,
+			"partition_id", batch.PartitionID, "offset", batch.Messages[0].Offset, "batch_size", len(records), "error", err)
+		var refused []sinkFailure
+		if delivered, refused, err = c.isolate(pollCtx, records); err != nil {
+			return fail(err)
+		}
+		c.failed = append(c.failed, refused...)
+	}
 	ffiDur := time.Since(ffiStart)
-	m.processed(len(records))
+	if err := c.deadLetterFailures(workCtx, batch, c.failed); err != nil {
+		return fail(err)
+	}
+	m.processed(delivered)
 
 	if t.Commit == commitAfterConsuming {
 		last := batch.Messages[len(batch.Messages)-1].Offset
@@ -256,15 +287,14 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 }
 
 // consume hands the encoded batch to the plugin, retrying a non-zero return with capped backoff
-// (decision 1). Retries stop at shutdown: the batch is then left unstored and is delivered again.
+// (decision 1; [error_handling] max_retries and retry_backoff when set). Retries stop at
+// shutdown: the batch is then left unstored and is delivered again.
 func (c *sinkConsumer) consume(pollCtx context.Context) error {
 	r := c.r
-	e := r.settings.Env
-	bo := newBackoff(e.RetryBackoffMin, e.RetryBackoffMax)
+	policy := r.errors
+	bo := policy.backoff()
 	for attempt := 0; ; attempt++ {
-		err := r.pluginCall("iggy_sink_consume", func(ctx context.Context) error {
-			return c.lib.ConsumeContext(ctx, c.id, c.topicMeta, c.metaBuf, c.msgsBuf)
-		})
+		err := c.consumeOnce()
 		if err == nil {
 			return nil
 		}
@@ -272,7 +302,7 @@ func (c *sinkConsumer) consume(pollCtx context.Context) error {
 			return fmt.Errorf("sink %q: %w", r.spec.Key, err)
 		}
 		r.metrics.errors(1)
-		if attempt >= e.ConsumeRetries {
+		if attempt >= policy.consumeRetries {
 			return fmt.Errorf("sink %q: consume failed after %d attempts: %w", r.spec.Key, attempt+1, err)
 		}
 		r.log.Warn("consume failed; retrying", "attempt", attempt+1, "error", err)
@@ -280,6 +310,13 @@ func (c *sinkConsumer) consume(pollCtx context.Context) error {
 			return fmt.Errorf("sink %q: stopped while retrying a failed consume (offset not stored): %w", r.spec.Key, err)
 		}
 	}
+}
+
+// consumeOnce hands the encoded batch to the plugin once.
+func (c *sinkConsumer) consumeOnce() error {
+	return c.r.pluginCall("iggy_sink_consume", func(ctx context.Context) error {
+		return c.lib.ConsumeContext(ctx, c.id, c.topicMeta, c.metaBuf, c.msgsBuf)
+	})
 }
 
 func (c *sinkConsumer) storeOffset(ctx context.Context, partition uint32, offset uint64) error {

@@ -51,6 +51,7 @@ type sourcePump struct {
 	streams   string      // the stream entries' streams and topics, comma-joined, for batch logs
 	topics    string
 	batch     *sourceBatch // the batch being forwarded; its buffers are reused
+	dlq       *deadLetterWriter
 }
 
 // runSource loads the state and the plugin, opens it with that state, checks the target streams,
@@ -115,6 +116,11 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 			_ = closePlugin()
 			return err
 		}
+	}
+	p.dlq = newDeadLetterWriter(r, client)
+	if err := p.dlq.ensureTopic(ctx); err != nil {
+		_ = closePlugin()
+		return err
 	}
 
 	// workCtx bounds in-flight sends; it outlives ctx by at most the shutdown timeout.
@@ -297,6 +303,12 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	var nackReason error // why the batch is NACKed, for the batch report
 	sentCount := 0
 	t2 := time.Now()
+	if res.decodeErrs+res.errs > 0 && r.errors.tolerateAll {
+		if err := p.deadLetterFailed(ctx, &b.msg, &res); err != nil {
+			res.firstErr = err
+			p.stall(err) // decision 14: fail rather than lose the records
+		}
+	}
 	if bad := res.decodeErrs + res.errs; bad > 0 {
 		ack = false
 		m.errors(1)
@@ -397,14 +409,14 @@ func ackWord(ack bool) string {
 // send writes msgs to one stream entry in chunks of batch_length, spaced by linger_time, retrying a
 // failed chunk (only that chunk and later ones) with capped backoff.
 func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []iggyclient.OutMessage) error {
-	e := p.r.settings.Env
+	policy := p.r.errors // [error_handling] max_retries and retry_backoff, else the runner's settings
 	chunk := int(s.BatchLength)
 	if chunk == 0 {
 		chunk = defaultSendChunkLen
 	}
 	for from := 0; from < len(msgs); from += chunk {
 		part := msgs[from:min(from+chunk, len(msgs))]
-		bo := newBackoff(e.RetryBackoffMin, e.RetryBackoffMax)
+		bo := policy.backoff()
 		for attempt := 0; ; attempt++ {
 			if !sleepCtx(ctx, s.Linger-time.Since(p.lastSend[si])) {
 				return ctx.Err()
@@ -414,7 +426,7 @@ func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []ig
 				p.lastSend[si] = time.Now()
 				break
 			}
-			if errors.Is(err, iggyclient.ErrNotFound) || errors.Is(err, iggyclient.ErrUnauthorized) || attempt >= e.SendRetries {
+			if errors.Is(err, iggyclient.ErrNotFound) || errors.Is(err, iggyclient.ErrUnauthorized) || attempt >= policy.sendRetries {
 				return err
 			}
 			p.r.log.Warn("send failed; retrying", "stream", s.Stream, "topic", s.Topic, "attempt", attempt+1, "error", err)

@@ -158,6 +158,9 @@ func buildSpec(c config.Connector) (*connectorSpec, error) {
 			Stream: e.Stream, Topic: e.Topic, Encoder: enc, BatchLength: batch, Linger: e.LingerTime,
 		})
 	}
+	if err := checkDeadLetterTopic(c.ErrorHandling, s); err != nil {
+		return nil, where("%v", err)
+	}
 	if kind == kindSink && len(s.SinkTopics) == 0 {
 		return nil, where("streams: no stream configured")
 	}
@@ -183,4 +186,24 @@ func unsupportedOr(err, cause error) error {
 		return fmt.Errorf("%w (%w)", err, ErrUnsupported)
 	}
 	return err
+}
+
+// checkDeadLetterTopic refuses a dead-letter topic the connector itself reads or writes: a sink's
+// failed records would come back to it, a source's would mix with the good ones.
+func checkDeadLetterTopic(eh *config.ErrorHandling, s *connectorSpec) error {
+	if !eh.HasDeadLetterTopic() {
+		return nil
+	}
+	same := func(stream, topic string) bool { return stream == eh.DeadLetterStream && topic == eh.DeadLetterTopic }
+	for _, t := range s.SinkTopics {
+		if same(t.Stream, t.Topic) {
+			return fmt.Errorf("error_handling.dead_letter_topic: %s/%s is a topic this sink reads; its failed records would come back to it", t.Stream, t.Topic)
+		}
+	}
+	for _, t := range s.SourceStreams {
+		if same(t.Stream, t.Topic) {
+			return fmt.Errorf("error_handling.dead_letter_topic: %s/%s is a topic this source writes; failed records would mix with the good ones", t.Stream, t.Topic)
+		}
+	}
+	return nil
 }

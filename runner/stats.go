@@ -11,7 +11,12 @@ import (
 
 // connMetrics adapts the pumps' per-batch counts to pkg/metrics (an atomic add per count, sums
 // added once per batch).
-type connMetrics struct{ c *metrics.Connector }
+type connMetrics struct {
+	c *metrics.Connector
+	// previousError is the last_error the connector's previous runner left in the stats page ("" when
+	// none), so a failure that repeats after a restart can say so.
+	previousError string
+}
 
 // newConnMetrics keeps the connector's figures in the stats page at pagePath, which the supervisor
 // created and reads (so they outlive this process), or in this process's memory when pagePath is
@@ -25,9 +30,13 @@ func newConnMetrics(reg prometheus.Registerer, key, kind, pagePath string) (*con
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", metrics.EnvStatsPage, err)
 	}
+	var previous string
+	if le := page.Stats(false).LastError; le != nil {
+		previous = le.Message
+	}
 	// The page stays mapped for the life of the process.
 	c, err := metrics.AttachConnector(reg, page)
-	return &connMetrics{c: c}, err
+	return &connMetrics{c: c, previousError: previous}, err
 }
 
 func (m *connMetrics) consumed(n int)                     { m.c.AddConsumed(uint64(n)) }

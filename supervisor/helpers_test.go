@@ -153,7 +153,9 @@ type connectorStats struct {
 	MessagesConsumed  *uint64 `json:"messages_consumed"`
 	MessagesProcessed *uint64 `json:"messages_processed"`
 	Errors            uint64  `json:"errors"`
-	LastError         *struct {
+	// MessagesDeadLettered is ours (decision 14).
+	MessagesDeadLettered *uint64 `json:"messages_dead_lettered"`
+	LastError            *struct {
 		Message string `json:"message"`
 	} `json:"last_error"`
 }

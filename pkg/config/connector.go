@@ -88,6 +88,8 @@ type Connector struct {
 	// TransformOrder lists the names in file order, the order they run in.
 	Transforms     map[string]any
 	TransformOrder []string
+	// ErrorHandling is the [error_handling] section (ours, decision 14); nil when absent.
+	ErrorHandling *ErrorHandling
 }
 
 // StreamEntry is one [[streams]] table. Sinks use Topics, PollInterval,
@@ -193,6 +195,7 @@ func (c Connector) Clone() Connector {
 		out.Transforms = cloneValue(c.Transforms).(map[string]any)
 	}
 	out.TransformOrder = slices.Clone(c.TransformOrder)
+	out.ErrorHandling = c.ErrorHandling.clone()
 	out.Streams = make([]StreamEntry, len(c.Streams))
 	for i, s := range c.Streams {
 		s.Topics = slices.Clone(s.Topics)

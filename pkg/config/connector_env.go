@@ -25,10 +25,13 @@ const (
 	envStrings
 )
 
-var topLevelEnvFields = []struct {
+// envField maps one override variable's suffix to the key it sets and how its value is read.
+type envField struct {
 	suffix, key string
 	target      envTarget
-}{
+}
+
+var topLevelEnvFields = []envField{
 	{"KEY", "key", envString},
 	{"ENABLED", "enabled", envBool},
 	{"VERSION", "version", envU64},
@@ -39,13 +42,8 @@ var topLevelEnvFields = []struct {
 	{"BENCHMARK", "benchmark", envBool},
 }
 
-type streamEnvField struct {
-	suffix, key string
-	target      envTarget
-}
-
-func streamEnvFields(kind ConnectorKind) []streamEnvField {
-	common := []streamEnvField{
+func envFields(kind ConnectorKind) []envField {
+	common := []envField{
 		{"STREAM", "stream", envString},
 		{"SCHEMA", "schema", envString},
 		{"AVRO_SCHEMA_JSON", "avro_schema_json", envString},
@@ -54,14 +52,14 @@ func streamEnvFields(kind ConnectorKind) []streamEnvField {
 	}
 	if kind == KindSink {
 		return append(common,
-			streamEnvField{"TOPICS", "topics", envStrings},
-			streamEnvField{"POLL_INTERVAL", "poll_interval", envString},
-			streamEnvField{"CONSUMER_GROUP", "consumer_group", envString},
-			streamEnvField{"OFFSET_COMMIT", "offset_commit", envString})
+			envField{"TOPICS", "topics", envStrings},
+			envField{"POLL_INTERVAL", "poll_interval", envString},
+			envField{"CONSUMER_GROUP", "consumer_group", envString},
+			envField{"OFFSET_COMMIT", "offset_commit", envString})
 	}
 	return append(common,
-		streamEnvField{"TOPIC", "topic", envString},
-		streamEnvField{"LINGER_TIME", "linger_time", envString})
+		envField{"TOPIC", "topic", envString},
+		envField{"LINGER_TIME", "linger_time", envString})
 }
 
 func coerceEnv(target envTarget, value string) (any, error) {
@@ -94,20 +92,19 @@ func coerceEnv(target envTarget, value string) (any, error) {
 func applyTypedEnv(doc map[string]any, kind ConnectorKind, key string, env []string) error {
 	prefix := ConnectorEnvPrefix(kind, key)
 	vars := EnvMap(env)
-	for _, f := range topLevelEnvFields {
-		value, ok := vars[prefix+f.suffix]
-		if !ok || value == "" {
-			continue
-		}
-		v, err := coerceEnv(f.target, value)
-		if err != nil {
-			return fmt.Errorf("environment variable %s: %w", prefix+f.suffix, err)
-		}
-		doc[f.key] = v
+	top, err := readEnvFields(prefix, topLevelEnvFields, vars)
+	if err != nil {
+		return err
+	}
+	for k, v := range top {
+		doc[k] = v
+	}
+	if err := applyErrorHandlingEnv(doc, prefix, vars); err != nil {
+		return err
 	}
 	var streams []any
 	for i := 0; i <= maxStreamIndex; i++ {
-		for _, f := range streamEnvFields(kind) {
+		for _, f := range envFields(kind) {
 			name := prefix + "STREAMS_" + strconv.Itoa(i) + "_" + f.suffix
 			value, ok := vars[name]
 			if !ok || value == "" {
@@ -127,6 +124,26 @@ func applyTypedEnv(doc map[string]any, kind ConnectorKind, key string, env []str
 		doc["streams"] = streams
 	}
 	return nil
+}
+
+// readEnvFields reads the fields' variables that are set and not empty, by key; nil when none is.
+func readEnvFields(prefix string, fields []envField, vars map[string]string) (map[string]any, error) {
+	var set map[string]any
+	for _, f := range fields {
+		value, ok := vars[prefix+f.suffix]
+		if !ok || value == "" {
+			continue
+		}
+		v, err := coerceEnv(f.target, value)
+		if err != nil {
+			return nil, fmt.Errorf("environment variable %s: %w", prefix+f.suffix, err)
+		}
+		if set == nil {
+			set = map[string]any{}
+		}
+		set[f.key] = v
+	}
+	return set, nil
 }
 
 // applyPluginConfigEnv sets top-level plugin_config keys from variables whose
@@ -174,8 +191,11 @@ func ConnectorEnvWarnings(kind ConnectorKind, key string, env []string) []string
 	for _, f := range topLevelEnvFields {
 		known[prefix+f.suffix] = true
 	}
+	for _, f := range errorHandlingEnvFields {
+		known[prefix+f.suffix] = true
+	}
 	for i := 0; i <= maxStreamIndex; i++ {
-		for _, f := range streamEnvFields(kind) {
+		for _, f := range envFields(kind) {
 			known[prefix+"STREAMS_"+strconv.Itoa(i)+"_"+f.suffix] = true
 		}
 	}

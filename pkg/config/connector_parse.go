@@ -405,6 +405,9 @@ func decodeDoc(file string, doc map[string]any, order []string, deferStart bool)
 	if err := decodeTransforms(r, &c, order); err != nil {
 		return Connector{}, err
 	}
+	if c.ErrorHandling, err = decodeErrorHandling(file, doc); err != nil {
+		return Connector{}, err
+	}
 	v, _, err := r.get("streams", true)
 	if err != nil {
 		return Connector{}, err

@@ -35,6 +35,9 @@ func (c Connector) document() map[string]any {
 	if c.Transforms != nil {
 		doc["transforms"] = cloneValue(c.Transforms)
 	}
+	if c.ErrorHandling != nil {
+		doc["error_handling"] = c.ErrorHandling.document()
+	}
 	streams := make([]any, len(c.Streams))
 	for i, s := range c.Streams {
 		streams[i] = s.document(c.Kind)
@@ -133,6 +136,13 @@ func (c Connector) MarshalTOML() ([]byte, error) {
 		text := strings.Replace(part.String(), "[transforms]\n", "", 1)
 		buf.WriteString("\n")
 		buf.WriteString(text)
+	}
+	if c.ErrorHandling != nil {
+		// Written even when empty, so the section stays present.
+		buf.WriteString("\n[error_handling]\n")
+		if err := encodeTOML(&buf, doc["error_handling"].(map[string]any)); err != nil {
+			return nil, fmt.Errorf("encode %s %q error_handling: %w", c.Kind, c.Key, err)
+		}
 	}
 	if c.PluginConfig != nil {
 		buf.WriteString("\n")
@@ -278,7 +288,12 @@ func (c Connector) bodyObject(withIdentity bool) orderedObject {
 	} else {
 		obj = append(obj, kv{"plugin_config", c.PluginConfig})
 	}
-	return append(obj, kv{"verbose", c.Verbose}, kv{"benchmark", c.Benchmark})
+	obj = append(obj, kv{"verbose", c.Verbose}, kv{"benchmark", c.Benchmark})
+	// error_handling is ours; shown only when written, so upstream's shape is unchanged.
+	if c.ErrorHandling != nil {
+		obj = append(obj, kv{"error_handling", c.ErrorHandling.jsonObject()})
+	}
+	return obj
 }
 
 func (s StreamEntry) jsonObject(kind ConnectorKind) orderedObject {

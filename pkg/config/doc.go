@@ -13,6 +13,10 @@
 // ParseOptions.Env or ApplyConnectorEnv; MarshalTOML, MarshalDocument,
 // MarshalJSON and VersionJSON write it back in the file and REST shapes.
 //
+// ErrorHandling (error_handling.go) is our [error_handling] section (DESIGN
+// decision 14): tolerance, retries and the dead-letter topic; absent, it is
+// nil and every answer keeps upstream's shape.
+//
 // MarshalYAML (yaml.go) writes plugin_config in serde_yaml's layout, as
 // upstream's GET .../configs/plugin?format=yaml does.
 //

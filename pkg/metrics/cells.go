@@ -40,6 +40,9 @@ type cells struct {
 	errorText   [lastErrorBytes / 8]atomic.Uint64
 	versionLen  atomic.Uint64
 	versionText [pluginVersionBytes / 8]atomic.Uint64
+
+	// Records sent to the dead-letter topic (or skipped without one), per DeadLetterStages index.
+	deadLettered [numDeadLetterStages]atomic.Uint64
 }
 
 // Counter indices into cells.counters, in upstream's family order.
@@ -103,6 +106,41 @@ func statusIndex(s string) uint64 {
 func createdBit(series int) uint64 { return 1 << series }
 
 func stageSeries(stage int) int { return numCounters + stage }
+
+// deadLetterSeries is the created bit of one dead-letter stage's series.
+func deadLetterSeries(stage int) int { return numCounters + numStages + stage }
+
+// deadLettersShown is the created bit that puts messages_dead_lettered in /stats before anything
+// was dead-lettered (a connector with tolerance = "all").
+const deadLettersShown = numCounters + numStages + numDeadLetterStages
+
+// numDeadLetterStages is len(DeadLetterStages).
+const numDeadLetterStages = 5
+
+func deadLetterStageIndex(stage string) int {
+	for i, s := range DeadLetterStages {
+		if s == stage {
+			return i
+		}
+	}
+	return -1
+}
+
+// deadLetteredTotal is the sum over stages, nil when the connector shows none.
+func (c *cells) deadLetteredTotal(created uint64) *uint64 {
+	var sum uint64
+	shown := created&createdBit(deadLettersShown) != 0
+	for i := range numDeadLetterStages {
+		if created&createdBit(deadLetterSeries(i)) != 0 {
+			shown = true
+			sum += c.deadLettered[i].Load()
+		}
+	}
+	if !shown {
+		return nil
+	}
+	return &sum
+}
 
 func (c *cells) add(counter int, n uint64) {
 	c.counters[counter].Add(n)
@@ -250,6 +288,7 @@ func (c *cells) fillCounts(s *ConnectorStats, kind string, create bool) {
 	}
 	s.MessagesFiltered = read(counterFiltered)
 	s.Errors = *read(counterErrors)
+	s.MessagesDeadLettered = c.deadLetteredTotal(c.created.Load())
 }
 
 // stats is the connector's /stats object as far as the cells know it: identity, the published
@@ -273,8 +312,9 @@ func (c *cells) stats(key, kind string, create bool) ConnectorStats {
 // seriesLabels are the label pairs of one connector's series, built once and shared by every
 // gathered family (which must not be changed).
 type seriesLabels struct {
-	connector []*dto.LabelPair            // connector_key, connector_type
-	stage     [numStages][]*dto.LabelPair // plus stage
+	connector  []*dto.LabelPair                      // connector_key, connector_type
+	stage      [numStages][]*dto.LabelPair           // plus stage
+	deadLetter [numDeadLetterStages][]*dto.LabelPair // plus the dead-letter stage
 }
 
 func newSeriesLabels(key, kind string) *seriesLabels {
@@ -282,6 +322,9 @@ func newSeriesLabels(key, kind string) *seriesLabels {
 	l := &seriesLabels{connector: []*dto.LabelPair{pair(LabelConnectorKey, key), pair(LabelConnectorType, kind)}}
 	for i, stage := range knownStages {
 		l.stage[i] = append(l.connector[:2:2], pair(LabelStage, stage))
+	}
+	for i, stage := range DeadLetterStages {
+		l.deadLetter[i] = append(l.connector[:2:2], pair(LabelStage, stage))
 	}
 	return l
 }
@@ -318,8 +361,29 @@ func (c *cells) families(l *seriesLabels) []*dto.MetricFamily {
 		}
 		stages.Metric = append(stages.Metric, &dto.Metric{Label: l.stage[i], Histogram: c.stages[i].histogram()})
 	}
+	// Ours (decision 14), after upstream's families; series sorted by stage name.
+	var dead *dto.MetricFamily
+	for _, i := range deadLetterStagesInSeriesOrder {
+		if created&createdBit(deadLetterSeries(i)) == 0 {
+			continue
+		}
+		if dead == nil {
+			name, help := FamilyDeadLettered, helpDeadLettered
+			dead = &dto.MetricFamily{Name: &name, Help: &help, Type: &counterType}
+			out = append(out, dead)
+		}
+		v := float64(c.deadLettered[i].Load())
+		dead.Metric = append(dead.Metric, &dto.Metric{Label: l.deadLetter[i], Counter: &dto.Counter{Value: &v}})
+	}
 	return out
 }
+
+// deadLetterStagesInSeriesOrder lists the dead-letter stage indices sorted by stage name.
+var deadLetterStagesInSeriesOrder = func() []int {
+	order := []int{0, 1, 2, 3, 4}
+	sort.Slice(order, func(a, b int) bool { return DeadLetterStages[order[a]] < DeadLetterStages[order[b]] })
+	return order
+}()
 
 // histogram reads the stage's histogram. The count is the sum of the buckets, so the buckets and
 // the count always agree, even while an observation is being recorded.

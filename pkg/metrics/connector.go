@@ -123,6 +123,18 @@ func (c *Connector) AddFiltered(n uint64) {
 	}
 }
 
+// AddDeadLettered counts n records dead-lettered at stage (one of DeadLetterStages; others are
+// ignored).
+func (c *Connector) AddDeadLettered(stage string, n uint64) {
+	if i := deadLetterStageIndex(stage); i >= 0 && n > 0 {
+		c.c.deadLettered[i].Add(n)
+		c.c.create(deadLetterSeries(i))
+	}
+}
+
+// ShowDeadLettered puts messages_dead_lettered (0) in /stats before anything was dead-lettered.
+func (c *Connector) ShowDeadLettered() { c.c.create(deadLettersShown) }
+
 // IncErrors counts one error.
 func (c *Connector) IncErrors() { c.c.add(counterErrors, 1) }
 

@@ -22,6 +22,9 @@ const (
 	// Supervisor additions (DESIGN.md decision 10); not in upstream.
 	FamilyConnectorUp       = "iggy_connector_up"
 	FamilyConnectorRestarts = "iggy_connector_restarts_total"
+
+	// Failed records (DESIGN.md decision 14); not in upstream.
+	FamilyDeadLettered = "iggy_connector_dead_lettered_total"
 )
 
 // Label names.
@@ -47,6 +50,18 @@ const (
 	StageTotal     = "total"
 )
 
+// Stage label values of the dead-letter counter: where a record failed (decision 14).
+const (
+	DeadLetterDecode    = "decode"
+	DeadLetterTransform = "transform"
+	DeadLetterEncode    = "encode"
+	DeadLetterConsume   = "consume" // sinks: the plugin refused the record
+	DeadLetterSend      = "send"    // sources: Iggy refused the record
+)
+
+// DeadLetterStages are the dead-letter stage values, in the cells' order.
+var DeadLetterStages = [numDeadLetterStages]string{DeadLetterDecode, DeadLetterTransform, DeadLetterEncode, DeadLetterConsume, DeadLetterSend}
+
 // StageBuckets are the histogram upper bounds in seconds (+Inf is implicit).
 var StageBuckets = []float64{
 	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5,
@@ -66,6 +81,7 @@ const (
 	helpStageDuration     = "Per-batch processing stage duration in seconds."
 	helpConnectorUp       = "Whether the connector's runner process answers its endpoint (1) or not (0)."
 	helpConnectorRestarts = "Times the supervisor restarted the connector's runner process."
+	helpDeadLettered      = "Failed records sent to the dead-letter topic (or logged and skipped without one), by stage."
 )
 
 // familyOrder is upstream's registration order, which is also the order of
@@ -74,5 +90,5 @@ var familyOrder = []string{
 	FamilySourcesTotal, FamilySourcesRunning, FamilySinksTotal, FamilySinksRunning,
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
-	FamilyConnectorUp, FamilyConnectorRestarts,
+	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered,
 }

@@ -21,6 +21,9 @@ type ConnectorStats struct {
 	MessagesProcessed *uint64 `json:"messages_processed,omitempty"` // sinks only
 	MessagesFiltered  *uint64 `json:"messages_filtered,omitempty"`
 	Errors            uint64  `json:"errors"`
+	// MessagesDeadLettered is ours (decision 14): present for a connector with tolerance = "all"
+	// or one that dead-lettered anything.
+	MessagesDeadLettered *uint64 `json:"messages_dead_lettered,omitempty"`
 
 	// Additive fields: the runner process hosting the connector.
 	PID         int32      `json:"pid"`

@@ -30,3 +30,17 @@ func FillTopic(tb testing.TB, srv *devbroker.Server, stream, topic string, n int
 		}
 	}
 }
+
+// SendMessages sends msgs to partition 0 of stream/topic through the official SDK, in batches of
+// 1,000.
+func SendMessages(tb testing.TB, srv *devbroker.Server, stream, topic string, msgs []iggcon.IggyMessage) {
+	tb.Helper()
+	cli := LoggedInClient(tb, srv)
+	sid, _ := iggcon.NewIdentifier(stream)
+	tid, _ := iggcon.NewIdentifier(topic)
+	for from := 0; from < len(msgs); from += 1000 {
+		if err := cli.SendMessages(sid, tid, iggcon.PartitionId(0), msgs[from:min(from+1000, len(msgs))]); err != nil {
+			tb.Fatalf("SDK send: %v", err)
+		}
+	}
+}

@@ -15,6 +15,8 @@
  * Sink only:
  *   consume_code        int  returned by consume ...
  *   consume_fail_count  N    ... for the first N consumes only (0 or absent: always)
+ *   fail_payload_contains str consume returns consume_code (1 when unset) for any batch
+ *                            holding a payload that contains this text ("poison")
  * Source only (JSON payloads {"seq":N} with id N+1 and a header seq=u64):
  *   messages_per_batch  N     default 10
  *   max_messages        N     stop producing after N messages in total (0: never)
@@ -23,6 +25,8 @@
  *   payload_size        N     pad each payload to about N bytes ({"seq":N,"pad":"xx..."})
  *   handle_code         int   returned by handle_v2 without starting the loop when non-zero
  *   fail_batch_result   bool  the on_batch_result hook fails, which stops the loop
+ *   bad_payload_every   N     every N-th message (seq N-1, 2N-1, ...) is malformed JSON:
+ *                             {"seq":N,"bad": (cut short)
  * The source keeps {messages_produced: N} (MessagePack 91 xx) as its state and
  * rewinds to the last ACKed sequence on NACK, so a NACKed batch is produced again.
  *
@@ -58,8 +62,9 @@ typedef struct fault_config {
     int64_t open_code, close_code, consume_code, handle_code;
     int open_hang, close_hang, fail_batch_result;
     uint64_t crash_on_batch, hang_on_batch, sleep_ms, log_lines, consume_fail_count;
-    uint64_t messages_per_batch, max_messages, interval_ms, payload_size;
+    uint64_t messages_per_batch, max_messages, interval_ms, payload_size, bad_payload_every;
     char after_max[16];
+    char fail_payload_contains[128];
 } fault_config;
 
 /* Parses the config; returns the offending key or NULL. */
@@ -76,7 +81,7 @@ static const char *parse_config(pu_json cfg, fault_config *c) {
     BOOL(open_hang); BOOL(close_hang); BOOL(fail_batch_result);
     U64(crash_on_batch); U64(hang_on_batch); U64(sleep_ms); U64(log_lines);
     U64(consume_fail_count); U64(messages_per_batch); U64(max_messages); U64(interval_ms);
-    U64(payload_size);
+    U64(payload_size); U64(bad_payload_every);
 #undef I64
 #undef U64
 #undef BOOL
@@ -84,6 +89,9 @@ static const char *parse_config(pu_json cfg, fault_config *c) {
     if (strcmp(c->after_max, "idle") && strcmp(c->after_max, "hang") &&
         strcmp(c->after_max, "crash"))
         return "after_max";
+    if (pu_json_string(cfg, "fail_payload_contains", c->fail_payload_contains,
+                       sizeof c->fail_payload_contains) < 0)
+        return "fail_payload_contains";
     return NULL;
 }
 
@@ -133,6 +141,19 @@ int32_t iggy_sink_open(uint32_t id, const uint8_t *cfg, size_t cfg_len, iggy_log
     return code;
 }
 
+/* Whether any payload of the batch contains text. Reads a copy of the reader, so the
+ * batch itself is left unread. */
+static int batch_has_poison(const pu_consume *c, const char *text) {
+    pu_consume scan = *c;
+    size_t n = strlen(text);
+    for (uint64_t i = 0; i < scan.count; i++) {
+        pu_raw_message m;
+        pu_consume_next(&scan, &m);
+        if (m.payload_len >= n && memmem(m.payload, m.payload_len, text, n)) return 1;
+    }
+    return 0;
+}
+
 int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_meta_len,
                           const uint8_t *msgs_meta, size_t msgs_meta_len, const uint8_t *msgs,
                           size_t msgs_len) {
@@ -144,7 +165,14 @@ int32_t iggy_sink_consume(uint32_t id, const uint8_t *topic_meta, size_t topic_m
     batch_faults(&s->cfg, id, batch);
     s->messages += c.count;
     int32_t code = 0;
-    if (s->cfg.consume_code &&
+    if (s->cfg.fail_payload_contains[0] && batch_has_poison(&c, s->cfg.fail_payload_contains)) {
+        code = s->cfg.consume_code ? (int32_t)s->cfg.consume_code : 1;
+        pu_log(IGGY_LOG_ERROR, SINK_TARGET,
+               "Failed to consume messages by sink connector with ID: %u from stream: %.*s, "
+               "topic: %.*s. a payload contains \"%s\" (code %d)",
+               id, (int)c.stream_len, c.stream, (int)c.topic_len, c.topic,
+               s->cfg.fail_payload_contains, code);
+    } else if (s->cfg.consume_code &&
         (s->cfg.consume_fail_count == 0 || batch <= s->cfg.consume_fail_count)) {
         code = (int32_t)s->cfg.consume_code;
         pu_log(IGGY_LOG_ERROR, SINK_TARGET,
@@ -257,6 +285,13 @@ static int source_poll(void *ctx, pu_loop *loop, pu_buf *out, const char **why) 
         pu_put_bytes(out, scratch.data, scratch.len);
         char head[48];
         int len = snprintf(head, sizeof head, "{\"seq\":%llu", (unsigned long long)n);
+        if (s->cfg.bad_payload_every && (n + 1) % s->cfg.bad_payload_every == 0) {
+            static const char bad[] = ",\"bad\":"; /* the value never comes: malformed JSON */
+            pu_put_varint(out, (uint64_t)len + sizeof bad - 1);
+            pu_put_raw(out, head, (size_t)len);
+            pu_put_raw(out, bad, sizeof bad - 1);
+            continue;
+        }
         size_t pad = s->cfg.payload_size > (uint64_t)len + 10 ? s->cfg.payload_size - (size_t)len - 10 : 0;
         if (pad == 0) {
             pu_put_varint(out, (uint64_t)len + 1);

@@ -1,0 +1,38 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+)
+
+// A dead letter keeps the record's own headers but not the iggy_dlq_* ones of an earlier
+// dead-lettering, and an error text too long for a header is cut on a character boundary.
+func TestDeadLetterMessageHeaders(t *testing.T) {
+	d := &deadLetterWriter{r: &Runner{spec: &connectorSpec{Key: "k"}}}
+	str := func(k, v string) iggyclient.HeaderEntry {
+		return iggyclient.HeaderEntry{KeyKind: iggyclient.KindString, Key: []byte(k), Kind: iggyclient.KindString, Value: []byte(v)}
+	}
+	long := strings.Repeat("é", 200) // 400 bytes
+	msg := d.message(&deadLetter{stage: "decode", err: errors.New(long), stream: "s", topic: "t", payload: []byte("p"),
+		headers: []iggyclient.HeaderEntry{str("trace", "1"), str("iggy_dlq_stage", "consume")}}, "42")
+	got := map[string]string{}
+	for _, h := range msg.Headers {
+		if _, dup := got[string(h.Key)]; dup {
+			t.Fatalf("header %s twice", h.Key)
+		}
+		got[string(h.Key)] = string(h.Value)
+	}
+	if got["trace"] != "1" || got["iggy_dlq_stage"] != "decode" || got["iggy_dlq_timestamp"] != "42" || got["iggy_dlq_connector_key"] != "k" {
+		t.Fatalf("headers %v", got)
+	}
+	if _, ok := got["iggy_dlq_offset"]; ok {
+		t.Fatalf("a record without an offset got iggy_dlq_offset: %v", got)
+	}
+	if e := got["iggy_dlq_error"]; len(e) != 254 || !utf8.ValidString(e) || !strings.HasPrefix(long, e) {
+		t.Fatalf("iggy_dlq_error of %d bytes (valid %v)", len(e), utf8.ValidString(e))
+	}
+}
