@@ -22,7 +22,13 @@ const (
 	dlqHeaderPartition = "iggy_dlq_partition"
 	dlqHeaderOffset    = "iggy_dlq_offset"
 	dlqHeaderTimestamp = "iggy_dlq_timestamp"
+	// dlqHeaderEmpty marks a record whose payload was empty: Iggy refuses empty payloads, so it
+	// is dead-lettered with the one byte emptyPayloadStandIn instead of failing the connector.
+	dlqHeaderEmpty = "iggy_dlq_payload_empty"
 )
+
+// emptyPayloadStandIn is the payload of a dead-lettered record whose own payload was empty.
+var emptyPayloadStandIn = []byte{0}
 
 // maxHeaderValue is the longest header value Iggy carries; a longer error text is cut.
 const maxHeaderValue = 255
@@ -132,7 +138,12 @@ func (d *deadLetterWriter) message(rec *deadLetter, now string) iggyclient.OutMe
 		add(dlqHeaderOffset, strconv.FormatUint(rec.offset, 10))
 	}
 	add(dlqHeaderTimestamp, now)
-	return iggyclient.OutMessage{Headers: hs, Payload: rec.payload}
+	payload := rec.payload
+	if len(payload) == 0 {
+		add(dlqHeaderEmpty, "true")
+		payload = emptyPayloadStandIn
+	}
+	return iggyclient.OutMessage{Headers: hs, Payload: payload}
 }
 
 // cutText shortens s to at most n bytes, dropping a character the cut would split.

@@ -36,3 +36,24 @@ func TestDeadLetterMessageHeaders(t *testing.T) {
 		t.Fatalf("iggy_dlq_error of %d bytes (valid %v)", len(e), utf8.ValidString(e))
 	}
 }
+
+// Iggy refuses an empty payload: such a record (a source plugin may produce one) is
+// dead-lettered with a one-byte stand-in and a header saying so, rather than failing the
+// connector on a send that can never succeed.
+func TestDeadLetterOfAnEmptyPayload(t *testing.T) {
+	d := &deadLetterWriter{r: &Runner{spec: &connectorSpec{Key: "k"}}}
+	msg := d.message(&deadLetter{stage: "send", err: errors.New("empty payload"), stream: "s", topic: "t"}, "42")
+	if string(msg.Payload) != "\x00" {
+		t.Fatalf("payload %q, want the one-byte stand-in", msg.Payload)
+	}
+	marked := false
+	for _, h := range msg.Headers {
+		marked = marked || (string(h.Key) == "iggy_dlq_payload_empty" && string(h.Value) == "true")
+	}
+	if !marked {
+		t.Fatalf("no iggy_dlq_payload_empty header: %v", msg.Headers)
+	}
+	if msg := d.message(&deadLetter{stage: "decode", payload: []byte("p")}, "42"); string(msg.Payload) != "p" {
+		t.Fatalf("a non-empty payload changed: %q", msg.Payload)
+	}
+}
