@@ -13,6 +13,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
@@ -40,8 +41,8 @@ type Runner struct {
 	errors   errorPolicy         // [error_handling] over the runner's retry settings (decision 14)
 	gc       *gcTuner            // a higher GC percent while messages flow
 
-	plugins       plugin.AllowList // where the plugin may be loaded from
-	pluginVersion atomic.Value     // string; "unknown" until the library is loaded
+	plugins       pluginpath.AllowList // where the plugin may be loaded from
+	pluginVersion atomic.Value         // string; "unknown" until the library is loaded
 
 	procMu sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
 }
@@ -81,7 +82,7 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 	r.plugins = pluginAllowList(s.Runtime.Plugins.AllowedDirs, spec.Path)
 	// A plugin that resolves but may not be loaded is bad configuration (exit 2, not retried); one
 	// that does not resolve yet fails the run as before (exit 1), so a restart may find it.
-	if path, err := plugin.ResolvePath(spec.Path); err == nil {
+	if path, err := pluginpath.ResolvePath(spec.Path); err == nil {
 		if _, err := r.plugins.Check(path); err != nil {
 			return nil, fmt.Errorf("%s %q: %w", spec.Kind, spec.Key, err)
 		}
@@ -92,11 +93,11 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 // pluginAllowList is plugins.allowed_dirs (the supervisor always passes its list), else the
 // default of a standalone runner: the directory of its own connector's plugin, the one config it
 // starts with, and plugins/ next to the binary.
-func pluginAllowList(configured []string, pluginPath string) plugin.AllowList {
+func pluginAllowList(configured []string, pluginPath string) pluginpath.AllowList {
 	if len(configured) > 0 {
-		return plugin.NewAllowList(configured)
+		return pluginpath.NewAllowList(configured)
 	}
-	return plugin.NewAllowList(plugin.DefaultAllowedDirs([]string{pluginPath}))
+	return pluginpath.NewAllowList(pluginpath.DefaultAllowedDirs([]string{pluginPath}))
 }
 
 // Status returns the connector's status and last error.

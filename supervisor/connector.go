@@ -14,7 +14,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
-	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 )
 
 // Connector statuses, spelled as upstream's REST API spells them (http-api.md §5.2).
@@ -134,7 +134,7 @@ func (s *Supervisor) prepare(cfg config.Connector) (string, error) {
 // against the plugin allow-list. It returns the resolved path made absolute (so the runner's
 // working directory never matters); the runner checks it again before it loads the library.
 func (s *Supervisor) pluginPath(configured string) (string, error) {
-	path, err := plugin.ResolvePath(configured)
+	path, err := pluginpath.ResolvePath(configured)
 	if err != nil {
 		return "", fmt.Errorf("Failed to resolve plugin path: %w", err)
 	}

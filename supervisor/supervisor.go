@@ -19,7 +19,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
-	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
@@ -39,7 +39,7 @@ type Supervisor struct {
 	sockDir   string
 	ownsSock  bool
 	statePath string
-	plugins   plugin.AllowList // where plugins may be loaded from
+	plugins   pluginpath.AllowList // where plugins may be loaded from
 
 	nextID atomic.Uint32
 
@@ -254,15 +254,15 @@ func connectorLabel(c config.Connector) string { return string(c.Kind) + "/" + c
 
 // allowList is plugins.allowed_dirs when set, else the default: the directories of the plugins the
 // startup configs name, and plugins/ next to the binary.
-func (s *Supervisor) allowList(startup []config.Connector) plugin.AllowList {
+func (s *Supervisor) allowList(startup []config.Connector) pluginpath.AllowList {
 	if dirs := s.runtime.Plugins.AllowedDirs; len(dirs) > 0 {
-		return plugin.NewAllowList(dirs)
+		return pluginpath.NewAllowList(dirs)
 	}
 	paths := make([]string, len(startup))
 	for i, c := range startup {
 		paths[i] = c.Path
 	}
-	return plugin.NewAllowList(plugin.DefaultAllowedDirs(paths))
+	return pluginpath.NewAllowList(pluginpath.DefaultAllowedDirs(paths))
 }
 
 // APIAddr is the bound address of the REST API ("" when disabled).

@@ -162,7 +162,7 @@ type OTLPExporter struct {
 // Plugins is [plugins] (a Go extension): where plugin libraries may be loaded from.
 type Plugins struct {
 	// AllowedDirs lists the directories (searched at any depth) a plugin may be loaded from.
-	// Empty means the default: see plugin.DefaultAllowedDirs.
+	// Empty means the default: see pluginpath.DefaultAllowedDirs.
 	AllowedDirs []string
 }
 

@@ -1,15 +1,11 @@
 // Package plugin hosts connector plugins: shared libraries with the C ABI of
 // upstream's iggy_connector_sdk, loaded with purego (no cgo).
 //
-// It resolves a configured plugin path the way upstream does (ResolvePath),
-// dlopens each library once, checks every required symbol up front, and wraps
+// It dlopens each library (at a path pkg/pluginpath resolved and allowed)
+// once, checks every required symbol up front, and wraps
 // the library in a typed handle: Sink (open, consume, close, version) or Source
 // (open with optional state, the v2 poll loop with its send callback and
 // ACK/NACK answers, or the older ABI without acknowledgements).
-//
-// An AllowList (allow.go) decides which resolved plugin files may be loaded at all: only from
-// allowed directories, once ".." and symlinks are resolved, and never a file that others than
-// root or the running user could have written. The supervisor and the runner share it.
 //
 // Both host callbacks exist once per process and are shared by every library:
 // the log callback forwards plugin log lines to the logger set with SetLogger,

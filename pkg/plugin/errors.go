@@ -12,10 +12,6 @@ var (
 	ErrNotSharedLibrary = errors.New("not a loadable shared library")
 	// ErrMissingSymbols: the library loaded but lacks required ABI symbols.
 	ErrMissingSymbols = errors.New("plugin is missing required symbols")
-	// ErrPluginNotFound is wrapped by ResolvePath when no candidate file exists.
-	ErrPluginNotFound = errors.New("plugin library not found")
-	// ErrInvalidPath is wrapped by ResolvePath when the path has no file name.
-	ErrInvalidPath = errors.New("invalid plugin path")
 	// ErrNoLegacyAck is returned by Source.BatchResult for a legacy-ABI source,
 	// which has no batch results.
 	ErrNoLegacyAck = errors.New("legacy source ABI has no batch results")

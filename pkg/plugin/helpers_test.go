@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
@@ -107,7 +108,7 @@ func recordLogs(t *testing.T) *logRecorder {
 func examplePlugin(t testing.TB, name string) string {
 	t.Helper()
 	dir := testkit.BuildPlugins(t)
-	path, err := plugin.ResolvePath(filepath.Join(dir, "libiggy_connector_"+name))
+	path, err := pluginpath.ResolvePath(filepath.Join(dir, "libiggy_connector_"+name))
 	if err != nil {
 		t.Fatalf("resolve %s: %v", name, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -103,7 +104,7 @@ func TestLoadBareFileNameFromWorkingDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
-	resolved, err := plugin.ResolvePath("libiggy_connector_null_sink_copy")
+	resolved, err := pluginpath.ResolvePath("libiggy_connector_null_sink_copy")
 	if err != nil || resolved != name {
 		t.Fatalf("ResolvePath = %q, %v; want the bare name %q", resolved, err, name)
 	}

@@ -1,10 +1,19 @@
-package plugin
+package pluginpath
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+)
+
+// Sentinels wrapped by ResolvePath's errors.
+var (
+	// ErrPluginNotFound: no candidate file exists.
+	ErrPluginNotFound = errors.New("plugin library not found")
+	// ErrInvalidPath: the path has no file name.
+	ErrInvalidPath = errors.New("invalid plugin path")
 )
 
 // systemLibDirs are searched after the executable's directory and the working

@@ -1,4 +1,4 @@
-package plugin_test
+package pluginpath_test
 
 import (
 	"errors"
@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 )
 
 // allowFixture is a directory tree: allowed/ (the allow-list), outside/ (not in it), each holding
 // one plugin file, and the list over allowed/.
 type allowFixture struct {
 	root, allowed, outside string
-	list                   plugin.AllowList
+	list                   pluginpath.AllowList
 }
 
 func newAllowFixture(t *testing.T) allowFixture {
@@ -25,7 +25,7 @@ func newAllowFixture(t *testing.T) allowFixture {
 	touch(t, filepath.Join(f.allowed, "libgood.so"))
 	touch(t, filepath.Join(f.allowed, "nested", "libdeep.so"))
 	touch(t, filepath.Join(f.outside, "libevil.so"))
-	f.list = plugin.NewAllowList([]string{f.allowed})
+	f.list = pluginpath.NewAllowList([]string{f.allowed})
 	return f
 }
 
@@ -68,7 +68,7 @@ func TestAllowListChecksTheResolvedPath(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Resolve(%q) = %q; want a refusal", c.path, got)
 			}
-			if !errors.Is(err, plugin.ErrNotAllowed) {
+			if !errors.Is(err, pluginpath.ErrNotAllowed) {
 				t.Fatalf("error %v does not wrap ErrNotAllowed", err)
 			}
 			for _, want := range []string{"outside every allowed directory", f.allowed, "plugins.allowed_dirs"} {
@@ -113,7 +113,7 @@ func TestAllowListRefusesWritableByOthers(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, plugin.ErrNotAllowed) || !strings.Contains(err.Error(), c.reason) || !strings.Contains(err.Error(), c.path) {
+			if !errors.Is(err, pluginpath.ErrNotAllowed) || !strings.Contains(err.Error(), c.reason) || !strings.Contains(err.Error(), c.path) {
 				t.Fatalf("Check(%q) = %v; want a refusal naming the path and %q", c.path, err, c.reason)
 			}
 		})
@@ -133,7 +133,7 @@ func TestDefaultAllowedDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe, _ = filepath.EvalSymlinks(exe)
-	got := plugin.DefaultAllowedDirs([]string{
+	got := pluginpath.DefaultAllowedDirs([]string{
 		filepath.Join(f.allowed, "libgood"),
 		filepath.Join(link, "libevil.so"),
 		filepath.Join(f.root, "missing", "libnothing"),
@@ -142,13 +142,13 @@ func TestDefaultAllowedDirs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("DefaultAllowedDirs = %q; want %q", got, want)
 	}
-	list := plugin.NewAllowList(got)
+	list := pluginpath.NewAllowList(got)
 	if _, err := list.Resolve(filepath.Join(f.allowed, "nested", "libdeep")); err != nil {
 		t.Errorf("a plugin below a default directory: %v", err)
 	}
 	other := filepath.Join(f.root, "other", "libother.so")
 	touch(t, other)
-	if _, err := list.Resolve(other); !errors.Is(err, plugin.ErrNotAllowed) {
+	if _, err := list.Resolve(other); !errors.Is(err, pluginpath.ErrNotAllowed) {
 		t.Errorf("a plugin in a directory no startup config names: %v; want refused", err)
 	}
 }
@@ -160,7 +160,7 @@ func TestNewAllowListNormalisesDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(f.root)
-	list := plugin.NewAllowList([]string{"allowed", link, f.allowed + "/", "", filepath.Join(f.root, "later")})
+	list := pluginpath.NewAllowList([]string{"allowed", link, f.allowed + "/", "", filepath.Join(f.root, "later")})
 	want := []string{f.allowed, filepath.Join(f.root, "later")}
 	if got := list.Dirs(); !slices.Equal(got, want) {
 		t.Fatalf("Dirs = %q; want %q", got, want)

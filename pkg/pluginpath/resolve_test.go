@@ -1,4 +1,4 @@
-package plugin_test
+package pluginpath_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iggy-connectors-go/runtime/pkg/plugin"
+	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 )
 
 func touch(t *testing.T, path string) {
@@ -47,7 +47,7 @@ func TestResolvePathFindsExistingFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := plugin.ResolvePath(tt.in)
+			got, err := pluginpath.ResolvePath(tt.in)
 			if err != nil || got != tt.want {
 				t.Fatalf("ResolvePath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 			}
@@ -57,9 +57,9 @@ func TestResolvePathFindsExistingFiles(t *testing.T) {
 
 func TestResolvePathAbsoluteMissing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "libnothing")
-	_, err := plugin.ResolvePath(missing)
+	_, err := pluginpath.ResolvePath(missing)
 	want := "Invalid configuration: Plugin library not found at '" + missing + ".so'. Ensure the shared library file exists at this path."
-	if err == nil || err.Error() != want || !errors.Is(err, plugin.ErrPluginNotFound) {
+	if err == nil || err.Error() != want || !errors.Is(err, pluginpath.ErrPluginNotFound) {
 		t.Fatalf("ResolvePath(%q) error = %v; want %q wrapping ErrPluginNotFound", missing, err, want)
 	}
 }
@@ -71,7 +71,7 @@ func TestResolvePathRelativeMissingListsEverySearchedPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = plugin.ResolvePath("plugins/libnothing_here")
+	_, err = pluginpath.ResolvePath("plugins/libnothing_here")
 	want := strings.Join([]string{
 		"Invalid configuration: Plugin library not found. Searched paths:",
 		"  - plugins/libnothing_here.so",
@@ -88,8 +88,8 @@ func TestResolvePathRelativeMissingListsEverySearchedPath(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("error =\n%v\nwant\n%s", err, want)
 	}
-	var re *plugin.ResolveError
-	if !errors.As(err, &re) || len(re.Searched) != 9 || !errors.Is(err, plugin.ErrPluginNotFound) {
+	var re *pluginpath.ResolveError
+	if !errors.As(err, &re) || len(re.Searched) != 9 || !errors.Is(err, pluginpath.ErrPluginNotFound) {
 		t.Fatalf("error %#v: want a *ResolveError with 9 searched paths wrapping ErrPluginNotFound", err)
 	}
 }
