@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"sync"
 
 	"github.com/apache/iggy/foreign/go/client/tcp"
@@ -34,8 +35,9 @@ func (c *sdkClient) sendDirect(ctx context.Context, stream, topic iggcon.Identif
 		return true, err
 	}
 	err = c.run(ctx, func(sdk *tcp.IggyTcpClient) error {
-		conn, mu := connOf(sdk), requestLockOf(sdk)
-		if direct = conn != nil && mu != nil && sdk.MessageCompression == iggcon.MESSAGE_COMPRESSION_NONE; !direct {
+		var conn net.Conn
+		var mu *sync.Mutex
+		if conn, mu, direct = directConn(sdk); !direct {
 			return nil
 		}
 		var reply [8]byte // SendMessages answers with an empty body
@@ -45,6 +47,17 @@ func (c *sdkClient) sendDirect(ctx context.Context, stream, topic iggcon.Identif
 		return err
 	})
 	return direct, err
+}
+
+// directConn returns the SDK's socket and request lock when a request of ours may go on them:
+// both found, and the SDK does not compress payloads (its zero value and "none" do not).
+func directConn(sdk *tcp.IggyTcpClient) (net.Conn, *sync.Mutex, bool) {
+	switch sdk.MessageCompression {
+	case iggcon.MESSAGE_COMPRESSION_S2, iggcon.MESSAGE_COMPRESSION_S2_BETTER, iggcon.MESSAGE_COMPRESSION_S2_BEST:
+		return nil, nil, false
+	}
+	conn, mu := connOf(sdk), requestLockOf(sdk)
+	return conn, mu, conn != nil && mu != nil
 }
 
 // appendSendRequest frames a SendMessages request (iggy-protocol.md §5.4) as the SDK's command

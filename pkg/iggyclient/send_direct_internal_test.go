@@ -194,6 +194,7 @@ func firstDifference(a, b []byte) int {
 
 // sendDirect writes on the SDK's socket under its request lock; both are reached by reflection,
 // so this fails if a newer SDK moves them (the client would then fall back to the SDK's send).
+// A freshly made SDK client (compression unset) takes the direct path.
 func TestSendDirectFindsTheSDKSocketAndLock(t *testing.T) {
 	addr, _ := recordingServer(t)
 	sdk, err := tcp.NewIggyTcpClient(tcp.WithServerAddress(addr))
@@ -201,8 +202,12 @@ func TestSendDirectFindsTheSDKSocketAndLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sdk.Close()
-	if connOf(sdk) == nil || requestLockOf(sdk) == nil {
+	if _, _, ok := directConn(sdk); !ok {
 		t.Fatal("the SDK's conn or mtx field is gone: sendDirect and pollInto cannot share its connection")
+	}
+	sdk.MessageCompression = iggcon.MESSAGE_COMPRESSION_S2
+	if _, _, ok := directConn(sdk); ok {
+		t.Fatal("sendDirect would send uncompressed payloads for an SDK set to compress them")
 	}
 }
 
