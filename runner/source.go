@@ -51,6 +51,13 @@ type sourcePump struct {
 	streams   string      // the stream entries' streams and topics, comma-joined, for batch logs
 	topics    string
 	batch     *sourceBatch // the batch being forwarded; its buffers are reused
+
+	// The batch result is called on the forwarder's own goroutine (a goroutine per call costs a
+	// wake-up per batch); watchdog reports it hung after the plugin call timeout, and resultHung
+	// is closed then, so shutdown stops waiting for the forwarder stuck in the plugin.
+	watchdog       *time.Timer
+	resultHung     chan struct{}
+	resultHungOnce sync.Once
 }
 
 // runSource loads the state and the plugin, opens it with that state, checks the target streams,
@@ -93,11 +100,12 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 
 	p := &sourcePump{
 		r: r, client: client, lib: lib, id: id, state: store,
-		queue:    make(chan producedBatch, r.settings.Env.SourceQueue),
-		abort:    make(chan struct{}),
-		stalled:  make(chan error, 1),
-		lastSend: make([]time.Time, len(spec.SourceStreams)),
-		batch:    newSourceBatch(spec.Transforms, spec.SourceStreams),
+		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
+		abort:      make(chan struct{}),
+		stalled:    make(chan error, 1),
+		resultHung: make(chan struct{}),
+		lastSend:   make([]time.Time, len(spec.SourceStreams)),
+		batch:      newSourceBatch(spec.Transforms, spec.SourceStreams),
 	}
 	for i, st := range spec.SourceStreams {
 		sep := ""
@@ -175,7 +183,10 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	case <-deadline.Done():
 		p.giveUp()
 		cancelWork()
-		<-forwarded
+		select {
+		case <-forwarded:
+		case <-p.resultHung: // the forwarder is stuck in the plugin's batch result, reported already
+		}
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout))
 	}
 	return fatal
@@ -366,9 +377,10 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 	if !p.lib.SupportsAck() {
 		return
 	}
-	err := r.pluginCall("iggy_source_batch_result", func(ctx context.Context) error {
-		return p.lib.BatchResultContext(ctx, p.id, batchID, ack)
-	})
+	err := p.batchResult(batchID, ack)
+	if errors.Is(err, ErrPluginHung) {
+		return // reported by the watchdog
+	}
 	if ack && err == nil {
 		p.nacks.Store(0)
 	}
@@ -385,6 +397,39 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 	if !ack {
 		p.noteNack()
 	}
+}
+
+// batchResult calls the plugin's batch result on this goroutine, watched: if it has not returned
+// after the plugin call timeout, resultWedged reports the connector hung while the call goes on.
+// The error then wraps ErrPluginHung.
+func (p *sourcePump) batchResult(batchID uint64, ack bool) error {
+	limit := p.r.settings.Env.PluginCallTimeout
+	if limit <= 0 {
+		return p.lib.BatchResultContext(context.Background(), p.id, batchID, ack)
+	}
+	if p.watchdog == nil {
+		p.watchdog = time.AfterFunc(limit, func() { p.resultWedged(limit) })
+	} else {
+		p.watchdog.Reset(limit)
+	}
+	err := p.lib.BatchResultContext(context.Background(), p.id, batchID, ack)
+	if !p.watchdog.Stop() {
+		return fmt.Errorf("iggy_source_batch_result: %w after %s", ErrPluginHung, limit)
+	}
+	return err
+}
+
+// resultWedged runs when a batch result call outlived limit: the connector stalls with the error
+// a timed-out plugin call gives, and shutdown no longer waits for the forwarder.
+func (p *sourcePump) resultWedged(limit time.Duration) {
+	p.resultHungOnce.Do(func() {
+		r := p.r
+		err := fmt.Errorf("iggy_source_batch_result: %w after %s", ErrPluginHung, limit)
+		r.metrics.errors(1)
+		r.status.setError(fmt.Sprintf("Failed to deliver a batch result: %v", err))
+		p.stall(fmt.Errorf("source %q: %w: %w", r.spec.Key, ErrSourceStalled, err))
+		close(p.resultHung)
+	})
 }
 
 func ackWord(ack bool) string {
