@@ -28,6 +28,7 @@ const (
 type producedBatch struct {
 	id  uint64
 	msg postcard.ProducedMessages
+	buf []byte // the copy msg aliases, released to the plugin package once forwarded
 }
 
 // sourcePump moves batches from the plugin thread (deliver) to the sending goroutine (forward).
@@ -50,7 +51,8 @@ type sourcePump struct {
 	lastSend  []time.Time // per stream entry, for linger_time spacing
 	streams   string      // the stream entries' streams and topics, comma-joined, for batch logs
 	topics    string
-	batch     *sourceBatch // the batch being forwarded; its buffers are reused
+	batch     *sourceBatch                    // the batch being forwarded; its buffers are reused
+	spareMsgs chan []postcard.ProducedMessage // a forwarded batch's message slice, for the next decode
 
 	// The batch result is called on the forwarder's own goroutine (a goroutine per call costs a
 	// wake-up per batch); watchdog reports it hung after the plugin call timeout, and resultHung
@@ -104,6 +106,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		abort:      make(chan struct{}),
 		stalled:    make(chan error, 1),
 		resultHung: make(chan struct{}),
+		spareMsgs:  make(chan []postcard.ProducedMessage, 1),
 		lastSend:   make([]time.Time, len(spec.SourceStreams)),
 		batch:      newSourceBatch(spec.Transforms, spec.SourceStreams),
 	}
@@ -218,18 +221,29 @@ func (r *Runner) ensureSourceTopic(ctx context.Context, client iggyclient.Client
 	return nil
 }
 
-// deliver runs on a plugin thread with a copy of the batch. A v2 batch is queued without blocking,
-// or rejected (the plugin counts a NACK and polls again) when the queue is full or the pump is
-// stopping. A legacy plugin cannot be told "no", so its batch waits for room instead.
-func (p *sourcePump) deliver(batchID uint64, buf []byte) bool {
-	pm, err := postcard.DecodeProducedMessages(buf)
+// deliver runs on a plugin thread with a copy of the batch, released once forwarded or rejected.
+// A v2 batch is queued without blocking, or rejected (the plugin counts a NACK and polls again)
+// when the queue is full or the pump is stopping. A legacy plugin cannot be told "no", so its batch waits for room instead.
+func (p *sourcePump) deliver(batchID uint64, buf []byte) (accepted bool) {
+	var reuse []postcard.ProducedMessage
+	select {
+	case reuse = <-p.spareMsgs:
+	default:
+	}
+	pm, err := postcard.DecodeProducedMessagesInto(buf, reuse)
 	if err != nil {
+		plugin.ReleaseBatch(buf)
 		p.r.metrics.errors(1)
 		p.r.log.Warn("source batch is not valid postcard; rejected", "batch_id", batchID, "error", err)
 		p.noteNack()
 		return false
 	}
-	b := producedBatch{id: batchID, msg: pm}
+	b := producedBatch{id: batchID, msg: pm, buf: buf}
+	defer func() {
+		if !accepted {
+			p.release(b)
+		}
+	}()
 	if !p.lib.SupportsAck() {
 		select {
 		case p.queue <- b:
@@ -248,6 +262,17 @@ func (p *sourcePump) deliver(batchID uint64, buf []byte) bool {
 		p.r.log.Debug("source queue full; batch rejected", "batch_id", batchID)
 		p.noteNack()
 		return false
+	}
+}
+
+// release hands a batch's memory back for the next one once nothing refers to it: the copy to
+// the plugin package, the message slice to the next decode.
+func (p *sourcePump) release(b producedBatch) {
+	plugin.ReleaseBatch(b.buf)
+	clear(b.msg.Messages)
+	select {
+	case p.spareMsgs <- b.msg.Messages:
+	default:
 	}
 }
 
@@ -277,6 +302,7 @@ func (p *sourcePump) forwardLoop(workCtx context.Context) {
 			}
 			p.r.gc.setBusy(&busy, len(b.msg.Messages) > 0)
 			p.forward(workCtx, b)
+			p.release(b) // forward is done with it: sent, state saved (the store keeps a copy), settled
 		case <-p.abort:
 			return
 		}
