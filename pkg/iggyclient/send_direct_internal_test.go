@@ -118,6 +118,18 @@ func recordingServer(t *testing.T) (addr string, requests <-chan []byte) {
 	return ln.Addr().String(), out
 }
 
+// recordingSDK is an SDK client connected to a recordingServer.
+func recordingSDK(t *testing.T) (*tcp.IggyTcpClient, <-chan []byte) {
+	t.Helper()
+	addr, requests := recordingServer(t)
+	sdk, err := tcp.NewIggyTcpClient(tcp.WithServerAddress(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sdk.Close() })
+	return sdk, requests
+}
+
 // randomBatch is a batch with every shape the runner sends: ids zero or set, payloads of 1 byte
 // to a few KiB, none to several headers of every wire kind.
 func randomBatch(rng *rand.Rand) []OutMessage {
@@ -148,12 +160,7 @@ func randomBatch(rng *rand.Rand) []OutMessage {
 // sendDirect's request is byte for byte what the SDK's SendMessages writes for the same batch,
 // for every identifier and partitioning kind.
 func TestSendRequestMatchesTheSDKBytes(t *testing.T) {
-	addr, requests := recordingServer(t)
-	sdk, err := tcp.NewIggyTcpClient(tcp.WithServerAddress(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sdk.Close()
+	sdk, requests := recordingSDK(t)
 	key, err := iggcon.EntityIdString("order-7")
 	if err != nil {
 		t.Fatal(err)
@@ -196,12 +203,7 @@ func firstDifference(a, b []byte) int {
 // so this fails if a newer SDK moves them (the client would then fall back to the SDK's send).
 // A freshly made SDK client (compression unset) takes the direct path.
 func TestSendDirectFindsTheSDKSocketAndLock(t *testing.T) {
-	addr, _ := recordingServer(t)
-	sdk, err := tcp.NewIggyTcpClient(tcp.WithServerAddress(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sdk.Close()
+	sdk, _ := recordingSDK(t)
 	if _, _, ok := directConn(sdk); !ok {
 		t.Fatal("the SDK's conn or mtx field is gone: sendDirect and pollInto cannot share its connection")
 	}
