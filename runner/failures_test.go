@@ -81,6 +81,12 @@ func TestFatalErrorsExitNonZero(t *testing.T) {
 			reason: "source stalled",
 		},
 		{
+			name:   "source batch result hangs",
+			toml:   func(string) string { return sourceTOML("p5", fault, "demo", "events", "", "hang_batch_result = true") },
+			extra:  []string{"IGGY_CONNECTOR_PLUGIN_TIMEOUT=300ms", "IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=300ms"},
+			reason: "plugin call timed out",
+		},
+		{
 			name: "source batches keep being rejected",
 			// The fault source produces JSON; a raw stream cannot encode it, so every batch is NACKed.
 			toml: func(string) string {

@@ -28,6 +28,7 @@ const (
 type producedBatch struct {
 	id  uint64
 	msg postcard.ProducedMessages
+	buf []byte // the copy msg aliases, released to the plugin package once forwarded
 }
 
 // sourcePump moves batches from the plugin thread (deliver) to the sending goroutine (forward).
@@ -50,8 +51,16 @@ type sourcePump struct {
 	lastSend  []time.Time // per stream entry, for linger_time spacing
 	streams   string      // the stream entries' streams and topics, comma-joined, for batch logs
 	topics    string
-	batch     *sourceBatch // the batch being forwarded; its buffers are reused
+	batch     *sourceBatch                    // the batch being forwarded; its buffers are reused
+	spareMsgs chan []postcard.ProducedMessage // a forwarded batch's message slice, for the next decode
 	dlq       *deadLetterWriter
+
+	// The batch result is called on the forwarder's own goroutine (a goroutine per call costs a
+	// wake-up per batch); watchdog reports it hung after the plugin call timeout, and resultHung
+	// is closed then, so shutdown stops waiting for the forwarder stuck in the plugin.
+	watchdog       *time.Timer
+	resultHung     chan struct{}
+	resultHungOnce sync.Once
 }
 
 // runSource loads the state and the plugin, opens it with that state, checks the target streams,
@@ -94,11 +103,13 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 
 	p := &sourcePump{
 		r: r, client: client, lib: lib, id: id, state: store,
-		queue:    make(chan producedBatch, r.settings.Env.SourceQueue),
-		abort:    make(chan struct{}),
-		stalled:  make(chan error, 1),
-		lastSend: make([]time.Time, len(spec.SourceStreams)),
-		batch:    newSourceBatch(spec.Transforms, spec.SourceStreams),
+		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
+		abort:      make(chan struct{}),
+		stalled:    make(chan error, 1),
+		resultHung: make(chan struct{}),
+		spareMsgs:  make(chan []postcard.ProducedMessage, 1),
+		lastSend:   make([]time.Time, len(spec.SourceStreams)),
+		batch:      newSourceBatch(spec.Transforms, spec.SourceStreams),
 	}
 	for i, st := range spec.SourceStreams {
 		sep := ""
@@ -181,7 +192,10 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	case <-deadline.Done():
 		p.giveUp()
 		cancelWork()
-		<-forwarded
+		select {
+		case <-forwarded:
+		case <-p.resultHung: // the forwarder is stuck in the plugin's batch result, reported already
+		}
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout))
 	}
 	return fatal
@@ -213,18 +227,29 @@ func (r *Runner) ensureSourceTopic(ctx context.Context, client iggyclient.Client
 	return nil
 }
 
-// deliver runs on a plugin thread with a copy of the batch. A v2 batch is queued without blocking,
-// or rejected (the plugin counts a NACK and polls again) when the queue is full or the pump is
-// stopping. A legacy plugin cannot be told "no", so its batch waits for room instead.
-func (p *sourcePump) deliver(batchID uint64, buf []byte) bool {
-	pm, err := postcard.DecodeProducedMessages(buf)
+// deliver runs on a plugin thread with a copy of the batch, released once forwarded or rejected.
+// A v2 batch is queued without blocking, or rejected (the plugin counts a NACK and polls again)
+// when the queue is full or the pump is stopping. A legacy plugin cannot be told "no", so its batch waits for room instead.
+func (p *sourcePump) deliver(batchID uint64, buf []byte) (accepted bool) {
+	var reuse []postcard.ProducedMessage
+	select {
+	case reuse = <-p.spareMsgs:
+	default:
+	}
+	pm, err := postcard.DecodeProducedMessagesInto(buf, reuse)
 	if err != nil {
+		plugin.ReleaseBatch(buf)
 		p.r.metrics.errors(1)
 		p.r.log.Warn("source batch is not valid postcard; rejected", "batch_id", batchID, "error", err)
 		p.noteNack()
 		return false
 	}
-	b := producedBatch{id: batchID, msg: pm}
+	b := producedBatch{id: batchID, msg: pm, buf: buf}
+	defer func() {
+		if !accepted {
+			p.release(b)
+		}
+	}()
 	if !p.lib.SupportsAck() {
 		select {
 		case p.queue <- b:
@@ -243,6 +268,17 @@ func (p *sourcePump) deliver(batchID uint64, buf []byte) bool {
 		p.r.log.Debug("source queue full; batch rejected", "batch_id", batchID)
 		p.noteNack()
 		return false
+	}
+}
+
+// release hands a batch's memory back for the next one once nothing refers to it: the copy to
+// the plugin package, the message slice to the next decode.
+func (p *sourcePump) release(b producedBatch) {
+	plugin.ReleaseBatch(b.buf)
+	clear(b.msg.Messages)
+	select {
+	case p.spareMsgs <- b.msg.Messages:
+	default:
 	}
 }
 
@@ -272,6 +308,7 @@ func (p *sourcePump) forwardLoop(workCtx context.Context) {
 			}
 			p.r.gc.setBusy(&busy, len(b.msg.Messages) > 0)
 			p.forward(workCtx, b)
+			p.release(b) // forward is done with it: sent, state saved (the store keeps a copy), settled
 		case <-p.abort:
 			return
 		}
@@ -378,9 +415,10 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 	if !p.lib.SupportsAck() {
 		return
 	}
-	err := r.pluginCall("iggy_source_batch_result", func(ctx context.Context) error {
-		return p.lib.BatchResultContext(ctx, p.id, batchID, ack)
-	})
+	err := p.batchResult(batchID, ack)
+	if errors.Is(err, ErrPluginHung) {
+		return // reported by the watchdog
+	}
 	if ack && err == nil {
 		p.nacks.Store(0)
 	}
@@ -397,6 +435,39 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 	if !ack {
 		p.noteNack()
 	}
+}
+
+// batchResult calls the plugin's batch result on this goroutine, watched: if it has not returned
+// after the plugin call timeout, resultWedged reports the connector hung while the call goes on.
+// The error then wraps ErrPluginHung.
+func (p *sourcePump) batchResult(batchID uint64, ack bool) error {
+	limit := p.r.settings.Env.PluginCallTimeout
+	if limit <= 0 {
+		return p.lib.BatchResultContext(context.Background(), p.id, batchID, ack)
+	}
+	if p.watchdog == nil {
+		p.watchdog = time.AfterFunc(limit, func() { p.resultWedged(limit) })
+	} else {
+		p.watchdog.Reset(limit)
+	}
+	err := p.lib.BatchResultContext(context.Background(), p.id, batchID, ack)
+	if !p.watchdog.Stop() {
+		return fmt.Errorf("iggy_source_batch_result: %w after %s", ErrPluginHung, limit)
+	}
+	return err
+}
+
+// resultWedged runs when a batch result call outlived limit: the connector stalls with the error
+// a timed-out plugin call gives, and shutdown no longer waits for the forwarder.
+func (p *sourcePump) resultWedged(limit time.Duration) {
+	p.resultHungOnce.Do(func() {
+		r := p.r
+		err := fmt.Errorf("iggy_source_batch_result: %w after %s", ErrPluginHung, limit)
+		r.metrics.errors(1)
+		r.status.setError(fmt.Sprintf("Failed to deliver a batch result: %v", err))
+		p.stall(fmt.Errorf("source %q: %w: %w", r.spec.Key, ErrSourceStalled, err))
+		close(p.resultHung)
+	})
 }
 
 func ackWord(ack bool) string {

@@ -18,7 +18,8 @@ import (
 //
 // Pass-through: with no transforms, when every stream entry's encoder writes back what the
 // decoder read (passThroughPairs), a payload that codec.PassThrough accepts is sent as the plugin
-// produced it, skipping decode and encode. Iggy receives the same bytes either way
+// produced it, skipping decode and encode; a stream encoding json from its text
+// (codec.JSONTextEncoder, proto) encodes it from the payload's bytes. Iggy receives the same bytes either way
 // (FuzzSourceBatchPassThrough compares the two paths).
 type sourceBatch struct {
 	transforms  []transform.Transform
@@ -55,17 +56,29 @@ func newSourceBatch(transforms []transform.Transform, streams []sourceStream) *s
 		outs: make([][]iggyclient.OutMessage, len(streams))}
 }
 
-// passesThrough reports whether payloads of this plugin schema may skip decode and encode.
+// passesThrough reports whether payloads of this plugin schema may skip decode and encode: every
+// stream entry either writes back what the check accepted, or (for json) encodes canonical JSON
+// from its text (codec.JSONTextEncoder, e.g. proto's Any of a StringValue).
 func (b *sourceBatch) passesThrough(schema postcard.Schema) bool {
 	if !b.passThrough {
 		return false
 	}
 	for _, s := range b.streams {
-		if !passThroughPairs[[2]postcard.Schema{schema, s.Encoder.Schema()}] {
+		if !passThroughPairs[[2]postcard.Schema{schema, s.Encoder.Schema()}] && textEncoder(schema, s) == nil {
 			return false
 		}
 	}
 	return true
+}
+
+// textEncoder is the stream entry's encoder when it encodes json payloads from their canonical
+// text rather than writing that text back as it is; nil otherwise.
+func textEncoder(schema postcard.Schema, s sourceStream) codec.JSONTextEncoder {
+	if schema != postcard.SchemaJSON || passThroughPairs[[2]postcard.Schema{schema, s.Encoder.Schema()}] {
+		return nil
+	}
+	t, _ := s.Encoder.(codec.JSONTextEncoder)
+	return t
 }
 
 // prepare fills b.outs from pm. Each failure goes to debug (already naming the message) and
@@ -178,12 +191,17 @@ func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.
 	}
 	for si, s := range b.streams {
 		outs := b.outs[si]
+		text := textEncoder(schema, s)
 		for i := range msgs {
 			pm := &msgs[i]
 			payload, err := pm.Payload, error(nil)
 			switch kinds[i] {
 			case failedToDecode:
 				continue
+			case passedThrough:
+				if text != nil {
+					payload = text.EncodeJSONText(pm.Payload)
+				}
 			case decodedPayload:
 				if payload, err = s.Encoder.Encode(payloads[i]); err != nil {
 					err = fmt.Errorf("encode as %s: %w", s.Encoder.Schema(), err)

@@ -14,7 +14,11 @@ type (
 		guardedDecoder
 		t JSONTextDecoder
 	}
-	guardedEncoder struct{ e Encoder }
+	guardedEncoder     struct{ e Encoder }
+	guardedTextEncoder struct {
+		guardedEncoder
+		t JSONTextEncoder
+	}
 )
 
 func guardDecoder(d Decoder, err error) (Decoder, error) {
@@ -31,7 +35,15 @@ func guardEncoder(e Encoder, err error) (Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := e.(JSONTextEncoder); ok { // the guard keeps the source's text fast path open
+		return guardedTextEncoder{guardedEncoder{e}, t}, nil
+	}
 	return guardedEncoder{e}, nil
+}
+
+// EncodeJSONText needs no guard: the text encoders only append bytes.
+func (g guardedTextEncoder) EncodeJSONText(canonical []byte) []byte {
+	return g.t.EncodeJSONText(canonical)
 }
 
 func (g guardedDecoder) Schema() postcard.Schema { return g.d.Schema() }

@@ -38,8 +38,14 @@ func TestGuardedCodecsReturnPanicsAsErrors(t *testing.T) {
 			t.Errorf("NewDecoder(%s) is a JSONTextDecoder: %v, want %v", s, text, s == postcard.SchemaProto)
 		}
 		e, err := NewEncoder(s, nil)
-		if _, guarded := e.(guardedEncoder); err != nil || !guarded {
+		_, guarded = e.(guardedEncoder)
+		_, guardedText = e.(guardedTextEncoder)
+		if err != nil || !(guarded || guardedText) {
 			t.Errorf("NewEncoder(%s) = %T, %v; want a guarded encoder", s, e, err)
+		}
+		// An encoder that takes JSON text keeps doing so behind its guard (the source's fast path).
+		if _, text := e.(JSONTextEncoder); text != (s == postcard.SchemaProto) {
+			t.Errorf("NewEncoder(%s) is a JSONTextEncoder: %v, want %v", s, text, s == postcard.SchemaProto)
 		}
 	}
 }

@@ -37,6 +37,14 @@ type JSONTextDecoder interface {
 	AppendJSONText(dst, b []byte) (out []byte, ok bool)
 }
 
+// JSONTextEncoder is an Encoder that can encode a JSON payload from its text: EncodeJSONText(b),
+// for b that CanonicalJSON accepts, returns what Encode(JSONPayload(v)) returns for the v that
+// ParseJSON(b) gives, without building v. A source whose plugin produced canonical JSON uses it.
+type JSONTextEncoder interface {
+	Encoder
+	EncodeJSONText(canonical []byte) []byte
+}
+
 // CanonicalJSON reports whether b is one JSON document that ParseJSON accepts
 // and that AppendJSON writes back byte for byte: no whitespace outside
 // strings, strings escaped exactly as appendString escapes them, no repeated

@@ -148,6 +148,13 @@ func (protoStreamEncoder) Schema() postcard.Schema { return postcard.SchemaProto
 // (JSON, Text, Proto) or a BytesValue (Raw, FlatBuffer, Avro). Unlike
 // upstream, Any.value is the encoded wrapper message, as the type URL says,
 // not the bare text or bytes.
+// EncodeJSONText implements JSONTextEncoder: a JSON payload's text goes into the StringValue as
+// MarshalJSON would write it.
+func (e protoStreamEncoder) EncodeJSONText(canonical []byte) []byte {
+	inner := AppendProtoWrapper(nil, canonical)
+	return AppendProtoAny(make([]byte, 0, len(inner)+len(ProtoStringValueURL)+8), ProtoStringValueURL, inner)
+}
+
 func (e protoStreamEncoder) Encode(p Payload) ([]byte, error) {
 	var inner []byte
 	typeURL := ProtoStringValueURL

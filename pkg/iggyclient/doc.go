@@ -25,6 +25,9 @@
 // PollRequest.Reuse: the reply is then read and decoded into that memory on
 // the SDK's own connection, under its request lock (poll_reuse.go), instead of
 // through the SDK, which allocates per message; the result is the same batch.
+// Send likewise encodes its request straight into one reused buffer and writes it on
+// the SDK's connection under the same lock (send_direct.go): the bytes the SDK's
+// SendMessages writes, without its per-message slices and two whole-request copies.
 //
 // Stream and topic strings that parse as a u32 are numeric ids, anything else
 // is a name (pipeline.md §1.1). Consumer group strings are always names.

@@ -288,15 +288,33 @@ func (c *sdkClient) send(ctx context.Context, stream, topic string, p Partitioni
 	if err != nil {
 		return err
 	}
+	now := uint64(time.Now().UnixMicro())
+	if direct, err := c.sendDirect(ctx, streamID, topicID, partitioning, msgs, now); direct || err != nil {
+		return err
+	}
+	return c.sendThroughSDK(ctx, streamID, topicID, partitioning, msgs, now)
+}
 
+// sendThroughSDK is Send by the SDK's own SendMessages, for an SDK whose socket or request lock
+// sendDirect cannot find.
+func (c *sdkClient) sendThroughSDK(ctx context.Context, streamID, topicID iggcon.Identifier, partitioning iggcon.Partitioning, msgs []OutMessage, now uint64) error {
 	bufp := sendBuffers.Get().(*[]iggcon.IggyMessage)
-	batch := (*bufp)[:0]
+	batch, err := sdkMessages((*bufp)[:0], msgs, now)
 	defer func() {
 		clear(batch) // drop references to the caller's payloads
 		*bufp = batch[:0]
 		sendBuffers.Put(bufp)
 	}()
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, func(sdk *tcp.IggyTcpClient) error {
+		return sdk.SendMessages(streamID, topicID, partitioning, batch)
+	})
+}
 
+// sdkMessages appends msgs to batch as the SDK's messages, stamped with origin timestamp now.
+func sdkMessages(batch []iggcon.IggyMessage, msgs []OutMessage, now uint64) ([]iggcon.IggyMessage, error) {
 	// One exact-size buffer holds every message's encoded headers, so the
 	// per-message sub-slices stay valid while it is filled.
 	headerBytes := 0
@@ -309,17 +327,17 @@ func (c *sdkClient) send(ctx context.Context, stream, topic string, p Partitioni
 	if headerBytes > 0 {
 		headerBuf = make([]byte, 0, headerBytes)
 	}
-	now := uint64(time.Now().UnixMicro())
 	for i := range msgs {
 		m := &msgs[i]
 		if len(m.Payload) == 0 || len(m.Payload) > maxPayloadSize {
-			return fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", ErrInvalidMessage, i, len(m.Payload), maxPayloadSize)
+			return batch, fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", ErrInvalidMessage, i, len(m.Payload), maxPayloadSize)
 		}
 		var userHeaders []byte
 		if len(m.Headers) > 0 {
 			from := len(headerBuf)
+			var err error
 			if headerBuf, err = AppendUserHeaders(headerBuf, m.Headers); err != nil {
-				return fmt.Errorf("message %d: %w", i, err)
+				return batch, fmt.Errorf("message %d: %w", i, err)
 			}
 			userHeaders = headerBuf[from:len(headerBuf):len(headerBuf)]
 		}
@@ -334,9 +352,7 @@ func (c *sdkClient) send(ctx context.Context, stream, topic string, p Partitioni
 			UserHeaders: userHeaders,
 		})
 	}
-	return c.run(ctx, func(sdk *tcp.IggyTcpClient) error {
-		return sdk.SendMessages(streamID, topicID, partitioning, batch)
-	})
+	return batch, nil
 }
 
 func toSDKPartitioning(p Partitioning) (iggcon.Partitioning, error) {

@@ -57,12 +57,34 @@ func lookupRoute(id uint32) *route {
 	return routes[id]
 }
 
-// copyBatch copies the plugin-owned buffer, which dies when the callback returns.
+// batchBuffers holds buffers handed back with ReleaseBatch; maxPooledBatch keeps a rare huge
+// batch from pinning its buffer.
+var batchBuffers sync.Pool
+
+const maxPooledBatch = 16 << 20
+
+// ReleaseBatch hands back a buffer a deliver function received, once nothing refers to it any
+// more: the copy of a later batch may reuse it. Buffers never released are simply collected.
+func ReleaseBatch(buf []byte) {
+	if cap(buf) == 0 || cap(buf) > maxPooledBatch {
+		return
+	}
+	buf = buf[:0]
+	batchBuffers.Put(&buf)
+}
+
+// copyBatch copies the plugin-owned buffer, which dies when the callback returns, into a
+// released buffer when one is large enough.
 func copyBatch(p *byte, n uintptr) ([]byte, bool) {
 	if n > maxBatchBytes || (p == nil && n != 0) {
 		return nil, false
 	}
-	buf := make([]byte, n)
+	var buf []byte
+	if bp, _ := batchBuffers.Get().(*[]byte); bp != nil && uintptr(cap(*bp)) >= n {
+		buf = (*bp)[:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	if n > 0 {
 		copy(buf, unsafe.Slice(p, n))
 	}

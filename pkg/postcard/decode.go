@@ -113,7 +113,14 @@ func (r *reader) rawMessage(m *RawMessage) error {
 
 // DecodeProducedMessages decodes the buffer a source plugin passes to send_cb.
 func DecodeProducedMessages(b []byte) (ProducedMessages, error) {
-	v, err := decodeProducedMessages(&reader{buf: b})
+	return DecodeProducedMessagesInto(b, nil)
+}
+
+// DecodeProducedMessagesInto is DecodeProducedMessages that fills reuse's backing array when it
+// is large enough, so a steady source allocates no message slice per batch. The caller must be
+// done with whatever reuse held.
+func DecodeProducedMessagesInto(b []byte, reuse []ProducedMessage) (ProducedMessages, error) {
+	v, err := decodeProducedMessages(&reader{buf: b}, reuse)
 	if err != nil {
 		return ProducedMessages{}, fmt.Errorf("decode ProducedMessages: %w", err)
 	}
@@ -128,7 +135,7 @@ type producedOptionals struct {
 	headers                              HeaderMap
 }
 
-func decodeProducedMessages(r *reader) (ProducedMessages, error) {
+func decodeProducedMessages(r *reader, reuse []ProducedMessage) (ProducedMessages, error) {
 	var v ProducedMessages
 	var err error
 	if v.Schema, err = r.schema(); err != nil {
@@ -138,7 +145,12 @@ func decodeProducedMessages(r *reader) (ProducedMessages, error) {
 	if err != nil {
 		return v, fmt.Errorf("messages: %w", err)
 	}
-	v.Messages = make([]ProducedMessage, n)
+	if cap(reuse) >= n {
+		v.Messages = reuse[:n]
+		clear(v.Messages)
+	} else {
+		v.Messages = make([]ProducedMessage, n)
+	}
 	var slab []producedOptionals // allocated at the first Some
 	for i := range v.Messages {
 		if err := r.producedMessage(&v.Messages[i], &slab, i, n); err != nil {

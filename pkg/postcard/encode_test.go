@@ -137,3 +137,39 @@ func producedBatch(n, payloadSize int) postcard.ProducedMessages {
 	}
 	return v
 }
+
+// Decoding into a reused message slice gives what a fresh decode gives: nothing of the previous
+// batch (its optional fields, its longer length) leaks into the next, and a slice too small is
+// not written to.
+func TestDecodeProducedMessagesIntoReusesTheSlice(t *testing.T) {
+	full := postcard.ProducedMessages{Schema: postcard.SchemaJSON, Messages: []postcard.ProducedMessage{
+		{ID: &postcard.Uint128{Lo: 1}, Checksum: ptr(uint64(2)), Timestamp: ptr(uint64(3)), OriginTimestamp: ptr(uint64(4)), Headers: &v4Map, Payload: []byte("a")},
+		{ID: &postcard.Uint128{Lo: 5}, Payload: []byte("b")},
+		{Payload: []byte("c")},
+	}, State: []byte{0x91, 3}, HasState: true}
+	bare := postcard.ProducedMessages{Schema: postcard.SchemaJSON, Messages: []postcard.ProducedMessage{{Payload: []byte("x")}, {Payload: []byte("y")}}}
+	reuse := make([]postcard.ProducedMessage, 0, 3)
+	for _, v := range []postcard.ProducedMessages{full, bare, full, bare} {
+		b := postcard.AppendProducedMessages(nil, v)
+		want, err := postcard.DecodeProducedMessages(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := postcard.DecodeProducedMessagesInto(b, reuse)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &got.Messages[0] != &reuse[:1][0] {
+			t.Fatal("the reused slice was not filled")
+		}
+		if again, wantBytes := postcard.AppendProducedMessages(nil, got), postcard.AppendProducedMessages(nil, want); !bytes.Equal(again, wantBytes) || !bytes.Equal(again, b) {
+			t.Fatalf("decoded into a reused slice:\n got % X\nwant % X", again, wantBytes)
+		}
+		reuse = got.Messages[:0]
+	}
+	small := make([]postcard.ProducedMessage, 1)
+	got, err := postcard.DecodeProducedMessagesInto(postcard.AppendProducedMessages(nil, full), small)
+	if err != nil || len(got.Messages) != 3 || small[0].Payload != nil {
+		t.Fatalf("a slice too small: %d messages, %v, reuse written: %v", len(got.Messages), err, small[0].Payload != nil)
+	}
+}

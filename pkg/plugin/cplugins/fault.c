@@ -27,6 +27,7 @@
  *   fail_batch_result   bool  the on_batch_result hook fails, which stops the loop
  *   bad_payload_every   N     every N-th message (seq N-1, 2N-1, ...) is malformed JSON:
  *                             {"seq":N,"bad": (cut short)
+ *   hang_batch_result   bool  the on_batch_result hook never returns
  * The source keeps {messages_produced: N} (MessagePack 91 xx) as its state and
  * rewinds to the last ACKed sequence on NACK, so a NACKed batch is produced again.
  *
@@ -60,7 +61,7 @@ static void hang_forever(uint32_t id, const char *where) {
 
 typedef struct fault_config {
     int64_t open_code, close_code, consume_code, handle_code;
-    int open_hang, close_hang, fail_batch_result;
+    int open_hang, close_hang, fail_batch_result, hang_batch_result;
     uint64_t crash_on_batch, hang_on_batch, sleep_ms, log_lines, consume_fail_count;
     uint64_t messages_per_batch, max_messages, interval_ms, payload_size, bad_payload_every;
     char after_max[16];
@@ -78,7 +79,7 @@ static const char *parse_config(pu_json cfg, fault_config *c) {
 #define U64(k) if (pu_json_u64(cfg, #k, &c->k) < 0) return #k
 #define BOOL(k) if (pu_json_bool(cfg, #k, &c->k) < 0) return #k
     I64(open_code); I64(close_code); I64(consume_code); I64(handle_code);
-    BOOL(open_hang); BOOL(close_hang); BOOL(fail_batch_result);
+    BOOL(open_hang); BOOL(close_hang); BOOL(fail_batch_result); BOOL(hang_batch_result);
     U64(crash_on_batch); U64(hang_on_batch); U64(sleep_ms); U64(log_lines);
     U64(consume_fail_count); U64(messages_per_batch); U64(max_messages); U64(interval_ms);
     U64(payload_size); U64(bad_payload_every);
@@ -326,6 +327,7 @@ static int source_poll(void *ctx, pu_loop *loop, pu_buf *out, const char **why) 
 static int source_on_result(void *ctx, uint8_t result) {
     fault_source *s = ctx;
     if (s->cfg.fail_batch_result) return -1;
+    if (s->cfg.hang_batch_result) hang_forever(s->id, "batch result");
     pthread_mutex_lock(&s->mu);
     if (result == IGGY_BATCH_ACK)
         s->acked = s->next_seq;
