@@ -34,6 +34,7 @@ type Env struct {
 	StallNacks        int           `env:"IGGY_CONNECTOR_STALL_NACKS" envDefault:"5" help:"source: consecutive NACKs after which the plugin's poll loop has stopped (SDK limit 5) and the runner exits"`
 	CPUProfile        string        `env:"IGGY_CONNECTOR_CPU_PROFILE" help:"write a Go CPU profile of the whole run to this file (for performance work)"`
 	StatsPage         string        `env:"IGGY_CONNECTOR_STATS_PAGE" help:"stats page file the supervisor created for this connector: counters, histograms and status go there, where the supervisor reads them and they outlive a crash; unset: kept in memory"`
+	InstanceID        uint32        `env:"IGGY_CONNECTOR_INSTANCE_ID" help:"plugin instance id to open the plugin with (the supervisor numbers them as upstream does, as GET /sinks shows them); 0 or unset: 1"`
 	SourceQueue       int           `env:"IGGY_CONNECTOR_SOURCE_QUEUE" envDefault:"2" help:"source: batches buffered between the plugin thread and the sender; a full queue rejects the batch"`
 }
 

@@ -90,6 +90,16 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 	return r, nil
 }
 
+// pluginInstanceID is the id the plugin is opened with: the supervisor's numbering when it passed
+// one (IGGY_CONNECTOR_INSTANCE_ID), else the process's next id. A runner opens its plugin once, so
+// the given id is never used twice in this process.
+func (r *Runner) pluginInstanceID() uint32 {
+	if id := r.settings.Env.InstanceID; id != 0 {
+		return id
+	}
+	return plugin.NextInstanceID()
+}
+
 // pluginAllowList is plugins.allowed_dirs (the supervisor always passes its list), else the
 // default of a standalone runner: the directory of its own connector's plugin, the one config it
 // starts with, and plugins/ next to the binary.

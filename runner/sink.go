@@ -29,7 +29,7 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 		return fmt.Errorf("sink %q: %w", spec.Key, err)
 	}
 	r.pluginVersion.Store(lib.Version())
-	id := plugin.NextInstanceID()
+	id := r.pluginInstanceID()
 	if err := r.pluginCall("iggy_sink_open", func(ctx context.Context) error { return lib.OpenContext(ctx, id, spec.ConfigJSON) }); err != nil {
 		return fmt.Errorf("sink %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
 	}

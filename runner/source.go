@@ -94,7 +94,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		return fmt.Errorf("source %q: %w", spec.Key, err)
 	}
 	r.pluginVersion.Store(lib.Version())
-	id := plugin.NextInstanceID()
+	id := r.pluginInstanceID()
 	if err := r.pluginCall("iggy_source_open", func(ctx context.Context) error { return lib.OpenContext(ctx, id, spec.ConfigJSON, saved) }); err != nil {
 		return fmt.Errorf("source %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
 	}

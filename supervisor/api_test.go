@@ -303,7 +303,8 @@ func TestAPIListingsAndStats(t *testing.T) {
 		getJSON(t, p, withKey(), "/sinks/broken", &s)
 		le, _ := s["last_error"].(map[string]any)
 		msg, _ := le["message"].(string)
-		return strings.Contains(strings.ToLower(msg), "initialization failed")
+		// The runner opened the plugin with the id the listing shows, as upstream's one process does.
+		return strings.Contains(strings.ToLower(msg), "initialization failed") && strings.Contains(msg, "(ID: 2)")
 	})
 	var rs struct {
 		SourcesRunning int              `json:"sources_running"`

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,7 +322,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		switch {
 		case strings.HasPrefix(name, config.EnvPrefix), strings.HasPrefix(name, "IGGY_SUPERVISOR_"):
 			continue
-		case slices.Contains(runnerproc.SelectorVars, name), name == metrics.EnvStatsPage:
+		case slices.Contains(runnerproc.SelectorVars, name), name == metrics.EnvStatsPage, name == runnerproc.EnvInstanceID:
 			continue
 		}
 		env = append(env, kv)
@@ -346,7 +347,8 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
 	}
-	return append(env, metrics.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc)), nil
+	return append(env, metrics.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc),
+		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), nil
 }
 
 // lookup finds a connector of the running set.

@@ -23,6 +23,10 @@ const (
 	EnvKey        = "IGGY_CONNECTOR_KEY"
 )
 
+// EnvInstanceID is the plugin instance id the supervisor numbered for this start (as upstream
+// numbers them: sources first, from 1), so the id a plugin logs is the one GET /sinks shows.
+const EnvInstanceID = "IGGY_CONNECTOR_INSTANCE_ID"
+
 // SelectorVars are the variables above, which a supervisor sets itself and never passes on from
 // its own environment.
 var SelectorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey}
