@@ -140,14 +140,19 @@ func TestSinkBatchKeepsOrderAcrossPathsAndDrops(t *testing.T) {
 	}
 }
 
-// BenchmarkSinkBatch prepares 1,000 x 100 B JSON messages; allocs/msg is allocs/op / 1,000.
-func BenchmarkSinkBatch(b *testing.B) {
-	const n = 1000
+// benchPayloads are n canonical ~100 B JSON records shaped like the random source's.
+func benchPayloads(n int) [][]byte {
 	payloads := make([][]byte, n)
 	for i := range payloads {
 		payloads[i] = fmt.Appendf(nil, `{"id":"6f1c0c4e-8f8e-4f43-9a53-%012d","title":"Hello","name":"World","text":"abcdefghijklmn"}`, i)
 	}
-	msgs := batchOf(false, payloads...)
+	return payloads
+}
+
+// BenchmarkSinkBatch prepares 1,000 x 100 B JSON messages; allocs/msg is allocs/op / 1,000.
+func BenchmarkSinkBatch(b *testing.B) {
+	const n = 1000
+	msgs := batchOf(false, benchPayloads(n)...)
 	oneAdd := oneAddFields(b)
 	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
 	if err != nil {

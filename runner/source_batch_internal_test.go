@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
@@ -189,22 +187,11 @@ func TestSourceBatchFailuresMatchTheSlowPath(t *testing.T) {
 // allocs/msg is allocs/op / 1,000.
 func BenchmarkSourceBatch(b *testing.B) {
 	const n = 1000
-	payloads := make([][]byte, n)
-	for i := range payloads {
-		payloads[i] = fmt.Appendf(nil, `{"id":"6f1c0c4e-8f8e-4f43-9a53-%012d","title":"Hello","name":"World","text":"abcdefghijklmn"}`, i)
-	}
-	pm := producedOf(postcard.SchemaJSON, false, payloads...)
+	pm := producedOf(postcard.SchemaJSON, false, benchPayloads(n)...)
 	for i := range pm.Messages {
 		pm.Messages[i].ID = nil // as the random source: no ids, no headers
 	}
-	var addFields map[string]any
-	if _, err := toml.Decode("[add_fields]\nenabled = true\n[[add_fields.fields]]\nkey = \"origin\"\nvalue.static = \"bench\"\n", &addFields); err != nil {
-		b.Fatal(err)
-	}
-	oneAdd, err := transform.Build(addFields, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	oneAdd := oneAddFields(b)
 	streams := []sourceStream{testStream(b, "s", postcard.SchemaJSON)}
 	for _, c := range []struct {
 		name        string
