@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // connMetrics adapts the pumps' per-batch counts to pkg/metrics (an atomic add per count, sums
@@ -28,7 +29,7 @@ func newConnMetrics(reg prometheus.Registerer, key, kind, pagePath string) (*con
 	}
 	page, err := metrics.OpenPage(pagePath, key, kind)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", metrics.EnvStatsPage, err)
+		return nil, fmt.Errorf("%s: %w", runnerproc.EnvStatsPage, err)
 	}
 	var previous string
 	if le := page.Stats(false).LastError; le != nil {

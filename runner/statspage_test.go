@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -23,7 +24,7 @@ func TestRunnerCountsIntoItsStatsPage(t *testing.T) {
 	}
 	defer page.Close()
 	env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("paged", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")),
-		metrics.EnvStatsPage+"="+page.Path())
+		runnerproc.EnvStatsPage+"="+page.Path())
 	p := testkit.StartRunner(t, env)
 	p.WaitStatus(t, "running", waitLong)
 	p.WaitUntil(t, waitLong, "25 messages processed", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) == 25 })
@@ -61,13 +62,13 @@ func TestRunnerRefusesAForeignStatsPage(t *testing.T) {
 		{garbage, "no stats page header"},
 	} {
 		env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("paged", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")),
-			metrics.EnvStatsPage+"="+tt.path)
+			runnerproc.EnvStatsPage+"="+tt.path)
 		p := testkit.StartRunner(t, env)
 		code, err := p.Wait(waitLong)
 		if err != nil || code != 2 {
 			t.Fatalf("%s: exit %d, %v; want 2", tt.path, code, err)
 		}
-		if logs := p.Logs(); !strings.Contains(logs, metrics.EnvStatsPage) || !strings.Contains(logs, tt.path) || !strings.Contains(logs, tt.want) {
+		if logs := p.Logs(); !strings.Contains(logs, runnerproc.EnvStatsPage) || !strings.Contains(logs, tt.path) || !strings.Contains(logs, tt.want) {
 			t.Errorf("%s: output does not name the variable, the file and %q:\n%s", tt.path, tt.want, logs)
 		}
 	}

@@ -322,7 +322,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 		switch {
 		case strings.HasPrefix(name, config.EnvPrefix), strings.HasPrefix(name, "IGGY_SUPERVISOR_"):
 			continue
-		case slices.Contains(runnerproc.SelectorVars, name), name == metrics.EnvStatsPage, name == runnerproc.EnvInstanceID:
+		case slices.Contains(runnerproc.SupervisorVars, name):
 			continue
 		}
 		env = append(env, kv)
@@ -347,7 +347,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 	if err != nil {
 		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
 	}
-	return append(env, metrics.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc),
+	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc),
 		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), nil
 }
 

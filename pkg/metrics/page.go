@@ -11,10 +11,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// EnvStatsPage names the variable through which the supervisor hands a runner the path of its
-// connector's stats page. A runner without it keeps its figures in its own memory.
-const EnvStatsPage = "IGGY_CONNECTOR_STATS_PAGE"
-
 // ErrBadPage wraps every refusal of a stats page file: not one, another layout version, or
 // another connector's.
 var ErrBadPage = errors.New("bad stats page")

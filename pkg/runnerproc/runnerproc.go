@@ -27,6 +27,14 @@ const (
 // numbers them: sources first, from 1), so the id a plugin logs is the one GET /sinks shows.
 const EnvInstanceID = "IGGY_CONNECTOR_INSTANCE_ID"
 
+// EnvStatsPage is the path of the stats page the supervisor created for this connector
+// (pkg/metrics' page): the runner counts into it, the supervisor reads it.
+const EnvStatsPage = "IGGY_CONNECTOR_STATS_PAGE"
+
+// SupervisorVars are the variables a supervisor sets for each runner itself and never passes on
+// from its own environment: the connector selectors, the stats page and the instance id.
+var SupervisorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey, EnvStatsPage, EnvInstanceID}
+
 // SelectorVars are the variables above, which a supervisor sets itself and never passes on from
 // its own environment.
 var SelectorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey}
