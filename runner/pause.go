@@ -22,12 +22,13 @@ type pauseGate struct {
 	resumed chan struct{} // closed at resume; a new one at pause
 	settled chan struct{} // closed once every member parked after the pause
 	done    bool          // settled is closed
+	set     bool          // the pump is set up (setUp): a resume may mark it running
 
 	onParked  func() // every member is parked
-	onResumed func()
+	onResumed func(setUp bool)
 }
 
-func newPauseGate(paused bool, onParked, onResumed func()) *pauseGate {
+func newPauseGate(paused bool, onParked func(), onResumed func(setUp bool)) *pauseGate {
 	g := &pauseGate{pausing: make(chan struct{}), resumed: make(chan struct{}), settled: make(chan struct{}),
 		onParked: onParked, onResumed: onResumed}
 	if paused {
@@ -66,6 +67,15 @@ func (g *pauseGate) requested() <-chan struct{} {
 func (g *pauseGate) isPaused() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.paused
+}
+
+// setUp records that the pump is ready to run and reports whether it starts paused: then a
+// later resume, not the pump, marks it running.
+func (g *pauseGate) setUp() (paused bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.set = true
 	return g.paused
 }
 
@@ -132,8 +142,9 @@ func (g *pauseGate) resume() bool {
 		close(g.settled)
 	}
 	g.pausing = make(chan struct{})
+	setUp := g.set
 	g.mu.Unlock()
-	g.onResumed()
+	g.onResumed(setUp)
 	return true
 }
 
@@ -145,8 +156,9 @@ func (r *Runner) newPauseGate() *pauseGate {
 			r.status.set(StatusPaused)
 			r.log.Info("connector paused")
 		}
-	}, func() {
-		if r.status.is(StatusPaused) {
+	}, func(setUp bool) {
+		// Paused, or a sink set up paused whose consumers have not parked yet.
+		if r.status.is(StatusPaused) || setUp && r.status.is(StatusStarting) {
 			r.status.set(StatusRunning)
 		}
 		r.log.Info("connector resumed")

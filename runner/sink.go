@@ -59,7 +59,7 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 		return err
 	}
 
-	if !r.pause.isPaused() { // started paused: paused once the consumers parked
+	if !r.pause.setUp() { // started paused: paused once the consumers parked
 		r.status.set(StatusRunning)
 	}
 	r.log.Info("sink running", "topics", len(spec.SinkTopics))
