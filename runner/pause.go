@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 )
 
 // pauseGate is the operator's pause (POST /pause and POST /resume on the endpoint, or
@@ -179,6 +181,7 @@ func (r *Runner) handlePause(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.log.Info("pause requested: settling the batch in flight")
+	httplimit.ExtendWrite(w, r.settings.HTTP.Limits.WriteTimeout, r.settings.Env.ShutdownTimeout)
 	t := time.NewTimer(r.settings.Env.ShutdownTimeout)
 	defer t.Stop()
 	select {

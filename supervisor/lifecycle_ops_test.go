@@ -157,8 +157,8 @@ func TestLifecycleRoutes(t *testing.T) {
 
 // The target state outlives runners and the supervisor: a paused source whose runner is killed -9
 // comes back paused (its plugin never opened), and after a supervisor restart a stopped sink stays
-// stopped and the source stays paused. A corrupt target-state file is named in the log and its
-// connector runs.
+// stopped and the paused source and sink stay paused. A corrupt target-state file is named in the
+// log and its connector runs.
 func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
@@ -177,6 +177,7 @@ func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	runAPICases(t, p, []apiCase{
 		lifecycleCase("stop a", "/sinks/a/stop", http.StatusNoContent, ""),
 		lifecycleCase("pause b", "/sources/b/pause", http.StatusNoContent, ""),
+		lifecycleCase("pause c", "/sinks/c/pause", http.StatusNoContent, ""), // its corrupt file is replaced
 	})
 	if data, err := os.ReadFile(filepath.Join(f.dir, "state", "sink_a.target.json")); err != nil || !strings.Contains(string(data), `"target":"stopped"`) {
 		t.Errorf("sink_a.target.json: %s (%v), want the stopped target", data, err)
@@ -205,6 +206,7 @@ func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	p2 := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
 	statusEverywhere(t, p2, "sink", "a", "stopped")
 	statusEverywhere(t, p2, "source", "b", "paused")
+	statusEverywhere(t, p2, "sink", "c", "paused")
 	if st := statsOf(t, p2, withKey())["sink/a"]; st.PID != 0 {
 		t.Errorf("the stopped sink has runner pid %d after the supervisor restart", st.PID)
 	}
@@ -214,7 +216,9 @@ func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	runAPICases(t, p2, []apiCase{
 		lifecycleCase("start a", "/sinks/a/start", http.StatusNoContent, ""),
 		lifecycleCase("resume b", "/sources/b/resume", http.StatusNoContent, ""),
+		lifecycleCase("resume c", "/sinks/c/resume", http.StatusNoContent, ""),
 	})
 	statusEverywhere(t, p2, "sink", "a", "running")
 	statusEverywhere(t, p2, "source", "b", "running")
+	statusEverywhere(t, p2, "sink", "c", "running")
 }
