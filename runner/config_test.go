@@ -114,7 +114,7 @@ func TestRunnerReadsTheContractsConnectorVariables(t *testing.T) {
 	for _, v := range runner.RunnerEnvVars() {
 		names = append(names, v.Name)
 	}
-	for _, name := range append(slices.Clone(runnerproc.SelectorVars), runnerproc.EnvInstanceID) {
+	for _, name := range runnerproc.SupervisorVars {
 		if !slices.Contains(names, name) {
 			t.Errorf("the runner does not read %s; it reads %v", name, names)
 		}

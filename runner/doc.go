@@ -29,8 +29,10 @@
 // Endpoint (IGGY_CONNECTORS_HTTP_ADDRESS, host:port or unix:/path): GET / (text), GET /health
 // ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}), GET /stats (the
 // connector's /stats object of http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage,
-// start_time, run_time) and GET on the metrics endpoint (default /metrics, always served). An
-// api_key guards everything but / and /health, as upstream.
+// start_time, run_time), GET on the metrics endpoint (default /metrics, always served; it adds
+// iggy_connector_state), and POST /pause and POST /resume (pause.go: the operator's pause, DESIGN
+// decision 13; IGGY_CONNECTOR_START_PAUSED=true starts paused). An api_key guards everything but /
+// and /health, as upstream.
 //
 // Stats page (IGGY_CONNECTOR_STATS_PAGE, set by the supervisor): the counters, stage histograms,
 // status, plugin version and a heartbeat (every 200 ms) go into that shared file mapping
@@ -38,7 +40,7 @@
 // the next runner of the connector counts on. A file of another layout or connector is bad
 // configuration. Unset, the figures stay in memory.
 //
-// Lifecycle: starting -> running -> stopping -> stopped, or error. SIGTERM/SIGINT stops polling,
+// Lifecycle: starting -> running (<-> paused) -> stopping -> stopped, or error. SIGTERM/SIGINT stops polling,
 // settles the batch in flight (its offset is stored, or its state saved, only when the plugin took
 // it or Iggy confirmed it), closes the plugin and exits 0. A fatal error (missing stream or topic,
 // plugin open failure, consume still failing after its retries, a hung plugin call, a stalled

@@ -33,7 +33,8 @@ type httpSettings struct {
 	Limits          config.HTTPLimits
 }
 
-// endpoint serves /, /health, /stats and the metrics path for this one connector.
+// endpoint serves /, /health, /stats, the metrics path, POST /pause and POST /resume for this one
+// connector.
 type endpoint struct {
 	srv      *http.Server
 	ln       net.Listener
@@ -101,6 +102,8 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 		writeJSON(w, r.Stats())
 	})
 	mux.Handle("GET "+metricsPath, metrics.Handler(gatherer, log))
+	mux.HandleFunc("POST /pause", r.handlePause)
+	mux.HandleFunc("POST /resume", r.handleResume)
 
 	// As upstream: / and /health are open. No route reads a body; the limit answers 413 early.
 	handler := apikey.Require(cfg.APIKey, httplimit.Body(mux, cfg.Limits.MaxBodyBytes))

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
@@ -34,8 +35,10 @@ type Runner struct {
 	log      *slog.Logger
 
 	status   *statusBoard
+	pause    *pauseGate // the operator's pause (pause.go)
 	registry *prometheus.Registry
 	metrics  *connMetrics
+	state    *metrics.StateGauge // iggy_connector_state on the runner's own endpoint
 	batches  *telemetry.Reporter // per-batch spans and benchmark events
 	dropLog  *dropLogger         // rate-limited warnings about dropped sink messages
 	errors   errorPolicy         // [error_handling] over the runner's retry settings (decision 14)
@@ -77,6 +80,8 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 	if r.errors.tolerateAll {
 		m.c.ShowDeadLettered()
 	}
+	r.pause = r.newPauseGate()
+	r.state = metrics.NewStateGauge(reg)
 	r.status.onChange = r.publishStatus
 	r.publishStatus(r.status.get())
 	r.plugins = pluginAllowList(s.Runtime.Plugins.AllowedDirs, spec.Path)

@@ -59,7 +59,9 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 		return err
 	}
 
-	r.status.set(StatusRunning)
+	if !r.pause.setUp() { // started paused: paused once the consumers parked
+		r.status.set(StatusRunning)
+	}
 	r.log.Info("sink running", "topics", len(spec.SinkTopics))
 
 	// pollCtx stops polling at shutdown; the in-flight batch finishes under workCtx, which only
@@ -71,12 +73,14 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 
 	var wg sync.WaitGroup
 	errs := make(chan error, len(spec.SinkTopics))
+	r.pause.join(len(spec.SinkTopics))
 	for _, t := range spec.SinkTopics {
 		c := newSinkConsumer(r, client, lib, id, t)
 		c.dlq = dlq
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer r.pause.leave()
 			if err := c.run(runCtx, workCtx); err != nil {
 				errs <- err
 				stopAll() // one failed topic fails the connector; the supervisor restarts it whole
@@ -163,7 +167,8 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	busy := false // batches are flowing: the GC runs less often (gc.go)
 	defer r.gc.setBusy(&busy, false)
 	for {
-		if !sleepCtx(pollCtx, t.PollInterval-time.Since(lastPoll)) {
+		// Paused between batches: the last one settled (offset stored), the plugin stays open.
+		if !r.pause.await(pollCtx) || !sleepCtx(pollCtx, t.PollInterval-time.Since(lastPoll)) {
 			return nil
 		}
 		lastPoll = time.Now()

@@ -95,14 +95,68 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	}
 	r.pluginVersion.Store(lib.Version())
 	id := r.pluginInstanceID()
-	if err := r.pluginCall("iggy_source_open", func(ctx context.Context) error { return lib.OpenContext(ctx, id, spec.ConfigJSON, saved) }); err != nil {
-		return fmt.Errorf("source %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
+	// The plugin is opened now, unless the connector starts paused, and again at every resume:
+	// with the same id (its close removed it) and the state saved last.
+	open := func(state []byte) error {
+		if err := r.pluginCall("iggy_source_open", func(ctx context.Context) error { return lib.OpenContext(ctx, id, spec.ConfigJSON, state) }); err != nil {
+			return fmt.Errorf("source %q: plugin initialization failed (ID: %d): %w", spec.Key, id, err)
+		}
+		r.log.Info("source plugin opened", "path", path, "version", lib.Version(), "plugin_id", id,
+			"state_bytes", len(state), "acks", lib.SupportsAck())
+		return nil
 	}
-	r.log.Info("source plugin opened", "path", path, "version", lib.Version(), "plugin_id", id,
-		"state_bytes", len(saved), "acks", lib.SupportsAck())
+	opened := !r.pause.isPaused()
+	if opened {
+		if err := open(saved); err != nil {
+			return err
+		}
+	}
+	closePlugin := func() error {
+		return r.pluginClose("iggy_source_close", time.Time{}, func(ctx context.Context) error { return lib.CloseContext(ctx, id) })
+	}
+	closeOpened := func() {
+		if opened {
+			_ = closePlugin()
+		}
+	}
+	for _, s := range spec.SourceStreams {
+		if err := r.ensureSourceTopic(ctx, client, s); err != nil {
+			closeOpened()
+			return err
+		}
+	}
+	dlq := newDeadLetterWriter(r, client)
+	if err := dlq.ensureTopic(ctx); err != nil {
+		closeOpened()
+		return err
+	}
+	r.pause.join(1)
+	defer r.pause.leave()
+	for {
+		if !opened {
+			if !r.pause.await(ctx) {
+				return nil
+			}
+			if err := open(store.Latest()); err != nil {
+				return err
+			}
+		}
+		paused, err := r.sourceSession(ctx, client, lib, id, store, dlq, closePlugin)
+		if err != nil || !paused {
+			return err
+		}
+		opened = false
+	}
+}
 
+// sourceSession forwards the batches of one open of the plugin until ctx ends, the source stalls
+// or a pause is requested; then it closes the plugin and settles what was accepted (sent, state
+// saved). paused: it ended for a pause.
+func (r *Runner) sourceSession(ctx context.Context, client iggyclient.Client, lib *plugin.Source, id uint32,
+	store *state.Store, dlq *deadLetterWriter, closePlugin func() error) (paused bool, fatal error) {
+	spec := r.spec
 	p := &sourcePump{
-		r: r, client: client, lib: lib, id: id, state: store,
+		r: r, client: client, lib: lib, id: id, state: store, dlq: dlq,
 		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
 		abort:      make(chan struct{}),
 		stalled:    make(chan error, 1),
@@ -118,20 +172,6 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		}
 		p.streams += sep + st.Stream
 		p.topics += sep + st.Topic
-	}
-	closePlugin := func() error {
-		return r.pluginClose("iggy_source_close", time.Time{}, func(ctx context.Context) error { return lib.CloseContext(ctx, id) })
-	}
-	for _, s := range spec.SourceStreams {
-		if err := r.ensureSourceTopic(ctx, client, s); err != nil {
-			_ = closePlugin()
-			return err
-		}
-	}
-	p.dlq = newDeadLetterWriter(r, client)
-	if err := p.dlq.ensureTopic(ctx); err != nil {
-		_ = closePlugin()
-		return err
 	}
 
 	// workCtx bounds in-flight sends; it outlives ctx by at most the shutdown timeout.
@@ -149,18 +189,20 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		p.stopping.Store(true)
 		p.finish(closePlugin())
 		<-forwarded
-		return fmt.Errorf("source %q: %w: starting the plugin's poll loop failed: %w", spec.Key, ErrSourceStalled, err)
+		return false, fmt.Errorf("source %q: %w: starting the plugin's poll loop failed: %w", spec.Key, ErrSourceStalled, err)
 	}
 	r.metrics.c.CreateErrorSeries() // upstream creates it when forwarding starts (http-api.md §4.3.3)
 	r.status.set(StatusRunning)
 	r.log.Info("source running", "streams", len(spec.SourceStreams), "acks", lib.SupportsAck())
 
-	var fatal error
 	select {
 	case <-ctx.Done():
 		r.status.set(StatusStopping)
 		r.log.Info("stopping source: closing the plugin and settling accepted batches")
 	case fatal = <-p.stalled:
+	case <-r.pause.requested():
+		paused = true
+		r.log.Info("pausing source: closing the plugin and settling accepted batches")
 	}
 
 	// Stop accepting v2 batches and close the plugin, which stops its poll loop (NACKing anything
@@ -198,7 +240,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 		}
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout))
 	}
-	return fatal
+	return paused, fatal
 }
 
 // finish ends the forwarder once the plugin's close returned. Whatever close answered, the SDK

@@ -72,6 +72,7 @@ func (r *Runner) publishStatus(st Status, le *LastError) {
 		mle = &metrics.LastError{Message: le.Message, Timestamp: le.Timestamp}
 	}
 	r.metrics.c.PublishStatus(string(st), mle)
+	r.state.Set(r.spec.Key, r.spec.Kind, string(st))
 }
 
 // Stats is this connector's /stats object (http-api.md §4.2) with the additive fields of decision

@@ -15,6 +15,8 @@ const (
 	StatusStopping Status = "stopping"
 	StatusStopped  Status = "stopped"
 	StatusError    Status = "error"
+	// StatusPaused: an operator paused the connector (POST /pause, pause.go); the process serves on.
+	StatusPaused Status = "paused"
 )
 
 // LastError is the most recent error that put the connector into StatusError.

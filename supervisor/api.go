@@ -20,7 +20,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
-// routes registers every route of http-api.md §3.
+// routes registers every route of http-api.md §3, and the lifecycle routes (api_lifecycle.go).
 func (s *Supervisor) routes() (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
@@ -55,6 +55,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		mux.HandleFunc("PUT "+base+"/{key}/configs/active", s.withBudget(slow, s.withKind(kind, s.handleSetActive)))
 		mux.HandleFunc("GET "+base+"/{key}/configs/plugin", s.withKind(kind, s.handlePluginConfig))
 		mux.HandleFunc("POST "+base+"/{key}/restart", s.withBudget(slow, s.withKind(kind, s.handleRestart)))
+		s.lifecycleRoutes(mux, base, kind, slow)
 	}
 	return mux, nil
 }
@@ -544,12 +545,7 @@ func (s *Supervisor) handleRestart(w http.ResponseWriter, r *http.Request, kind 
 		return
 	}
 	if err := s.restart(r.Context(), m); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) {
-			writeAPIError(w, ae)
-			return
-		}
-		writeAPIError(w, &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()})
+		writeError(w, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

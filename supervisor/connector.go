@@ -15,6 +15,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // Connector statuses, spelled as upstream's REST API spells them (http-api.md §5.2).
@@ -24,6 +25,7 @@ const (
 	statusStopping = "stopping"
 	statusStopped  = "stopped"
 	statusError    = "error"
+	statusPaused   = "paused" // ours (decision 13): an operator paused it; its runner is alive
 )
 
 // errShuttingDown: the supervisor is draining its runners; nothing new is started.
@@ -39,6 +41,7 @@ type managed struct {
 	page   *metrics.Page // the connector's figures, shared with its runners; nil until Start made it
 
 	restarting atomic.Bool // a POST /restart is in progress
+	ops        sync.Mutex  // serialises restart and the lifecycle routes (api_lifecycle.go)
 
 	mu   sync.Mutex
 	cfg  config.Connector // the running config
@@ -56,11 +59,15 @@ type managed struct {
 	version     string // plugin version the runner last reported
 	loopStop    chan struct{}
 	loopDone    chan struct{}
+	// target is what an operator asked for (targetstate.go): running, paused or stopped.
+	target string
+	// configFailed: the runner refused its configuration; the loop waits for a restart.
+	configFailed bool
 }
 
 func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
 	return &managed{sup: s, kind: cfg.Kind, key: cfg.Key, socket: socket, cfg: cfg, path: cfg.Path,
-		status: statusStopped, version: "unknown"}
+		status: statusStopped, version: "unknown", target: targetRunning}
 }
 
 func (m *managed) label() string { return string(m.kind) + "/" + m.key }
@@ -163,7 +170,7 @@ func (m *managed) launch(cfg config.Connector, path string) <-chan error {
 		first <- errShuttingDown
 		return first
 	}
-	m.cfg, m.path, m.placeholder = cfg, path, false
+	m.cfg, m.path, m.placeholder, m.configFailed = cfg, path, false, false
 	m.loopStop, m.loopDone = stop, done
 	m.mu.Unlock()
 	go m.loop(cfg, path, stop, done, first)
@@ -234,6 +241,9 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 		if exit.ConfigError {
 			// A configuration error does not heal by itself: wait for a restart request.
 			m.setError(exit.String() + " (invalid configuration; not restarted until POST /" + m.kind.Plural() + "/" + m.key + "/restart)")
+			m.mu.Lock()
+			m.configFailed = true
+			m.mu.Unlock()
 			<-stop
 			m.setStatus(statusStopped)
 			return
@@ -263,10 +273,14 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 	}
 	m.id, m.idReserved = id, false
 	m.status = statusStarting
+	startPaused := m.target == targetPaused
 	m.mu.Unlock()
 	env, err := m.sup.runnerEnv(m, cfg, path)
 	if err != nil {
 		return nil, err
+	}
+	if startPaused { // a paused connector's runner comes back paused, after a crash too
+		env = append(env, runnerproc.EnvStartPaused+"=true")
 	}
 	c, err := startChild(m.sup.runnerBin, env, m.socket, logging.NewRelayer(m.sup.runnerLog, m.key).Line)
 	if err != nil {
@@ -280,8 +294,13 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 	c.http.CloseIdleConnections()
 	m.mu.Lock()
 	m.proc = c
+	paused := m.target == targetPaused
 	m.mu.Unlock()
 	m.sup.log.Info("runner started", "connector", m.label(), "pid", c.pid, "id", id)
+	if paused != startPaused {
+		// A pause or resume came while the runner started: it saw no runner, this start sees it.
+		m.sup.tellRunner(ctx, m, c, paused)
+	}
 	return c, nil
 }
 
@@ -307,7 +326,7 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 			return
 		}
 		switch {
-		case status == statusRunning:
+		case status == statusRunning, status == statusPaused:
 			settled = true
 			report(nil)
 		case status == statusError:

@@ -5,7 +5,9 @@
 // drain, runner environment), connector.go (one connector's life loop: start, watch, restart with
 // backoff), process.go (spawning and stopping runner processes; pkg/logging relays their output,
 // tagged with connector_key), runnerapi.go (talking to a runner's endpoint), api.go and server.go
-// (routes, auth, CORS, TLS), stats.go (/stats, /metrics, restart: composed from each connector's
+// (routes, auth, CORS, TLS), api_lifecycle.go (POST .../pause, resume, stop, start: the transitions
+// and their 409 rules), targetstate.go (each connector's target state, running, paused or stopped,
+// in a file beside the state files, read at startup), stats.go (/stats, /metrics, restart: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
 // (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables). README.md documents the API
 // with curl examples.

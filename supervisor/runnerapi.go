@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,21 +19,12 @@ type runnerHealth struct {
 const runnerBaseURL = "http://runner"
 
 func (c *child) getJSON(ctx context.Context, path string, into any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, runnerBaseURL+path, nil)
+	status, body, err := c.call(ctx, http.MethodGet, path, 1<<20)
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("runner pid %d %s: %w", c.pid, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("runner pid %d %s: %w", c.pid, path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("runner pid %d %s: status %s", c.pid, path, resp.Status)
+	if status != http.StatusOK {
+		return fmt.Errorf("runner pid %d %s: status %d", c.pid, path, status)
 	}
 	if err := json.Unmarshal(body, into); err != nil {
 		return fmt.Errorf("runner pid %d %s: %w", c.pid, path, err)
@@ -40,8 +32,43 @@ func (c *child) getJSON(ctx context.Context, path string, into any) error {
 	return nil
 }
 
+// call sends a bodyless request and returns the status code and at most limit bytes of the body.
+func (c *child) call(ctx context.Context, method, path string, limit int64) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, runnerBaseURL+path, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("runner pid %d %s %s: %w", c.pid, method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return 0, nil, fmt.Errorf("runner pid %d %s %s: %w", c.pid, method, path, err)
+	}
+	return resp.StatusCode, body, nil
+}
+
 func (c *child) health(ctx context.Context) (runnerHealth, error) {
 	var h runnerHealth
 	err := c.getJSON(ctx, "/health", &h)
 	return h, err
+}
+
+// errRunnerConflict: the runner answered 409 (it is in that state already, or stopping).
+var errRunnerConflict = errors.New("runner answered 409 Conflict")
+
+// post sends a bodyless POST to path (POST /pause, POST /resume) and expects 204.
+func (c *child) post(ctx context.Context, path string) error {
+	status, body, err := c.call(ctx, http.MethodPost, path, 4<<10)
+	switch {
+	case err != nil:
+		return err
+	case status == http.StatusNoContent:
+		return nil
+	case status == http.StatusConflict:
+		return fmt.Errorf("runner pid %d POST %s: %w: %s", c.pid, path, errRunnerConflict, body)
+	}
+	return fmt.Errorf("runner pid %d POST %s: status %d: %s", c.pid, path, status, body)
 }

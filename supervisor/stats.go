@@ -25,8 +25,10 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 		return nil
 	}
 	defer m.restarting.Store(false)
+	m.ops.Lock()
+	defer m.ops.Unlock()
 	if s.closing.Load() {
-		return &apiError{status: http.StatusServiceUnavailable, Code: "error", Reason: errShuttingDown.Error()}
+		return shuttingDown()
 	}
 	cfg, err := s.provider.Get(ctx, m.kind, m.key)
 	if err != nil {
@@ -43,19 +45,16 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 	}
 	s.log.Info("restarting connector on request", "connector", m.label(), "version", cfg.Version)
 	m.stopLoop()
-	if !cfg.Enabled {
+	m.mu.Lock()
+	stopped := m.target == targetStopped // an operator stopped it: it stays stopped, with the new config
+	m.mu.Unlock()
+	if !cfg.Enabled || stopped {
 		m.mu.Lock()
 		m.cfg, m.path, m.status, m.lastErr, m.placeholder = cfg, path, statusStopped, nil, false
 		m.mu.Unlock()
 		return nil
 	}
-	if err := <-m.launch(cfg, path); err != nil {
-		if errors.Is(err, errShuttingDown) {
-			return &apiError{status: http.StatusServiceUnavailable, Code: "error", Reason: err.Error()}
-		}
-		return invalidConfiguration(err.Error())
-	}
-	return nil
+	return firstStartError(<-m.launch(cfg, path))
 }
 
 func (s *Supervisor) handleStats(w http.ResponseWriter, r *http.Request) {
@@ -166,6 +165,21 @@ func (s *Supervisor) updateRunning() {
 	s.runtimeMetrics.SetRunning(sources, sinks)
 }
 
+// statusShown is the status /stats shows for the connector (connectorStats), read without creating
+// counter series: its live runner's, error for a runner that does not answer, else the supervisor's.
+func (s *Supervisor) statusShown(m *managed, sn snapshot) string {
+	if sn.proc == nil || sn.proc.exited() || m.page.RunnerPID() != int32(sn.proc.pid) {
+		return sn.status
+	}
+	if !s.runnerAnswers(m, sn.proc, int32(sn.proc.pid)) {
+		return statusError
+	}
+	if st := m.page.Stats(false); st.PID == int32(sn.proc.pid) && st.Status != "" {
+		return st.Status
+	}
+	return sn.status
+}
+
 func (s *Supervisor) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	s.refreshMetrics()
 	s.metricsHandler.ServeHTTP(w, r)
@@ -182,6 +196,7 @@ func (s *Supervisor) refreshMetrics() {
 			s.merged.Remove(m.label())
 		}
 		s.runtimeMetrics.SetUp(m.key, string(m.kind), s.runnerAnswers(m, sn.proc, m.page.RunnerPID()))
+		s.runtimeMetrics.SetState(m.key, string(m.kind), s.statusShown(m, sn))
 	}
 	s.updateRunning()
 }

@@ -182,6 +182,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		m.page = page
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
+		m.target = s.loadTarget(c.Kind, c.Key) // before anything starts (decision 13)
 		if b, ok := broken[connectorLabel(c)]; ok {
 			m.placeholder = true
 			m.setError(b.message)
@@ -194,6 +195,10 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		// Instance ids as upstream numbers them: one counter from 1, sources before sinks, every
 		// enabled connector (a failing one too); here in key order, upstream's being unspecified.
 		m.id, m.idReserved = s.nextID.Add(1), true
+		if m.target == targetStopped {
+			s.log.Info("connector stopped by an operator; not started until POST /"+c.Kind.Plural()+"/"+c.Key+"/start", "connector", m.label())
+			continue
+		}
 		path, err := s.prepare(c)
 		if err != nil {
 			m.setError(err.Error())

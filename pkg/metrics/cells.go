@@ -91,8 +91,9 @@ const (
 	pluginVersionBytes = 64
 )
 
-// pageStatuses are the status values by their stored index.
-var pageStatuses = [...]string{"", StatusStarting, StatusRunning, StatusStopping, StatusStopped, StatusError}
+// pageStatuses are the status values by their stored index; new values are appended, so a stored
+// index keeps its meaning.
+var pageStatuses = [...]string{"", StatusStarting, StatusRunning, StatusStopping, StatusStopped, StatusError, StatusPaused}
 
 func statusIndex(s string) uint64 {
 	for i, v := range pageStatuses {

@@ -19,6 +19,9 @@ const (
 	StatusStopping = "stopping"
 	StatusStopped  = "stopped"
 	StatusError    = "error"
+	// StatusPaused is ours (DESIGN decision 13): the operator paused the connector; its runner
+	// process is alive and serving.
+	StatusPaused = "paused"
 )
 
 // ErrInvalidKind is returned for a connector kind other than "sink" or "source".

@@ -13,7 +13,9 @@
 //     attached by the runner (AttachConnector), so the supervisor composes
 //     /stats and /metrics without asking runners and counts outlive crashes.
 //   - Runtime: the supervisor's gauges (connectors total and running) plus
-//     iggy_connector_up and iggy_connector_restarts_total.
+//     iggy_connector_up, iggy_connector_restarts_total and the state gauge.
+//   - StateGauge (state.go): iggy_connector_state, one series per
+//     ConnectorStates value, 1 for the current one (supervisor and runner).
 //   - ConnectorStats, RuntimeStats: the /stats JSON, fields in upstream's order.
 //   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits);
 //     Sampler.Processes reads many processes in one pass.

@@ -25,6 +25,10 @@ const (
 
 	// Failed records (DESIGN.md decision 14); not in upstream.
 	FamilyDeadLettered = "iggy_connector_dead_lettered_total"
+
+	// Run-time operations (DESIGN.md decision 13); not in upstream. One series per state
+	// (ConnectorStates, label LabelState), 1 for the current one.
+	FamilyConnectorState = "iggy_connector_state"
 )
 
 // Label names.
@@ -32,6 +36,7 @@ const (
 	LabelConnectorKey  = "connector_key"
 	LabelConnectorType = "connector_type"
 	LabelStage         = "stage"
+	LabelState         = "state" // of FamilyConnectorState
 )
 
 // Connector kinds, the values of the connector_type label.
@@ -82,6 +87,7 @@ const (
 	helpConnectorUp       = "Whether the connector's runner process answers its endpoint (1) or not (0)."
 	helpConnectorRestarts = "Times the supervisor restarted the connector's runner process."
 	helpDeadLettered      = "Failed records sent to the dead-letter topic (or logged and skipped without one), by stage."
+	helpConnectorState    = "The connector's lifecycle state: 1 for the current state, 0 for the others."
 )
 
 // familyOrder is upstream's registration order, which is also the order of
@@ -90,5 +96,5 @@ var familyOrder = []string{
 	FamilySourcesTotal, FamilySourcesRunning, FamilySinksTotal, FamilySinksRunning,
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
-	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered,
+	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConnectorState,
 }

@@ -232,3 +232,16 @@ func TestHeartbeatAge(t *testing.T) {
 		t.Errorf("heartbeat age right after a beat = %s", age)
 	}
 }
+
+// Every status a runner publishes reads back from the page as it was written, paused (appended
+// to the stored list, decision 13) included.
+func TestPageCarriesEveryStatus(t *testing.T) {
+	sup := newPage(t, "gen", metrics.KindSource)
+	runner := attach(t, nil, openPage(t, sup.Path(), "gen", metrics.KindSource))
+	for _, status := range []string{metrics.StatusRunning, metrics.StatusPaused, metrics.StatusStopping, metrics.StatusStopped, metrics.StatusStarting} {
+		runner.SetStatus(status)
+		if got := sup.Stats(false).Status; got != status {
+			t.Errorf("published %q, the page reads %q", status, got)
+		}
+	}
+}

@@ -7,13 +7,15 @@ import (
 
 // Runtime is the runtime-level set the supervisor exposes (http-api.md
 // §4.3.1): the four connector-count gauges, plus iggy_connector_up and
-// iggy_connector_restarts_total (DESIGN.md decision 10). Runners do not
-// register it, so merging their families never clashes with it.
+// iggy_connector_restarts_total (DESIGN.md decision 10) and
+// iggy_connector_state (decision 13). Runners do not register it, so merging
+// their families never clashes with it.
 type Runtime struct {
 	sourcesTotal, sourcesRunning, sinksTotal, sinksRunning prometheus.Gauge
 
 	up       *prometheus.GaugeVec
 	restarts *prometheus.CounterVec
+	state    *StateGauge
 }
 
 // NewRuntime registers the runtime set in reg (nil: unregistered). It
@@ -38,6 +40,7 @@ func NewRuntime(reg prometheus.Registerer) *Runtime {
 	if reg != nil {
 		reg.MustRegister(r.sourcesTotal, r.sourcesRunning, r.sinksTotal, r.sinksRunning, r.up, r.restarts)
 	}
+	r.state = NewStateGauge(reg)
 	return r
 }
 
@@ -80,6 +83,9 @@ func (r *Runtime) SetUp(key, kind string, up bool) {
 	}
 	r.up.WithLabelValues(key, kind).Set(v)
 }
+
+// SetState records the lifecycle state of connector key (iggy_connector_state).
+func (r *Runtime) SetState(key, kind, state string) { r.state.Set(key, kind, state) }
 
 // IncRestarts counts one restart of the runner of connector key, and
 // returns the new total.

@@ -63,3 +63,27 @@ func upValue(t *testing.T, reg *prometheus.Registry, key string) float64 {
 	t.Fatalf("no %s series for %q", metrics.FamilyConnectorUp, key)
 	return 0
 }
+
+// iggy_connector_state has one series per state for every connector set, 1 for its current state
+// and 0 for the others; a state change moves the 1.
+func TestRuntimeStateGauge(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := metrics.NewRuntime(reg)
+	r.SetState("pg", metrics.KindSink, metrics.StatusRunning)
+	r.SetState("pg", metrics.KindSink, metrics.StatusPaused)
+	r.SetState("gen", metrics.KindSource, metrics.StatusStopped)
+	want := map[string]string{"pg": metrics.StatusPaused, "gen": metrics.StatusStopped}
+	seen := map[string]int{}
+	for _, s := range seriesValues(t, reg, metrics.FamilyConnectorState) {
+		key, state := s.labels[metrics.LabelConnectorKey], s.labels[metrics.LabelState]
+		seen[key]++
+		if w := map[bool]float64{true: 1, false: 0}[state == want[key]]; s.value != w {
+			t.Errorf("%s state=%q = %v, want %v", key, state, s.value, w)
+		}
+	}
+	for key := range want {
+		if seen[key] != len(metrics.ConnectorStates) {
+			t.Errorf("%s has %d state series, want %d", key, seen[key], len(metrics.ConnectorStates))
+		}
+	}
+}

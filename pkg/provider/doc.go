@@ -7,6 +7,6 @@
 //
 // Files: provider.go (interface, errors, New), local.go (Local), http.go
 // (HTTP), extract.go (response data/error paths), broken.go (configs that do
-// not load: Broken, and the kind and safe key guessed for them),
-// atomicfile.go (crash-safe file replacement).
+// not load: Broken, and the kind and safe key guessed for them). Files are
+// replaced crash-safely with pkg/atomicfile.
 package provider

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/iggy-connectors-go/runtime/pkg/atomicfile"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
@@ -202,7 +203,7 @@ func (p *Local) writePointers(a activeVersions) error {
 	if err := toml.NewEncoder(&buf).Encode(out); err != nil {
 		return fmt.Errorf("encode active versions: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(p.dir, ActiveVersionsFile), buf.Bytes(), 0o644)
+	return atomicfile.Write(filepath.Join(p.dir, ActiveVersionsFile), buf.Bytes(), 0o644)
 }
 
 // active picks the active version of one connector: the pointer's if it has
@@ -355,7 +356,7 @@ func (p *Local) Create(ctx context.Context, kind config.ConnectorKind, key strin
 	if stored, err = config.ParseConnector(path, data, "toml"); err != nil {
 		return config.Connector{}, err
 	}
-	if err := writeFileAtomic(path, data, 0o644); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return config.Connector{}, fmt.Errorf("store %s %q version %d: %w", kind, key, c.Version, err)
 	}
 	if p.entries[id] == nil {

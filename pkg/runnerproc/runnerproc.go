@@ -31,9 +31,15 @@ const EnvInstanceID = "IGGY_CONNECTOR_INSTANCE_ID"
 // (pkg/metrics' page): the runner counts into it, the supervisor reads it.
 const EnvStatsPage = "IGGY_CONNECTOR_STATS_PAGE"
 
+// EnvStartPaused ("true") starts the runner paused (DESIGN decision 13): a sink polls nothing and a
+// source opens no plugin until POST /resume. The supervisor sets it for a connector an operator
+// paused, so a paused runner that crashed comes back paused.
+const EnvStartPaused = "IGGY_CONNECTOR_START_PAUSED"
+
 // SupervisorVars are the variables a supervisor sets for each runner itself and never passes on
-// from its own environment: the connector selectors, the stats page and the instance id.
-var SupervisorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey, EnvStatsPage, EnvInstanceID}
+// from its own environment: the connector selectors, the stats page, the instance id and the
+// start-paused flag.
+var SupervisorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey, EnvStatsPage, EnvInstanceID, EnvStartPaused}
 
 // SelectorVars are the variables above, which a supervisor sets itself and never passes on from
 // its own environment.

@@ -167,6 +167,14 @@ func (s *Store) Save(data []byte) error {
 	return nil
 }
 
+// Latest returns a copy of the newest saved state (nil for none): what a plugin reopened by the same
+// process gets, as a new process would get it from Open.
+func (s *Store) Latest() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return nonEmpty(append([]byte(nil), s.latest...))
+}
+
 // unlinked reports whether f's name was removed (someone deleted the state file while the
 // connector ran): a save then writes a new file, as upstream's save would, rather than into a file
 // no one will read.

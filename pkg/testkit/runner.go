@@ -225,7 +225,13 @@ func (p *RunnerProc) Exited() bool {
 
 // Get fetches path from the runner's endpoint and returns the status code and body.
 func (p *RunnerProc) Get(path string, header http.Header) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodGet, "http://runner"+path, nil)
+	return p.Do(http.MethodGet, path, header)
+}
+
+// Do sends a bodyless request with method to path on the runner's endpoint and returns the status
+// code and body.
+func (p *RunnerProc) Do(method, path string, header http.Header) (int, []byte, error) {
+	req, err := http.NewRequest(method, "http://runner"+path, nil)
 	if err != nil {
 		return 0, nil, err
 	}

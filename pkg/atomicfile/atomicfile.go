@@ -1,4 +1,6 @@
-package provider
+// Package atomicfile replaces small files so that a reader, or a crash, sees either the old
+// content or the new one, never a mix.
+package atomicfile
 
 import (
 	"fmt"
@@ -6,10 +8,9 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic replaces path with data so that a reader (or a crash)
-// sees either the old content or the new one, never a mix: temp file in the
-// same directory, fsync, rename, fsync the directory.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+// Write replaces path with data: a temporary file in the same directory, fsync, rename, fsync
+// the directory.
+func Write(path string, data []byte, perm os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -1,0 +1,193 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+)
+
+// Lifecycle operations (DESIGN decision 13): POST /{sinks,sources}/{key}/{op}.
+const (
+	opPause  = "pause"
+	opResume = "resume"
+	opStop   = "stop"
+	opStart  = "start"
+)
+
+// lifecycleConflicts says, per operation and target state, why the operation makes no sense
+// (409); a missing entry means it applies. Any operation is refused as well for a connector that
+// is disabled or whose config or plugin did not start (lifecycleBlocked).
+var lifecycleConflicts = map[string]map[string]string{
+	opPause:  {targetPaused: "it is paused already", targetStopped: "it is stopped; start it first"},
+	opResume: {targetRunning: "it is not paused", targetStopped: "it is stopped; start it instead"},
+	opStop:   {targetStopped: "it is stopped already"},
+	opStart:  {targetRunning: "it is running already", targetPaused: "it is paused; resume it instead"},
+}
+
+// lifecycleRoutes registers the four operations under base ("/sinks" or "/sources").
+func (s *Supervisor) lifecycleRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind, budget time.Duration) {
+	for _, op := range []string{opPause, opResume, opStop, opStart} {
+		mux.HandleFunc("POST "+base+"/{key}/"+op, s.withBudget(budget, s.withKind(kind, func(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
+			m, ok := s.running(w, r, kind)
+			if !ok {
+				return
+			}
+			if err := s.transition(r.Context(), m, op); err != nil {
+				writeError(w, err)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})))
+	}
+}
+
+// writeError answers err: an *apiError as it says, anything else as 500.
+func writeError(w http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+	}
+	writeAPIError(w, ae)
+}
+
+func conflict(m *managed, op, reason string) *apiError {
+	return &apiError{status: http.StatusConflict, Code: "invalid_state",
+		Reason: fmt.Sprintf("Cannot %s %s with key: %s: %s", op, m.kind, m.key, reason)}
+}
+
+func shuttingDown() *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, Code: "error", Reason: errShuttingDown.Error()}
+}
+
+// transition applies op to the connector, one operation (or restart) at a time.
+func (s *Supervisor) transition(ctx context.Context, m *managed, op string) error {
+	m.ops.Lock()
+	defer m.ops.Unlock()
+	if s.closing.Load() {
+		return shuttingDown()
+	}
+	target, reason := m.lifecycleBlocked()
+	if reason == "" {
+		reason = lifecycleConflicts[op][target]
+	}
+	if reason != "" {
+		return conflict(m, op, reason)
+	}
+	switch op {
+	case opPause, opResume:
+		return s.pauseOrResume(ctx, m, op == opPause)
+	case opStop:
+		if _, err := s.setTarget(m, targetStopped); err != nil {
+			return err
+		}
+		s.log.Info("stopping connector on request", "connector", m.label())
+		m.stopLoop() // drains the runner; the loop records stopped
+		return nil
+	default:
+		return s.startStopped(m)
+	}
+}
+
+// lifecycleBlocked returns the connector's target state and why no lifecycle operation applies to
+// it ("" when they do): POST .../restart is the way out of these.
+func (m *managed) lifecycleBlocked() (target, reason string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	restart := "; fix it and POST /" + m.kind.Plural() + "/" + m.key + "/restart"
+	switch {
+	case m.placeholder:
+		return m.target, "its config does not load" + restart
+	case !m.cfg.Enabled:
+		return m.target, "it is disabled (enabled = false in its config)"
+	case m.configFailed, m.loopStop == nil && m.target != targetStopped:
+		return m.target, "it is in error with no runner (its config or plugin did not start)" + restart
+	}
+	return m.target, ""
+}
+
+// setTarget saves and records a new target state and returns the connector's runner at that
+// moment (nil when none). A runner that starts later sees the new target (managed.start), so
+// exactly one of them tells the runner.
+func (s *Supervisor) setTarget(m *managed, target string) (*child, error) {
+	if err := s.saveTarget(m.kind, m.key, target); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.target = target
+	if m.proc != nil && !m.proc.exited() {
+		return m.proc, nil
+	}
+	return nil, nil
+}
+
+// pauseOrResume records the new target and tells the runner, if one is up (else the next start
+// uses the target). When a live runner does not take it, the old target is put back.
+func (s *Supervisor) pauseOrResume(ctx context.Context, m *managed, pause bool) error {
+	old, next := targetRunning, targetPaused
+	if !pause {
+		old, next = next, old
+	}
+	c, err := s.setTarget(m, next)
+	if err != nil || c == nil {
+		return err
+	}
+	if err := s.tellRunner(ctx, m, c, pause); err != nil && !c.exited() {
+		if _, rerr := s.setTarget(m, old); rerr != nil {
+			s.log.Error("cannot put the target state back", "connector", m.label(), "error", rerr)
+		}
+		return err
+	}
+	return nil
+}
+
+// tellRunner pauses or resumes runner c (its POST /pause answers once the in-flight batch
+// settled) and records the status it then shows. A runner in that state already is fine.
+func (s *Supervisor) tellRunner(ctx context.Context, m *managed, c *child, pause bool) error {
+	path := "/resume"
+	if pause {
+		path = "/pause"
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.env.DrainTimeout)
+	defer cancel()
+	err := c.post(ctx, path)
+	if errors.Is(err, errRunnerConflict) {
+		err = nil
+	}
+	if err != nil {
+		s.log.Warn("runner did not take the request", "connector", m.label(), "request", "POST "+path, "error", err)
+	}
+	m.refresh(c)
+	return err
+}
+
+// startStopped starts a stopped connector's runner again with its running config, from its stored
+// offsets or state.
+func (s *Supervisor) startStopped(m *managed) error {
+	cfg := m.snapshot().cfg
+	path, err := s.prepare(cfg)
+	if err != nil {
+		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+	}
+	if _, err := s.setTarget(m, targetRunning); err != nil {
+		return err
+	}
+	s.log.Info("starting connector on request", "connector", m.label())
+	return firstStartError(<-m.launch(cfg, path))
+}
+
+// firstStartError is the answer to a failed first start of a launched connector (nil for none).
+func firstStartError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errShuttingDown):
+		return shuttingDown()
+	}
+	return invalidConfiguration(err.Error())
+}
