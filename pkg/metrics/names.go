@@ -25,6 +25,9 @@ const (
 
 	// Failed records (DESIGN.md decision 14); not in upstream.
 	FamilyDeadLettered = "iggy_connector_dead_lettered_total"
+
+	// Consumer lag (DESIGN.md decision 13); not in upstream.
+	FamilyConsumerLag = "iggy_connector_consumer_lag"
 )
 
 // Label names.
@@ -32,6 +35,9 @@ const (
 	LabelConnectorKey  = "connector_key"
 	LabelConnectorType = "connector_type"
 	LabelStage         = "stage"
+	LabelStream        = "stream"
+	LabelTopic         = "topic"
+	LabelPartition     = "partition"
 )
 
 // Connector kinds, the values of the connector_type label.
@@ -82,6 +88,7 @@ const (
 	helpConnectorUp       = "Whether the connector's runner process answers its endpoint (1) or not (0)."
 	helpConnectorRestarts = "Times the supervisor restarted the connector's runner process."
 	helpDeadLettered      = "Failed records sent to the dead-letter topic (or logged and skipped without one), by stage."
+	helpConsumerLag       = "Messages in the partition after the last one the sink polled (the partition's current offset minus the last polled offset)."
 )
 
 // familyOrder is upstream's registration order, which is also the order of
@@ -90,5 +97,5 @@ var familyOrder = []string{
 	FamilySourcesTotal, FamilySourcesRunning, FamilySinksTotal, FamilySinksRunning,
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
-	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered,
+	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConsumerLag,
 }
