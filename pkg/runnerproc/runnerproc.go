@@ -51,3 +51,20 @@ func ConfigErrorLine(reason string) string {
 	lines := strings.FieldsFunc(reason, func(r rune) bool { return r == '\n' || r == '\r' })
 	return ConfigErrorPrefix + strings.Join(lines, "; ")
 }
+
+// ArgCheck makes a runner check its configuration instead of running it: it writes one
+// CheckLine per problem on stdout and exits ExitOK when there is none, ExitConfig otherwise.
+const ArgCheck = "--check"
+
+// CheckLine is one problem as `--check` writes it: the field of the connector document (or the
+// area, "iggy", "config") and the message, on one line.
+func CheckLine(field, message string) string {
+	lines := strings.FieldsFunc(message, func(r rune) bool { return r == '\n' || r == '\r' })
+	return field + ": " + strings.Join(lines, "; ")
+}
+
+// ParseCheckLine splits a CheckLine into its field and message.
+func ParseCheckLine(line string) (field, message string) {
+	field, message, _ = strings.Cut(line, ": ")
+	return field, message
+}
