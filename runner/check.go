@@ -10,6 +10,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
 	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
@@ -29,7 +30,7 @@ type Problem struct {
 // CheckMain is `iggy-connector-runner --check`: Check over environ, one "field: message" line per
 // problem on stdout, exit status runnerproc.ExitOK when there is none, ExitConfig otherwise.
 func CheckMain(ctx context.Context, environ []string, stdout io.Writer) int {
-	defer routeStdlibLog(slog.New(slog.DiscardHandler))() // the SDK's chatter is no problem line
+	defer logging.RouteStdlib(slog.New(slog.DiscardHandler))() // the SDK's chatter is no problem line
 	problems := Check(ctx, environ)
 	for _, p := range problems {
 		fmt.Fprintln(stdout, runnerproc.CheckLine(p.Field, p.Message))
