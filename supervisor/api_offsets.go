@@ -398,6 +398,7 @@ func (s *Supervisor) handlePutSourceOffsets(w http.ResponseWriter, r *http.Reque
 	var req struct {
 		State     *string         `json:"state"`
 		StateJSON json.RawMessage `json:"state_json"`
+		UpdatedAt json.RawMessage `json:"updated_at"` // ignored: a GET answer may be sent back
 	}
 	if err := decodeStrict(body, &req); err != nil {
 		writeAPIError(w, badOffsets("Invalid state: %v", err))

@@ -161,3 +161,89 @@ func TestSinkOffsetsReadRewindAndReprocess(t *testing.T) {
 		t.Errorf("supervisor /metrics %s = %v (present %v), want 0", series, v, ok)
 	}
 }
+
+type sourceStateBody struct {
+	State     *string         `json:"state"`
+	StateJSON json.RawMessage `json:"state_json"`
+	UpdatedAt *string         `json:"updated_at"`
+}
+
+func sourceState(t *testing.T, p *testkit.SupervisorProc, key string) sourceStateBody {
+	t.Helper()
+	var out sourceStateBody
+	if err := json.Unmarshal([]byte(call(t, p, http.MethodGet, "/sources/"+key+"/offsets", "", http.StatusOK)), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A source's state is read from its state file (base64, and decoded from MessagePack to JSON),
+// rewritten and deleted while the source is stopped (409 while it runs), bad bodies naming their
+// field; a source started afterwards continues from the state that was put.
+func TestSourceStateReadRewriteAndContinue(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"numbers": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	gen := `[plugin_config]
+interval = "5ms"
+max_count = 1000
+messages_range = [1, 4]
+`
+	f.write(t, "connectors/gen.toml", strings.Replace(sourceFile("gen", f.plugin("random_source"), "demo", "numbers", ""), "enabled = true", "enabled = false", 1)+gen)
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+
+	call(t, p, http.MethodGet, "/sources/nope/offsets", "", http.StatusNotFound)
+	if st := sourceState(t, p, "gen"); st.State != nil || string(st.StateJSON) != "null" || st.UpdatedAt != nil {
+		t.Fatalf("state before any = %+v, want all null", st)
+	}
+	call(t, p, http.MethodPut, "/sources/gen/offsets", `{"state":"kSo="}`, http.StatusNoContent) // MessagePack [42]
+	if st := sourceState(t, p, "gen"); st.State == nil || *st.State != "kSo=" || string(st.StateJSON) != "[42]" || st.UpdatedAt == nil {
+		t.Fatalf("state after PUT state = %+v, want kSo= / [42] with a time", st)
+	}
+	call(t, p, http.MethodDelete, "/sources/gen/offsets", "", http.StatusNoContent)
+	if st := sourceState(t, p, "gen"); st.State != nil {
+		t.Fatalf("state after DELETE = %+v, want none", st)
+	}
+	for _, tc := range []struct{ body, names string }{
+		{`{"state":"%%%"}`, "state: not standard base64"},
+		{`{"state_json":18446744073709551616}`, "state_json: "},
+		{`{"state_json":{"$bin":1}}`, "state_json: "},
+		{`{"state":"kSo=","state_json":[42]}`, "exactly one of state"},
+		{`{}`, "exactly one of state"},
+		{`{"status":"kSo="}`, "unknown field"},
+	} {
+		body := call(t, p, http.MethodPut, "/sources/gen/offsets", tc.body, http.StatusBadRequest)
+		if !strings.Contains(body, tc.names) {
+			t.Errorf("PUT %s: %s; want it to name %q", tc.body, body, tc.names)
+		}
+	}
+	// A GET answer with one of state and state_json set to null is a PUT body (updated_at is ignored).
+	call(t, p, http.MethodPut, "/sources/gen/offsets", `{"state":null,"state_json":[990],"updated_at":"2026-01-01T00:00:00Z"}`, http.StatusNoContent)
+	if st := sourceState(t, p, "gen"); st.State == nil || *st.State != "kc0D3g==" || string(st.StateJSON) != "[990]" {
+		t.Fatalf("state after PUT state_json = %+v, want kc0D3g== / [990]", st)
+	}
+
+	// Enabled, it goes on from 990: ten more messages reach max_count.
+	enabled := `{"enabled":true,"name":"gen","path":"` + f.plugin("random_source") + `",` +
+		`"streams":[{"stream":"demo","topic":"numbers","schema":"json","batch_length":100,"linger_time":"5ms"}],` +
+		`"plugin_config":{"interval":"5ms","max_count":1000,"messages_range":[1,4]}}`
+	var created struct {
+		Version uint64 `json:"version"`
+	}
+	if err := json.Unmarshal([]byte(call(t, p, http.MethodPost, "/sources/gen/configs", enabled, http.StatusOK)), &created); err != nil {
+		t.Fatal(err)
+	}
+	call(t, p, http.MethodPut, "/sources/gen/configs/active", fmt.Sprintf(`{"version":%d}`, created.Version), http.StatusNoContent)
+	call(t, p, http.MethodPost, "/sources/gen/restart", "", http.StatusNoContent)
+	waitFor(t, p, waitLong, "the state to reach max_count", func() bool { return string(sourceState(t, p, "gen").StateJSON) == "[1000]" })
+	sent, err := broker.Messages("demo", "numbers")
+	if err != nil || len(sent) != 10 {
+		t.Errorf("the source sent %d messages (%v) after its state was set to 990 of 1000, want 10", len(sent), err)
+	}
+	for _, method := range []string{http.MethodPut, http.MethodDelete} {
+		body := call(t, p, method, "/sources/gen/offsets", `{"state":"kSo="}`, http.StatusConflict)
+		if !strings.Contains(body, "connector_not_stopped") {
+			t.Errorf("%s on a running source: %s; want connector_not_stopped", method, body)
+		}
+	}
+}
