@@ -3,9 +3,13 @@ package supervisor_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
@@ -246,4 +250,36 @@ messages_range = [1, 4]
 			t.Errorf("%s on a running source: %s; want connector_not_stopped", method, body)
 		}
 	}
+}
+
+// Without Iggy the offsets of a sink cannot be read: 503 iggy_unavailable naming the address, within
+// the supervisor's 3 s bound; a source's state (a file) still reads.
+func TestSinkOffsetsWithoutIggy(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := l.Addr().String()
+	l.Close()
+	rt, err := os.ReadFile(filepath.Join(f.dir, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "config.toml", strings.Replace(string(rt), broker.Addr(), nobody, 1))
+	f.write(t, "connectors/parked.toml", strings.Replace(sinkFile("parked", f.plugin("null_sink"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
+	f.write(t, "connectors/gen.toml", strings.Replace(sourceFile("gen", f.plugin("random_source"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	start := time.Now()
+	body := call(t, p, http.MethodGet, "/sinks/parked/offsets", "", http.StatusServiceUnavailable)
+	if !strings.Contains(body, "iggy_unavailable") || !strings.Contains(body, nobody) {
+		t.Errorf("answer %s; want iggy_unavailable naming %s", body, nobody)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the answer took %s", took)
+	}
+	call(t, p, http.MethodDelete, "/sinks/parked/offsets", "", http.StatusServiceUnavailable)
+	call(t, p, http.MethodGet, "/sources/gen/offsets", "", http.StatusOK)
 }
