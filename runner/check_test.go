@@ -11,15 +11,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// missingConsumeSink is a sink library without iggy_sink_consume.
-const missingConsumeSink = `
-#include <stddef.h>
-#include <stdint.h>
-int32_t iggy_sink_open(uint32_t id, const uint8_t *c, size_t n, void *log) { return 0; }
-int32_t iggy_sink_close(uint32_t id) { return 0; }
-const char *iggy_sink_version(void) { return "0.0.1"; }
-`
-
 // runCheck runs `iggy-connector-runner --check` with env and returns its stdout lines and exit code.
 func runCheck(t *testing.T, env []string) ([]string, int) {
 	t.Helper()
@@ -54,7 +45,7 @@ func TestCheckReportsEveryProblemByField(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	env := baseEnv(srv, t.TempDir())
 	sink := testkit.PluginPath(t, "null_sink")
-	stripped := testkit.CompileC(t, missingConsumeSink, "libstripped_sink")
+	stripped := testkit.CompileC(t, testkit.SinkWithoutConsumeC, "libstripped_sink")
 	allowed := "IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS=" + filepath.Dir(sink) + "," + filepath.Dir(stripped)
 	examplesOnly := "IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS=" + filepath.Dir(sink)
 

@@ -41,10 +41,14 @@ func connectorStopped(m *managed) bool {
 	return sn.status == statusStopped && (sn.proc == nil || sn.proc.exited())
 }
 
-// notStopped is the 409 of a rewrite while the connector runs.
-func notStopped(m *managed) *apiError {
-	return &apiError{status: http.StatusConflict, Code: "connector_not_stopped",
-		Reason: fmt.Sprintf("%s %q is %s: its offsets can only be changed while it is stopped", m.kind, m.key, m.snapshot().status)}
+// whileStopped answers 409 unless the connector is stopped (connectorStopped).
+func whileStopped(w http.ResponseWriter, m *managed) bool {
+	if connectorStopped(m) {
+		return true
+	}
+	writeAPIError(w, &apiError{status: http.StatusConflict, Code: "connector_not_stopped",
+		Reason: fmt.Sprintf("%s %q is %s: its offsets can only be changed while it is stopped", m.kind, m.key, m.snapshot().status)})
+	return false
 }
 
 func badOffsets(format string, args ...any) *apiError {
@@ -74,6 +78,16 @@ func (s *Supervisor) dialIggy(ctx context.Context) (iggyclient.Admin, error) {
 		TLSEnabled: i.TLS.Enabled, TLSCAFile: i.TLS.CAFile, TLSDomain: i.TLS.Domain,
 		HeartbeatInterval: -1, Logger: s.log.With("component", "iggy"),
 	})
+}
+
+// admin connects to Iggy, answering 503 or 502 when it cannot.
+func (s *Supervisor) admin(w http.ResponseWriter, r *http.Request) (iggyclient.Admin, bool) {
+	admin, err := s.dialIggy(r.Context())
+	if err != nil {
+		writeAPIError(w, s.iggyError(err))
+		return nil, false
+	}
+	return admin, true
 }
 
 // sinkTopic is one topic a sink reads, with its consumer group.
@@ -140,9 +154,8 @@ func (s *Supervisor) handleSinkOffsets(w http.ResponseWriter, r *http.Request, k
 	if !ok {
 		return
 	}
-	admin, err := s.dialIggy(r.Context())
-	if err != nil {
-		writeAPIError(w, s.iggyError(err))
+	admin, ok := s.admin(w, r)
+	if !ok {
 		return
 	}
 	defer admin.Close()
@@ -244,13 +257,11 @@ func (s *Supervisor) handlePutSinkOffsets(w http.ResponseWriter, r *http.Request
 		writeAPIError(w, badOffsets("Invalid offsets: offsets: at least one entry is required"))
 		return
 	}
-	if !connectorStopped(m) {
-		writeAPIError(w, notStopped(m))
+	if !whileStopped(w, m) {
 		return
 	}
-	admin, err := s.dialIggy(r.Context())
-	if err != nil {
-		writeAPIError(w, s.iggyError(err))
+	admin, ok := s.admin(w, r)
+	if !ok {
 		return
 	}
 	defer admin.Close()
@@ -327,13 +338,11 @@ func (s *Supervisor) handleDeleteSinkOffsets(w http.ResponseWriter, r *http.Requ
 	if !ok {
 		return
 	}
-	if !connectorStopped(m) {
-		writeAPIError(w, notStopped(m))
+	if !whileStopped(w, m) {
 		return
 	}
-	admin, err := s.dialIggy(r.Context())
-	if err != nil {
-		writeAPIError(w, s.iggyError(err))
+	admin, ok := s.admin(w, r)
+	if !ok {
 		return
 	}
 	defer admin.Close()
@@ -424,8 +433,7 @@ func (s *Supervisor) handlePutSourceOffsets(w http.ResponseWriter, r *http.Reque
 			return
 		}
 	}
-	if !connectorStopped(m) {
-		writeAPIError(w, notStopped(m))
+	if !whileStopped(w, m) {
 		return
 	}
 	if err := state.Replace(s.statePath, m.key, data); err != nil {
@@ -441,8 +449,7 @@ func (s *Supervisor) handleDeleteSourceOffsets(w http.ResponseWriter, r *http.Re
 	if !ok {
 		return
 	}
-	if !connectorStopped(m) {
-		writeAPIError(w, notStopped(m))
+	if !whileStopped(w, m) {
 		return
 	}
 	if err := state.Delete(s.statePath, m.key); err != nil {

@@ -11,15 +11,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// strippedSink is a sink library that lacks iggy_sink_consume.
-const strippedSink = `
-#include <stddef.h>
-#include <stdint.h>
-int32_t iggy_sink_open(uint32_t id, const uint8_t *c, size_t n, void *log) { return 0; }
-int32_t iggy_sink_close(uint32_t id) { return 0; }
-const char *iggy_sink_version(void) { return "0.0.1"; }
-`
-
 type validationAnswer struct {
 	Valid  bool `json:"valid"`
 	Errors []struct {
@@ -34,7 +25,7 @@ type validationAnswer struct {
 func TestValidateChecksWhatAStartWouldAndStoresNothing(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
-	stripped := testkit.CompileC(t, strippedSink, "libstripped_sink")
+	stripped := testkit.CompileC(t, testkit.SinkWithoutConsumeC, "libstripped_sink")
 	f.writeRuntime(t, "")
 	runtimeFile := filepath.Join(f.dir, "config.toml")
 	rt, err := os.ReadFile(runtimeFile)

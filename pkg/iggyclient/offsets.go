@@ -81,20 +81,7 @@ func (c *sdkClient) StreamExists(ctx context.Context, stream string) (bool, erro
 
 // Partitions implements Admin.
 func (c *sdkClient) Partitions(ctx context.Context, stream, topic string) ([]PartitionInfo, error) {
-	streamID, err := c.identifier("stream", stream)
-	if err != nil {
-		return nil, err
-	}
-	topicID, err := c.identifier("topic", topic)
-	if err != nil {
-		return nil, err
-	}
-	var details *iggcon.TopicDetails
-	err = c.run(ctx, func(sdk *tcp.IggyTcpClient) error {
-		var err error
-		details, err = sdk.GetTopic(streamID, topicID)
-		return err
-	})
+	details, err := c.topicDetails(ctx, stream, topic)
 	if err != nil {
 		return nil, fmt.Errorf("partitions of stream %q topic %q: %w", stream, topic, err)
 	}

@@ -27,27 +27,14 @@ func TestConsumerLagThroughThePage(t *testing.T) {
 	if st := sup.Stats(false); st.Lag == nil || *st.Lag != 103 {
 		t.Fatalf("/stats lag = %v, want 103", st.Lag)
 	}
-	var fromRunner, fromPage bytes.Buffer
-	gathered, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := metrics.WriteOpenMetrics(&fromRunner, gathered); err != nil {
-		t.Fatal(err)
-	}
-	if err := metrics.WriteOpenMetrics(&fromPage, sup.Families()); err != nil {
-		t.Fatal(err)
-	}
-	if fromRunner.String() != fromPage.String() {
-		t.Fatalf("page families differ from the runner's registry\npage:\n%s\nrunner:\n%s", fromPage.String(), fromRunner.String())
-	}
+	text := sameAsRegistry(t, reg, sup)
 	for _, want := range []string{
 		"# TYPE iggy_connector_consumer_lag gauge",
 		`iggy_connector_consumer_lag{connector_key="lagging",connector_type="sink",partition="10",stream="orders",topic="eu"} 3`,
 		`iggy_connector_consumer_lag{connector_key="lagging",connector_type="sink",partition="2",stream="orders",topic="eu"} 100`,
 	} {
-		if !strings.Contains(fromPage.String(), want) {
-			t.Errorf("exposition lacks %s:\n%s", want, fromPage.String())
+		if !strings.Contains(text, want) {
+			t.Errorf("exposition lacks %s:\n%s", want, text)
 		}
 	}
 
