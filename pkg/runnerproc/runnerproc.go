@@ -1,6 +1,6 @@
 // Package runnerproc is the process contract between the supervisor and the runners it spawns:
-// exit statuses, the variables that hand a runner its connector, and the last line a runner
-// writes on stderr to say why it exits.
+// exit statuses, the variables that hand a runner its connector, the last line a runner
+// writes on stderr to say why it exits, and the --check argument with its output lines.
 package runnerproc
 
 import "strings"
