@@ -218,43 +218,10 @@ func (s *Supervisor) handlePutSinkOffsets(w http.ResponseWriter, r *http.Request
 	if !ok {
 		return
 	}
-	var req struct {
-		Offsets []offsetWrite `json:"offsets"`
-	}
-	if err := decodeStrict(body, &req); err != nil {
-		writeAPIError(w, badOffsets("Invalid offsets: %v", err))
-		return
-	}
 	topics := sinkTopics(cfg)
-	type partitionKey struct {
-		stream, topic string
-		id            uint32
-	}
-	seen := map[partitionKey]int{}
-	for i, o := range req.Offsets {
-		for _, missing := range []struct {
-			name string
-			set  bool
-		}{{"stream", o.Stream != nil}, {"topic", o.Topic != nil}, {"partition_id", o.PartitionID != nil}, {"offset", o.Offset != nil}} {
-			if !missing.set {
-				writeAPIError(w, badOffsets("Invalid offsets: offsets[%d].%s: required", i, missing.name))
-				return
-			}
-		}
-		if !slices.ContainsFunc(topics, func(t sinkTopic) bool { return t.stream == *o.Stream && t.topic == *o.Topic }) {
-			writeAPIError(w, badOffsets("Invalid offsets: offsets[%d]: stream %q topic %q is not read by %s %q (it reads %s)",
-				i, *o.Stream, *o.Topic, kind, m.key, describeTopics(topics)))
-			return
-		}
-		k := partitionKey{*o.Stream, *o.Topic, *o.PartitionID}
-		if j, dup := seen[k]; dup {
-			writeAPIError(w, badOffsets("Invalid offsets: offsets[%d]: the same partition as offsets[%d]", i, j))
-			return
-		}
-		seen[k] = i
-	}
-	if len(req.Offsets) == 0 {
-		writeAPIError(w, badOffsets("Invalid offsets: offsets: at least one entry is required"))
+	entries, bad := parseOffsetWrites(body, topics, m)
+	if bad != nil {
+		writeAPIError(w, bad)
 		return
 	}
 	if !whileStopped(w, m) {
@@ -265,44 +232,10 @@ func (s *Supervisor) handlePutSinkOffsets(w http.ResponseWriter, r *http.Request
 		return
 	}
 	defer admin.Close()
-	// Every entry is checked against the topic before anything is written.
-	writes := map[sinkTopic]map[uint32]uint64{}
-	for _, t := range topics {
-		parts := map[uint32]iggyclient.PartitionInfo{}
-		for i, o := range req.Offsets {
-			if *o.Stream != t.stream || *o.Topic != t.topic {
-				continue
-			}
-			if len(parts) == 0 {
-				list, err := admin.Partitions(r.Context(), t.stream, t.topic)
-				if err != nil {
-					writeAPIError(w, s.iggyError(err))
-					return
-				}
-				for _, p := range list {
-					parts[p.ID] = p
-				}
-			}
-			p, ok := parts[*o.PartitionID]
-			if !ok {
-				writeAPIError(w, badOffsets("Invalid offsets: offsets[%d].partition_id: stream %q topic %q has no partition %d (it has %d)",
-					i, t.stream, t.topic, *o.PartitionID, len(parts)))
-				return
-			}
-			if cur, _ := offsetLag(nil, p); cur == nil || *o.Offset > *cur {
-				last := "it holds no message"
-				if cur != nil {
-					last = fmt.Sprintf("its last offset is %d", *cur)
-				}
-				writeAPIError(w, badOffsets("Invalid offsets: offsets[%d].offset: %d is beyond partition %d of stream %q topic %q (%s)",
-					i, *o.Offset, p.ID, t.stream, t.topic, last))
-				return
-			}
-			if writes[t] == nil {
-				writes[t] = map[uint32]uint64{}
-			}
-			writes[t][p.ID] = *o.Offset
-		}
+	writes, bad := s.planOffsetWrites(r.Context(), admin, topics, entries)
+	if bad != nil {
+		writeAPIError(w, bad)
+		return
 	}
 	for _, t := range topics {
 		if offsets := writes[t]; offsets != nil {
@@ -312,8 +245,89 @@ func (s *Supervisor) handlePutSinkOffsets(w http.ResponseWriter, r *http.Request
 			}
 		}
 	}
-	s.log.Info("consumer offsets set", "connector", m.label(), "entries", len(req.Offsets))
+	s.log.Info("consumer offsets set", "connector", m.label(), "entries", len(entries))
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// parseOffsetWrites reads a PUT body: every entry complete, on a topic the sink reads, each
+// partition once (400 naming the entry otherwise).
+func parseOffsetWrites(body []byte, topics []sinkTopic, m *managed) ([]offsetWrite, *apiError) {
+	var req struct {
+		Offsets []offsetWrite `json:"offsets"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, badOffsets("Invalid offsets: %v", err)
+	}
+	if len(req.Offsets) == 0 {
+		return nil, badOffsets("Invalid offsets: offsets: at least one entry is required")
+	}
+	type partitionKey struct {
+		stream, topic string
+		id            uint32
+	}
+	seen := map[partitionKey]int{}
+	for i, o := range req.Offsets {
+		for _, field := range []struct {
+			name string
+			set  bool
+		}{{"stream", o.Stream != nil}, {"topic", o.Topic != nil}, {"partition_id", o.PartitionID != nil}, {"offset", o.Offset != nil}} {
+			if !field.set {
+				return nil, badOffsets("Invalid offsets: offsets[%d].%s: required", i, field.name)
+			}
+		}
+		if !slices.ContainsFunc(topics, func(t sinkTopic) bool { return t.stream == *o.Stream && t.topic == *o.Topic }) {
+			return nil, badOffsets("Invalid offsets: offsets[%d]: stream %q topic %q is not read by %s %q (it reads %s)",
+				i, *o.Stream, *o.Topic, m.kind, m.key, describeTopics(topics))
+		}
+		k := partitionKey{*o.Stream, *o.Topic, *o.PartitionID}
+		if j, dup := seen[k]; dup {
+			return nil, badOffsets("Invalid offsets: offsets[%d]: the same partition as offsets[%d]", i, j)
+		}
+		seen[k] = i
+	}
+	return req.Offsets, nil
+}
+
+// planOffsetWrites checks every entry against its topic on Iggy (the partition exists, the offset
+// is at most its last offset) before anything is written, and groups the writes by topic.
+func (s *Supervisor) planOffsetWrites(ctx context.Context, admin iggyclient.Admin, topics []sinkTopic, entries []offsetWrite) (map[sinkTopic]map[uint32]uint64, *apiError) {
+	writes := map[sinkTopic]map[uint32]uint64{}
+	for _, t := range topics {
+		var parts map[uint32]iggyclient.PartitionInfo
+		for i, o := range entries {
+			if *o.Stream != t.stream || *o.Topic != t.topic {
+				continue
+			}
+			if parts == nil {
+				list, err := admin.Partitions(ctx, t.stream, t.topic)
+				if err != nil {
+					return nil, s.iggyError(err)
+				}
+				parts = make(map[uint32]iggyclient.PartitionInfo, len(list))
+				for _, p := range list {
+					parts[p.ID] = p
+				}
+			}
+			p, ok := parts[*o.PartitionID]
+			if !ok {
+				return nil, badOffsets("Invalid offsets: offsets[%d].partition_id: stream %q topic %q has no partition %d (it has %d)",
+					i, t.stream, t.topic, *o.PartitionID, len(parts))
+			}
+			if cur, _ := offsetLag(nil, p); cur == nil || *o.Offset > *cur {
+				last := "it holds no message"
+				if cur != nil {
+					last = fmt.Sprintf("its last offset is %d", *cur)
+				}
+				return nil, badOffsets("Invalid offsets: offsets[%d].offset: %d is beyond partition %d of stream %q topic %q (%s)",
+					i, *o.Offset, p.ID, t.stream, t.topic, last)
+			}
+			if writes[t] == nil {
+				writes[t] = map[uint32]uint64{}
+			}
+			writes[t][p.ID] = *o.Offset
+		}
+	}
+	return writes, nil
 }
 
 // offsetWriteError maps a failed write: a partition another group member holds is a conflict.
