@@ -40,6 +40,15 @@
 // the next runner of the connector counts on. A file of another layout or connector is bad
 // configuration. Unset, the figures stay in memory.
 //
+// Check (check.go, `iggy-connector-runner --check`): every check a start makes, nothing started —
+// the connector document, the plugin path and allow-list, the library's symbols (it is loaded,
+// not opened) and a sink's streams and topics on Iggy; one "field: message" line per problem, exit
+// 0 or 2. The supervisor's validate routes run it as a child process.
+//
+// Consumer lag: every sink poll sets iggy_connector_consumer_lag for the polled partition (the
+// poll reply carries the partition's current offset) in the connector's figures, summed as "lag"
+// in /stats.
+//
 // Lifecycle: starting -> running (<-> paused) -> stopping -> stopped, or error. SIGTERM/SIGINT stops polling,
 // settles the batch in flight (its offset is stored, or its state saved, only when the plugin took
 // it or Iggy confirmed it), closes the plugin and exits 0. A fatal error (missing stream or topic,

@@ -13,7 +13,14 @@ func Usage(w io.Writer) {
 	fmt.Fprint(w, `iggy-connector-runner runs exactly one Iggy connector (sink or source plugin) with its Iggy pump.
 It is configured by environment variables only, so it can run as one container per connector.
 
-Usage: iggy-connector-runner [--help]
+Usage: iggy-connector-runner [--help | --check]
+
+--check makes every check a start makes and starts nothing: the connector document (schemas,
+transforms, durations), the plugin path (it resolves and is allowed), the library (it loads and
+exports the symbols of its kind) and, for a sink, that its streams and topics exist on Iggy. It
+prints one "field: message" line per problem (e.g. "streams[0].batch_length: expected an unsigned
+integer, got -1"; "path", "plugin_config", "transforms.<name>", "iggy") and exits 0 when the
+connector is valid, 2 when it is not.
 
 The connector comes from exactly one of IGGY_CONNECTOR_CONFIG_PATH, IGGY_CONNECTOR_CONFIG, or
 IGGY_CONNECTOR_TYPE + IGGY_CONNECTOR_KEY (fetched from the provider of [connectors]).

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	stdlog "log"
-	"log/slog"
 	"os"
 	"runtime/pprof"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
@@ -56,7 +55,7 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 		return invalid(fmt.Errorf("connector %q: %w", key, err))
 	}
 	tel.SetErrorLogger(log)
-	defer routeStdlibLog(log)()
+	defer logging.RouteStdlib(log)()
 	if !s.Connector.Enabled {
 		log.Warn("connector is disabled (enabled = false); nothing to run")
 		return runnerproc.ExitOK
@@ -84,18 +83,4 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 		return runnerproc.ExitFatal
 	}
 	return runnerproc.ExitOK
-}
-
-// routeStdlibLog sends what libraries print with the standard log package (the Iggy SDK does)
-// through log at debug level, so every output line keeps the chosen format and names the
-// connector, and the SDK's chatter stays out of info. The returned func restores the previous
-// output.
-func routeStdlibLog(log *slog.Logger) (restore func()) {
-	prevOut, prevFlags := stdlog.Writer(), stdlog.Flags()
-	stdlog.SetFlags(0)
-	stdlog.SetOutput(slog.NewLogLogger(log.With("component", "iggy_sdk").Handler(), slog.LevelDebug).Writer())
-	return func() {
-		stdlog.SetOutput(prevOut)
-		stdlog.SetFlags(prevFlags)
-	}
 }

@@ -148,6 +148,8 @@ type sinkConsumer struct {
 
 	dlq    *deadLetterWriter
 	failed []sinkFailure // tolerance = "all": this batch's records that a stage failed on
+
+	lagCapWarned bool // the lag table was full for one of this topic's partitions
 }
 
 func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
@@ -194,6 +196,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 			continue
 		}
 		pollBackoff.reset()
+		c.recordLag(batch)
 		r.gc.setBusy(&busy, len(batch.Messages) > 0)
 		if len(batch.Messages) == 0 {
 			continue
@@ -201,6 +204,26 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 		if err := c.handle(pollCtx, workCtx, batch); err != nil {
 			return err
 		}
+	}
+}
+
+// recordLag sets the polled partition's consumer lag from the poll reply, which carries the
+// partition's current (last) offset: the messages after the last one polled, 0 after an empty
+// poll (the group is caught up). An empty reply naming partition 0 at offset 0 is skipped: a
+// member that owns no partition gets that too, and it tells nothing.
+func (c *sinkConsumer) recordLag(b iggyclient.Batch) {
+	var lag uint64
+	if n := len(b.Messages); n > 0 {
+		if last := b.Messages[n-1].Offset; b.CurrentOffset > last {
+			lag = b.CurrentOffset - last
+		}
+	} else if b.PartitionID == 0 && b.CurrentOffset == 0 {
+		return
+	}
+	if !c.r.metrics.c.SetLag(c.t.Stream, c.t.Topic, b.PartitionID, lag) && !c.lagCapWarned {
+		c.lagCapWarned = true
+		c.r.log.Warn("consumer lag is not reported for this partition: the connector already reports the lag of the most partitions a stats page holds",
+			"stream", c.t.Stream, "topic", c.t.Topic, "partition_id", b.PartitionID, "max_partitions", metrics.MaxLagPartitions)
 	}
 }
 

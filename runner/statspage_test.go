@@ -53,7 +53,12 @@ func TestRunnerRefusesAForeignStatsPage(t *testing.T) {
 	}
 	defer other.Close()
 	garbage := filepath.Join(dir, "garbage.stats")
-	if err := os.WriteFile(garbage, make([]byte, 8192), 0o600); err != nil {
+	info, err := os.Stat(other.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As large as a page, so the header is what is wrong.
+	if err := os.WriteFile(garbage, make([]byte, info.Size()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))

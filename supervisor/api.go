@@ -56,6 +56,8 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		mux.HandleFunc("GET "+base+"/{key}/configs/plugin", s.withKind(kind, s.handlePluginConfig))
 		mux.HandleFunc("POST "+base+"/{key}/restart", s.withBudget(slow, s.withKind(kind, s.handleRestart)))
 		s.lifecycleRoutes(mux, base, kind, slow)
+		s.offsetRoutes(mux, base, kind)   // api_offsets.go
+		s.validateRoutes(mux, base, kind) // api_validate.go
 	}
 	return mux, nil
 }

@@ -155,7 +155,9 @@ type connectorStats struct {
 	Errors            uint64  `json:"errors"`
 	// MessagesDeadLettered is ours (decision 14).
 	MessagesDeadLettered *uint64 `json:"messages_dead_lettered"`
-	LastError            *struct {
+	// Lag is ours (decision 13).
+	Lag       *uint64 `json:"lag"`
+	LastError *struct {
 		Message string `json:"message"`
 	} `json:"last_error"`
 }

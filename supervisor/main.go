@@ -62,6 +62,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		return ExitFailed
 	}
 	tel.SetErrorLogger(log)
+	defer logging.RouteStdlib(log)() // the Iggy SDK's chatter (offsets routes) at debug
 	defer func() {
 		// Flush what is queued; a dead collector must not hold the exit up for long.
 		sctx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)

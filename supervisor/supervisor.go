@@ -321,6 +321,20 @@ func (s *Supervisor) Shutdown() {
 // IGGY_CONNECTORS_*/IGGY_SUPERVISOR_* variable or connector selector, then the runtime sections as
 // IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector inline.
 func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([]string, error) {
+	env := s.runnerBaseEnv("unix:" + m.socket)
+	run := cfg.Clone()
+	run.Path = path
+	doc, err := run.MarshalDocument("json")
+	if err != nil {
+		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
+	}
+	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc),
+		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), nil
+}
+
+// runnerBaseEnv is a runner's environment without its connector: the supervisor's environment
+// less its own and the connector variables, then the runtime sections, the endpoint on address.
+func (s *Supervisor) runnerBaseEnv(address string) []string {
 	env := make([]string, 0, len(s.environ)+48)
 	for _, kv := range s.environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -334,7 +348,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 	}
 	rt := s.runtime
 	rt.HTTP = config.HTTP{
-		Enabled: true, Address: "unix:" + m.socket,
+		Enabled: true, Address: address,
 		Metrics: config.HTTPMetrics{Enabled: true, Endpoint: "/metrics"},
 		CORS:    config.DefaultRuntime().HTTP.CORS,
 		TLS:     config.HTTPTLS{CertFile: rt.HTTP.TLS.CertFile, KeyFile: rt.HTTP.TLS.KeyFile},
@@ -345,15 +359,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([
 	rt.Plugins.AllowedDirs = s.plugins.Dirs()
 	// Structured lines, so the supervisor can re-render them in its own format.
 	rt.Logging.Format = logging.FormatJSON
-	env = append(env, rt.Environ()...)
-	run := cfg.Clone()
-	run.Path = path
-	doc, err := run.MarshalDocument("json")
-	if err != nil {
-		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
-	}
-	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc),
-		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), nil
+	return append(env, rt.Environ()...)
 }
 
 // lookup finds a connector of the running set.

@@ -19,6 +19,11 @@ func main() {
 		case "-h", "--help", "help":
 			runner.Usage(os.Stdout)
 			return
+		case runnerproc.ArgCheck:
+			ctx, cancel := signalContext()
+			code := runner.CheckMain(ctx, os.Environ(), os.Stdout)
+			cancel()
+			os.Exit(code)
 		default:
 			fmt.Fprintln(os.Stderr, runnerproc.ConfigErrorLine(fmt.Sprintf("unexpected argument %q (configuration is by environment variables; see --help)", a)))
 			os.Exit(runnerproc.ExitConfig)

@@ -24,6 +24,10 @@
 // plugin_config keys (http.secret_keys) for API answers and error texts, and
 // restores them when a masked config is sent back.
 //
+// ErrorField (errfield.go) finds the field a connector config error is about
+// ("streams[0].batch_length", "transforms.add_fields"), for the field paths of
+// the validate route and the runner's --check.
+//
 // Values are read as upstream reads them; where upstream rejects input only
 // by accident (numeric-looking strings in env, partial retry tables), this
 // package accepts it.

@@ -29,6 +29,12 @@
 // the SDK's connection under the same lock (send_direct.go): the bytes the SDK's
 // SendMessages writes, without its per-message slices and two whole-request copies.
 //
+// Admin (offsets.go, DialAdmin) is for operator tools, not pumps: a topic's
+// partitions with their current offsets, a consumer group's stored offset per
+// partition (read without joining), and rewriting or deleting those offsets
+// as a short-lived member of the group (the server only takes offset writes
+// from a member that owns the partition: ErrPartitionOwned otherwise).
+//
 // Stream and topic strings that parse as a u32 are numeric ids, anything else
 // is a name (pipeline.md §1.1). Consumer group strings are always names.
 package iggyclient

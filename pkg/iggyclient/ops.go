@@ -190,13 +190,22 @@ func (c *sdkClient) groupIdentifiers(stream, topic, group string) (streamID, top
 
 // TopicInfo implements Client.
 func (c *sdkClient) TopicInfo(ctx context.Context, stream, topic string) (TopicInfo, error) {
+	details, err := c.topicDetails(ctx, stream, topic)
+	if err != nil {
+		return TopicInfo{}, fmt.Errorf("topic info of stream %q topic %q: %w", stream, topic, err)
+	}
+	return TopicInfo{Partitions: details.PartitionsCount}, nil
+}
+
+// topicDetails is the SDK's GetTopic.
+func (c *sdkClient) topicDetails(ctx context.Context, stream, topic string) (*iggcon.TopicDetails, error) {
 	streamID, err := c.identifier("stream", stream)
 	if err != nil {
-		return TopicInfo{}, fmt.Errorf("topic info: %w", err)
+		return nil, err
 	}
 	topicID, err := c.identifier("topic", topic)
 	if err != nil {
-		return TopicInfo{}, fmt.Errorf("topic info: %w", err)
+		return nil, err
 	}
 	var details *iggcon.TopicDetails
 	err = c.run(ctx, func(sdk *tcp.IggyTcpClient) error {
@@ -204,10 +213,7 @@ func (c *sdkClient) TopicInfo(ctx context.Context, stream, topic string) (TopicI
 		details, err = sdk.GetTopic(streamID, topicID)
 		return err
 	})
-	if err != nil {
-		return TopicInfo{}, fmt.Errorf("topic info of stream %q topic %q: %w", stream, topic, err)
-	}
-	return TopicInfo{Partitions: details.PartitionsCount}, nil
+	return details, err
 }
 
 // EnsureTopic implements Client.

@@ -17,4 +17,6 @@
 //     the connector key, so iggy-connectors shows one log stream. Lines the
 //     runner wrote with slog (JSON or text) keep their time, level and
 //     attributes; other lines (a crash report) become plain messages.
+//   - RouteStdlib (stdlib.go): the standard log package's output (the Iggy
+//     SDK's chatter) through a process logger at debug level.
 package logging

@@ -43,6 +43,9 @@ type cells struct {
 
 	// Records sent to the dead-letter topic (or skipped without one), per DeadLetterStages index.
 	deadLettered [numDeadLetterStages]atomic.Uint64
+
+	// A sink's consumer lag per partition (lag.go).
+	lag lagCells
 }
 
 // Counter indices into cells.counters, in upstream's family order.
@@ -290,6 +293,7 @@ func (c *cells) fillCounts(s *ConnectorStats, kind string, create bool) {
 	s.MessagesFiltered = read(counterFiltered)
 	s.Errors = *read(counterErrors)
 	s.MessagesDeadLettered = c.deadLetteredTotal(c.created.Load())
+	s.Lag = c.lag.total()
 }
 
 // stats is the connector's /stats object as far as the cells know it: identity, the published
@@ -375,6 +379,9 @@ func (c *cells) families(l *seriesLabels) []*dto.MetricFamily {
 		}
 		v := float64(c.deadLettered[i].Load())
 		dead.Metric = append(dead.Metric, &dto.Metric{Label: l.deadLetter[i], Counter: &dto.Counter{Value: &v}})
+	}
+	if lag := c.lag.family(l.connector); lag != nil {
+		out = append(out, lag)
 	}
 	return out
 }

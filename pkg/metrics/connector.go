@@ -43,6 +43,9 @@ type Connector struct {
 	startTime time.Time
 	process   *Sampler
 
+	lagMu    sync.Mutex     // serialises additions to the lag table
+	lagIndex map[lagKey]int // partition -> its entry in the lag table
+
 	mu      sync.Mutex // serialises writers of the texts in cells
 	name    string
 	enabled bool
@@ -87,12 +90,14 @@ func newConnector(reg prometheus.Registerer, key, kind string, c *cells, page *P
 		version:   "unknown",
 		enabled:   true,
 		status:    StatusStarting,
+		lagIndex:  map[lagKey]int{},
 	}
 	if reg != nil {
 		if err := reg.Register(connectorCollector{m}); err != nil {
 			return nil, fmt.Errorf("connector %q: register metric families: %w", key, err)
 		}
 	}
+	c.lag.reset()
 	c.pid.Store(uint64(os.Getpid()))
 	c.startTime.Store(uint64(m.startTime.UnixMicro()))
 	c.beat()
@@ -294,7 +299,7 @@ type gatheredMetric struct {
 func (g gatheredMetric) Desc() *prometheus.Desc { return g.desc }
 
 func (g gatheredMetric) Write(out *dto.Metric) error {
-	out.Label, out.Counter, out.Histogram = g.m.Label, g.m.Counter, g.m.Histogram
+	out.Label, out.Counter, out.Histogram, out.Gauge = g.m.Label, g.m.Counter, g.m.Histogram, g.m.Gauge
 	return nil
 }
 

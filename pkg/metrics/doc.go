@@ -8,6 +8,9 @@
 //   - cells (cells.go): the figures in a fixed layout of atomic 64-bit words
 //     (counters, histogram buckets, heartbeat, status under a sequence lock),
 //     rendered as Prometheus families and /stats counters by one code path.
+//   - lagCells (lag.go): a sink's consumer lag per partition in the same layout (a table of
+//     MaxLagPartitions entries naming stream, topic and partition), rendered as the
+//     iggy_connector_consumer_lag gauge and summed as /stats "lag"; Connector.SetLag fills it.
 //   - Page (page.go): the cells in a file mapped MAP_SHARED, created by the
 //     supervisor (versioned header: magic, layout version, connector key) and
 //     attached by the runner (AttachConnector), so the supervisor composes

@@ -29,6 +29,8 @@ const (
 	// Run-time operations (DESIGN.md decision 13); not in upstream. One series per state
 	// (ConnectorStates, label LabelState), 1 for the current one.
 	FamilyConnectorState = "iggy_connector_state"
+	// Consumer lag (DESIGN.md decision 13); not in upstream.
+	FamilyConsumerLag = "iggy_connector_consumer_lag"
 )
 
 // Label names.
@@ -37,6 +39,9 @@ const (
 	LabelConnectorType = "connector_type"
 	LabelStage         = "stage"
 	LabelState         = "state" // of FamilyConnectorState
+	LabelStream        = "stream"
+	LabelTopic         = "topic"
+	LabelPartition     = "partition"
 )
 
 // Connector kinds, the values of the connector_type label.
@@ -88,6 +93,7 @@ const (
 	helpConnectorRestarts = "Times the supervisor restarted the connector's runner process."
 	helpDeadLettered      = "Failed records sent to the dead-letter topic (or logged and skipped without one), by stage."
 	helpConnectorState    = "The connector's lifecycle state: 1 for the current state, 0 for the others."
+	helpConsumerLag       = "Messages in the partition after the last one the sink polled (the partition's current offset minus the last polled offset)."
 )
 
 // familyOrder is upstream's registration order, which is also the order of
@@ -96,5 +102,5 @@ var familyOrder = []string{
 	FamilySourcesTotal, FamilySourcesRunning, FamilySinksTotal, FamilySinksRunning,
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
-	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConnectorState,
+	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConnectorState, FamilyConsumerLag,
 }

@@ -61,6 +61,23 @@ func TestPageShowsWhatTheRunnerCounts(t *testing.T) {
 	if *st.MessagesConsumed != 800 || *st.MessagesProcessed != 795 || st.Errors != 5 || st.PID != int32(os.Getpid()) || st.Status != "starting" {
 		t.Errorf("page stats = %+v, want 800 consumed, 795 processed, 5 errors, this pid, starting", st)
 	}
+	text := sameAsRegistry(t, reg, supervisorSide)
+	for _, want := range []string{
+		`iggy_connector_messages_consumed_total{connector_key="pg_main",connector_type="sink"} 800`,
+		`iggy_connector_stage_duration_seconds_count{connector_key="pg_main",connector_type="sink",stage="ffi"} 2`,
+		`iggy_connector_stage_duration_seconds_bucket{connector_key="pg_main",connector_type="sink",stage="total",le="5.0"} 1`,
+		`iggy_connector_stage_duration_seconds_bucket{connector_key="pg_main",connector_type="sink",stage="total",le="1.0"} 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("page exposition lacks %s:\n%s", want, text)
+		}
+	}
+}
+
+// sameAsRegistry renders the page's families and fails the test unless they are the bytes the
+// runner's registry serves.
+func sameAsRegistry(t *testing.T, reg *prometheus.Registry, page *metrics.Page) string {
+	t.Helper()
 	var fromRunner, fromPage bytes.Buffer
 	gathered, err := reg.Gather()
 	if err != nil {
@@ -69,22 +86,13 @@ func TestPageShowsWhatTheRunnerCounts(t *testing.T) {
 	if err := metrics.WriteOpenMetrics(&fromRunner, gathered); err != nil {
 		t.Fatal(err)
 	}
-	if err := metrics.WriteOpenMetrics(&fromPage, supervisorSide.Families()); err != nil {
+	if err := metrics.WriteOpenMetrics(&fromPage, page.Families()); err != nil {
 		t.Fatal(err)
 	}
 	if fromRunner.String() != fromPage.String() {
 		t.Fatalf("page families differ from the runner's registry\npage:\n%s\nrunner:\n%s", fromPage.String(), fromRunner.String())
 	}
-	for _, want := range []string{
-		`iggy_connector_messages_consumed_total{connector_key="pg_main",connector_type="sink"} 800`,
-		`iggy_connector_stage_duration_seconds_count{connector_key="pg_main",connector_type="sink",stage="ffi"} 2`,
-		`iggy_connector_stage_duration_seconds_bucket{connector_key="pg_main",connector_type="sink",stage="total",le="5.0"} 1`,
-		`iggy_connector_stage_duration_seconds_bucket{connector_key="pg_main",connector_type="sink",stage="total",le="1.0"} 0`,
-	} {
-		if !strings.Contains(fromPage.String(), want) {
-			t.Errorf("page exposition lacks %s:\n%s", want, fromPage.String())
-		}
-	}
+	return fromPage.String()
 }
 
 // A page holds on to what a runner counted after the runner is gone; the next runner attaching

@@ -1,6 +1,6 @@
 // Package runnerproc is the process contract between the supervisor and the runners it spawns:
-// exit statuses, the variables that hand a runner its connector, and the last line a runner
-// writes on stderr to say why it exits.
+// exit statuses, the variables that hand a runner its connector, the last line a runner
+// writes on stderr to say why it exits, and the --check argument with its output lines.
 package runnerproc
 
 import "strings"
@@ -56,4 +56,21 @@ const (
 func ConfigErrorLine(reason string) string {
 	lines := strings.FieldsFunc(reason, func(r rune) bool { return r == '\n' || r == '\r' })
 	return ConfigErrorPrefix + strings.Join(lines, "; ")
+}
+
+// ArgCheck makes a runner check its configuration instead of running it: it writes one
+// CheckLine per problem on stdout and exits ExitOK when there is none, ExitConfig otherwise.
+const ArgCheck = "--check"
+
+// CheckLine is one problem as `--check` writes it: the field of the connector document (or the
+// area, "iggy", "config") and the message, on one line.
+func CheckLine(field, message string) string {
+	lines := strings.FieldsFunc(message, func(r rune) bool { return r == '\n' || r == '\r' })
+	return field + ": " + strings.Join(lines, "; ")
+}
+
+// ParseCheckLine splits a CheckLine into its field and message.
+func ParseCheckLine(line string) (field, message string) {
+	field, message, _ = strings.Cut(line, ": ")
+	return field, message
 }

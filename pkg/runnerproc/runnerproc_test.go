@@ -18,3 +18,13 @@ func TestConfigErrorLineIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckLineRoundTrip(t *testing.T) {
+	line := runnerproc.CheckLine("streams[0].batch_length", "expected an unsigned integer\ngot -1")
+	if line != "streams[0].batch_length: expected an unsigned integer; got -1" {
+		t.Fatalf("CheckLine = %q", line)
+	}
+	if field, msg := runnerproc.ParseCheckLine(line); field != "streams[0].batch_length" || msg != "expected an unsigned integer; got -1" {
+		t.Fatalf("ParseCheckLine = %q, %q", field, msg)
+	}
+}

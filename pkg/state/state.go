@@ -11,7 +11,8 @@
 //     runtime reads.
 //
 // Files: state.go (paths, keys and upstream's file format), slots.go (the slots file layout),
-// store.go (Load, and the Store a running source saves through).
+// store.go (Load, and the Store a running source saves through), admin.go (reading, replacing and
+// deleting the state of a source that is not running: the supervisor's offsets routes).
 package state
 
 import (

@@ -26,6 +26,7 @@ type found struct {
 	hdr  fileHeader // its header; without a current slots file, the stamp of the upstream file
 	cur  int        // its slot holding the current state
 	seq  uint64     // that slot's sequence number
+	from string     // the file holding data ("" for none)
 }
 
 // Load returns the saved state of connector key, or nil when there is none (no file, or an empty
@@ -46,6 +47,9 @@ func readState(dir, key string, forWrite bool) (found, error) {
 		return found{}, err
 	}
 	upstream := found{data: nonEmpty(up), hdr: fileHeader{upstream: stampOf(up, upExists)}}
+	if upExists {
+		upstream.from = Path(dir, key)
+	}
 	path := slotsPath(dir, key)
 	flag := os.O_RDONLY
 	if forWrite {
@@ -103,7 +107,7 @@ func readSlots(f *os.File, path string) (found, error) {
 	if cur < 0 {
 		return found{}, fmt.Errorf("load source state %q: %w: neither slot holds a valid state", path, ErrCorrupt)
 	}
-	return found{data: nonEmpty(data), hdr: hdr, cur: cur, seq: seq}, nil
+	return found{data: nonEmpty(data), hdr: hdr, cur: cur, seq: seq, from: path}, nil
 }
 
 func nonEmpty(b []byte) []byte {

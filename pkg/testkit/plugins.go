@@ -200,3 +200,13 @@ func CompileC(tb testing.TB, src string, name string, flags ...string) string {
 	}
 	return lib
 }
+
+// SinkWithoutConsumeC is the C source of a sink library that exports every sink symbol but
+// iggy_sink_consume, for tests of the symbol check (compile it with CompileC).
+const SinkWithoutConsumeC = `
+#include <stddef.h>
+#include <stdint.h>
+int32_t iggy_sink_open(uint32_t id, const uint8_t *c, size_t n, void *log) { return 0; }
+int32_t iggy_sink_close(uint32_t id) { return 0; }
+const char *iggy_sink_version(void) { return "0.0.1"; }
+`
