@@ -283,3 +283,48 @@ func TestSinkOffsetsWithoutIggy(t *testing.T) {
 	call(t, p, http.MethodDelete, "/sinks/parked/offsets", "", http.StatusServiceUnavailable)
 	call(t, p, http.MethodGet, "/sources/gen/offsets", "", http.StatusOK)
 }
+
+// Stop, rewind, start: the operator's way to reprocess. A running sink is stopped through the API,
+// its offset is put back, and after start it processes again exactly the messages after that
+// offset; while stopped it stays stopped (no runner), and its offsets are writable only then.
+func TestStopRewindStartReprocesses(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	testkit.FillTopic(t, broker, "demo", "events", 10) // offsets 0..9
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	f.write(t, "connectors/replay.toml", sinkFile("replay", f.plugin("stdout_sink"), "demo", "events", "")+"\n[plugin_config]\nprint_payload = true\n")
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+
+	waitFor(t, p, waitLong, "the sink to store offset 9", func() bool {
+		return ptrText(sinkOffsets(t, p, "replay")[0].StoredOffset) == "9"
+	})
+	rewind := `{"offsets":[{"stream":"demo","topic":"events","partition_id":0,"offset":3}]}`
+	call(t, p, http.MethodPut, "/sinks/replay/offsets", rewind, http.StatusConflict)
+	call(t, p, http.MethodPost, "/sinks/replay/stop", "", http.StatusNoContent)
+	if st := statsOf(t, p, nil)["sink/replay"]; st.Status != "stopped" {
+		t.Fatalf("status after stop = %q, want stopped", st.Status)
+	}
+	before := offsetsLogged("replay", p.Logs())
+	for off := uint64(0); off <= 9; off++ {
+		if before[off] != 1 {
+			t.Fatalf("offset %d processed %d times before the rewind, want once (all: %v)", off, before[off], before)
+		}
+	}
+	call(t, p, http.MethodPut, "/sinks/replay/offsets", rewind, http.StatusNoContent)
+	wantOffsets(t, sinkOffsets(t, p, "replay"), 0, "3", "9", 6)
+
+	call(t, p, http.MethodPost, "/sinks/replay/start", "", http.StatusNoContent)
+	waitFor(t, p, waitLong, "the restarted sink to store offset 9 again", func() bool {
+		return offsetsLogged("replay", p.Logs())[9] == 2 && ptrText(sinkOffsets(t, p, "replay")[0].StoredOffset) == "9"
+	})
+	after := offsetsLogged("replay", p.Logs())
+	for off := uint64(0); off <= 9; off++ {
+		want := 1
+		if off > 3 {
+			want = 2
+		}
+		if after[off] != want {
+			t.Errorf("offset %d processed %d times in all after the rewind to 3, want %d", off, after[off], want)
+		}
+	}
+}
