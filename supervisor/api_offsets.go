@@ -94,6 +94,20 @@ func (s *Supervisor) admin(w http.ResponseWriter, r *http.Request) (iggyclient.A
 	return admin, true
 }
 
+// adminWhileStopped is admin for a write: it answers 409 unless the connector is stopped and
+// holds the connector's operations lock until release (whileStopped).
+func (s *Supervisor) adminWhileStopped(w http.ResponseWriter, r *http.Request, m *managed) (admin iggyclient.Admin, release func(), ok bool) {
+	unlock, ok := whileStopped(w, m)
+	if !ok {
+		return nil, nil, false
+	}
+	if admin, ok = s.admin(w, r); !ok {
+		unlock()
+		return nil, nil, false
+	}
+	return admin, func() { admin.Close(); unlock() }, true
+}
+
 // sinkTopic is one topic a sink reads, with its consumer group.
 type sinkTopic struct{ stream, topic, group string }
 
@@ -228,16 +242,11 @@ func (s *Supervisor) handlePutSinkOffsets(w http.ResponseWriter, r *http.Request
 		writeAPIError(w, bad)
 		return
 	}
-	unlock, ok := whileStopped(w, m)
+	admin, release, ok := s.adminWhileStopped(w, r, m)
 	if !ok {
 		return
 	}
-	defer unlock()
-	admin, ok := s.admin(w, r)
-	if !ok {
-		return
-	}
-	defer admin.Close()
+	defer release()
 	writes, bad := s.planOffsetWrites(r.Context(), admin, topics, entries)
 	if bad != nil {
 		writeAPIError(w, bad)
@@ -358,16 +367,11 @@ func (s *Supervisor) handleDeleteSinkOffsets(w http.ResponseWriter, r *http.Requ
 	if !ok {
 		return
 	}
-	unlock, ok := whileStopped(w, m)
+	admin, release, ok := s.adminWhileStopped(w, r, m)
 	if !ok {
 		return
 	}
-	defer unlock()
-	admin, ok := s.admin(w, r)
-	if !ok {
-		return
-	}
-	defer admin.Close()
+	defer release()
 	for _, t := range sinkTopics(cfg) {
 		parts, err := admin.Partitions(r.Context(), t.stream, t.topic)
 		if err != nil {
