@@ -10,8 +10,14 @@
 //     newer state and written by Close, so a cleanly stopped connector leaves the file upstream's
 //     runtime reads.
 //
+// That is the file backend, upstream's. With [state] backend = "iggy" the state lives in Iggy
+// instead: a topic per source (source_<key>) in the state stream, one message per save, the
+// newest read at open; a runner then needs no volume. Both sit behind Backend, so a runner and
+// the offsets API read the state the same way.
+//
 // Files: state.go (paths, keys and upstream's file format), slots.go (the slots file layout),
-// store.go (Load, and the Store a running source saves through).
+// store.go (Load, and the Store a running source saves through), backend.go (the Backend and
+// Saver interfaces, FileBackend), iggy.go (IggyBackend: state topics and migration from a file).
 package state
 
 import (
