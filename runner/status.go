@@ -9,12 +9,15 @@ import (
 type Status string
 
 // The lifecycle: starting -> running -> stopping -> stopped, or error (with a LastError) from any of them.
+// A replica of a source on the iggy state backend waits in standby between starting and running
+// while another replica holds the lease (standby.go).
 const (
 	StatusStarting Status = "starting"
 	StatusRunning  Status = "running"
 	StatusStopping Status = "stopping"
 	StatusStopped  Status = "stopped"
 	StatusError    Status = "error"
+	StatusStandby  Status = "standby"
 )
 
 // LastError is the most recent error that put the connector into StatusError.

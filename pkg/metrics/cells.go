@@ -92,7 +92,7 @@ const (
 )
 
 // pageStatuses are the status values by their stored index.
-var pageStatuses = [...]string{"", StatusStarting, StatusRunning, StatusStopping, StatusStopped, StatusError}
+var pageStatuses = [...]string{"", StatusStarting, StatusRunning, StatusStopping, StatusStopped, StatusError, StatusPaused, StatusStandby}
 
 func statusIndex(s string) uint64 {
 	for i, v := range pageStatuses {

@@ -19,6 +19,8 @@ const (
 	StatusStopping = "stopping"
 	StatusStopped  = "stopped"
 	StatusError    = "error"
+	StatusPaused   = "paused"  // stopped on purpose by POST /pause (decision 13)
+	StatusStandby  = "standby" // a replica of a source waiting for the lease (decision 15)
 )
 
 // ErrInvalidKind is returned for a connector kind other than "sink" or "source".
