@@ -414,6 +414,11 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 
 	stateSaved := false
 	var stateDur time.Duration
+	if ack && b.msg.HasState && !p.lease.holds() {
+		ack = false
+		nackReason = fmt.Errorf("source %q: state of batch %d not saved: %w", r.spec.Key, b.id, ErrLeaseLost)
+		r.log.Warn(nackReason.Error())
+	}
 	if ack && b.msg.HasState {
 		t3 := time.Now()
 		if err := p.state.Save(ctx, b.msg.State); err != nil {

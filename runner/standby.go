@@ -26,10 +26,16 @@ import (
 // The owner confirms the lease every leaseCheckEvery, reading the lock topic as a group member
 // (iggyclient.Client.OwnsPartition), and stops, NACKing what it has not sent, when the server
 // answers that another member holds the partition or when no check succeeded for
-// leaseConfirmWithin. The runner then exits with ErrLeaseLost, and its restart waits in standby.
-// The remaining window: a zombie (partitioned from the server, or paused) may send the batch in
-// flight, and those of one check interval, after a standby took over. That gives duplicates,
-// never loss: every state a runner saves follows the batch it describes.
+// leaseConfirmWithin (5 s, below the 6 s after which an Iggy server with default heartbeat
+// settings drops a silent client). The runner then exits with ErrLeaseLost, and its restart
+// waits in standby. Before each send and each state save the forwarder checks the lease is held
+// and was confirmed within leaseConfirmWithin.
+//
+// The remaining window: a zombie (partitioned from the server, or frozen) may still send the
+// batch whose send was already on the wire, or one it sends within leaseConfirmWithin of its last
+// confirmation while the server already gave the lease away (a server heartbeat threshold below
+// 5 s, or a rebalance it did not see yet). That gives duplicates, never loss: every state a
+// runner saves follows the batch it describes.
 //
 // With the file backend there is no lease: state is not shared, so replicas would each start
 // from their own file. One runner per source key, as upstream.
@@ -50,7 +56,18 @@ func LockTopic(key string) string { return "lock_" + key }
 type sourceLease struct {
 	client        iggyclient.Client
 	stream, topic string
-	held          atomic.Bool // false once lost; the forwarder sends nothing then
+	held          atomic.Bool  // false once lost; the forwarder sends nothing then
+	confirmed     atomic.Int64 // monotonic nanoseconds (since leaseEpoch) of the last confirmation
+}
+
+// leaseEpoch anchors sourceLease.confirmed on the monotonic clock, which keeps counting while the
+// process is stopped (SIGSTOP, a frozen VM): a zombie waking up sees how long it was away.
+var leaseEpoch = time.Now()
+
+func (l *sourceLease) confirm() { l.confirmed.Store(int64(time.Since(leaseEpoch))) }
+
+func (l *sourceLease) sinceConfirmed() time.Duration {
+	return time.Since(leaseEpoch) - time.Duration(l.confirmed.Load())
 }
 
 // acquireLease joins the lock topic's group and waits in standby until this runner holds the
@@ -90,6 +107,7 @@ func (r *Runner) acquireLease(ctx context.Context, client iggyclient.Client) (*s
 			return nil, nil
 		}
 	}
+	l.confirm()
 	l.held.Store(true)
 	r.active.Store(true)
 	r.log.Info("lease acquired: this runner is the active one", "stream", l.stream, "topic", l.topic,
@@ -117,6 +135,9 @@ func (l *sourceLease) watch(ctx context.Context, lost func(error)) {
 			if err != nil {
 				continue // judged by the time since the last confirmation
 			}
+			if owns {
+				l.confirm()
+			}
 			select {
 			case confirmed <- owns:
 			case <-ctx.Done():
@@ -127,7 +148,6 @@ func (l *sourceLease) watch(ctx context.Context, lost func(error)) {
 			}
 		}
 	}()
-	last := time.Now()
 	tick := time.NewTicker(leaseCheckEvery)
 	defer tick.Stop()
 	for {
@@ -139,9 +159,8 @@ func (l *sourceLease) watch(ctx context.Context, lost func(error)) {
 				l.giveUp(lost, fmt.Errorf("%w: the server assigned partition 0 of %s/%s to another runner", ErrLeaseLost, l.stream, l.topic))
 				return
 			}
-			last = time.Now()
 		case <-tick.C:
-			if since := time.Since(last); since >= leaseConfirmWithin {
+			if since := l.sinceConfirmed(); since >= leaseConfirmWithin {
 				l.giveUp(lost, fmt.Errorf("%w: not confirmed by the server for %s", ErrLeaseLost, since.Round(time.Millisecond)))
 				return
 			}
@@ -154,5 +173,10 @@ func (l *sourceLease) giveUp(lost func(error), err error) {
 	lost(err)
 }
 
-// holds reports whether batches may still be sent; a nil lease (file backend) always may.
-func (l *sourceLease) holds() bool { return l == nil || l.held.Load() }
+// holds reports whether a batch (or its state) may still be sent: the lease is not known lost and
+// was confirmed less than leaseConfirmWithin ago. A nil lease (file backend) always may. The
+// time test is what stops a runner that was frozen past the point where the server may have
+// given its partition away before its watcher ran again.
+func (l *sourceLease) holds() bool {
+	return l == nil || (l.held.Load() && l.sinceConfirmed() < leaseConfirmWithin)
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,4 +125,40 @@ func TestStandbySourceTakesOver(t *testing.T) {
 	stopRunner(t, second)
 	_, dups := checkSequence(t, readTopic(t, srv, "demo", "seq"), seqPerBatch)
 	t.Logf("duplicates after the takeover: %d (one batch is %d)", dups, seqPerBatch)
+}
+
+// The active runner freezes (SIGSTOP: its connection stays open but silent, as with a host that
+// hangs or a network partition). A server with heartbeat verification drops it as stale and the
+// standby takes over; when the frozen runner wakes up it finds its lease unconfirmed for too long,
+// sends nothing more and exits. No sequence number is lost.
+func TestFrozenActiveSourceIsReplaced(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}), testkit.WithHeartbeat(time.Second))
+	env := append(iggyStateEnv(t, srv, t.TempDir()), "IGGY_CONNECTOR_HEARTBEAT_INTERVAL=300ms")
+	first := testkit.StartRunner(t, env)
+	first.WaitStatus(t, "running", waitLong)
+	second := testkit.StartRunner(t, env)
+	second.WaitStatus(t, "standby", waitLong)
+	first.WaitUntil(t, waitLong, "the active runner to send 200 messages", func() bool {
+		return testkit.OrZero(first.Stats(t).MessagesSent) >= 200
+	})
+	if err := first.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	frozen := time.Now()
+	second.WaitStatus(t, "running", waitLong)
+	t.Logf("takeover from a frozen runner: %s (server heartbeat 1 s, stale after 1.2 s)", time.Since(frozen).Round(time.Millisecond))
+	time.Sleep(time.Until(frozen.Add(5500 * time.Millisecond))) // past the 5 s a lease stays trusted unconfirmed
+	if err := first.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	code, err := first.Wait(15 * time.Second)
+	if err != nil || code == 0 || !strings.Contains(first.Logs(), "source lease lost") {
+		t.Fatalf("the runner woken after losing its lease: exit %d, %v; want a non-zero exit naming the lost lease; logs:\n%s", code, err, first.Logs())
+	}
+	second.WaitUntil(t, waitLong, "the new active runner to send 200 messages", func() bool {
+		return testkit.OrZero(second.Stats(t).MessagesSent) >= 200
+	})
+	stopRunner(t, second)
+	_, dups := checkSequence(t, readTopic(t, srv, "demo", "seq"), seqPerBatch)
+	t.Logf("duplicates after the takeover from a frozen runner: %d (one batch is %d)", dups, seqPerBatch)
 }

@@ -61,9 +61,10 @@ type Options struct {
 	// reconnect attempts. Zero values default to 100 ms and 5 s.
 	ReconnectMin, ReconnectMax time.Duration
 
-	// HeartbeatInterval is how long a connection may sit idle before the
-	// client pings it (the SDK's own client pings every 5 s). Zero means
-	// 5 s, a negative value turns the heartbeat off.
+	// HeartbeatInterval is how often the client pings the server, busy or
+	// idle (the SDK's own client pings every 5 s): a server with heartbeat
+	// verification drops a client silent for 1.2 of its intervals. Zero
+	// means 5 s, a negative value turns the heartbeat off.
 	HeartbeatInterval time.Duration
 
 	Logger *slog.Logger // nil = slog.Default()

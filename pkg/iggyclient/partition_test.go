@@ -2,6 +2,7 @@ package iggyclient_test
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -109,5 +110,41 @@ func TestOwnsPartitionFollowsTheAssignment(t *testing.T) {
 			t.Fatal("the second member never got the partition after the first disconnected")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// On a server that verifies heartbeats, a client that sends all the time still pings, so it
+// keeps its session and its partition; a client that never pings (heartbeat off) is dropped as
+// stale, its partition goes to the other member, and its next call reconnects and rejoins.
+func TestHeartbeatKeepsABusyClientAndDropsASilentOne(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"lock": 1}), testkit.WithHeartbeat(100*time.Millisecond))
+	ctx := testContext(t)
+	busyLogs := &capturingHandler{}
+	busy := dial(t, srv, func(o *iggyclient.Options) {
+		o.HeartbeatInterval = 40 * time.Millisecond
+		o.Logger = slog.New(busyLogs)
+	})
+	silent := dial(t, srv, func(o *iggyclient.Options) { o.HeartbeatInterval = -1 })
+	for _, c := range []iggyclient.Client{silent, busy} {
+		if err := c.EnsureConsumerGroup(ctx, "demo", "lock", "lease"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg := []iggyclient.OutMessage{{Payload: []byte("x")}}
+	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); {
+		if err := busy.Send(ctx, "demo", "lock", iggyclient.Partitioning{Kind: iggyclient.PartitionByID}, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if busyLogs.saw("iggy connection lost, reconnecting") {
+		t.Fatal("the busy client was dropped as stale: it did not ping while sending")
+	}
+	owns, err := busy.OwnsPartition(ctx, "demo", "lock", "lease", 0)
+	if err != nil || !owns {
+		t.Fatalf("the busy client owns the partition: %v, %v; the silent first member should have been dropped", owns, err)
+	}
+	owns, err = silent.OwnsPartition(ctx, "demo", "lock", "lease", 0)
+	if err != nil || owns {
+		t.Fatalf("the silent client, back: owns %v, %v; want a reconnected member without the partition", owns, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/iggy/foreign/go/client"
 	"github.com/apache/iggy/foreign/go/client/tcp"
@@ -54,6 +55,12 @@ func WithRetention(bytesPerPartition uint64) BrokerOption {
 	return func(cfg *devbroker.Config) {
 		cfg.RetainBytesPerPartition = bytesPerPartition
 	}
+}
+
+// WithHeartbeat turns on the broker's heartbeat verification (devbroker.Config.HeartbeatInterval):
+// a client silent for 1.2 intervals is dropped, as a real server with [heartbeat] enabled does.
+func WithHeartbeat(interval time.Duration) BrokerOption {
+	return func(cfg *devbroker.Config) { cfg.HeartbeatInterval = interval }
 }
 
 // StartBroker starts an in-memory Iggy server on a free loopback port and
