@@ -22,6 +22,17 @@ func iggyStateEnv(t testing.TB, srv *devbroker.Server, stateDir string) []string
 		fmt.Sprintf("messages_per_batch = %d\ninterval_ms = 5", seqPerBatch))), "IGGY_CONNECTORS_STATE_BACKEND=iggy")
 }
 
+// startActiveAndStandby starts a runner and waits until it is running, then a second one of the
+// same source and waits until it is in standby.
+func startActiveAndStandby(t *testing.T, activeEnv, standbyEnv []string) (active, standby *testkit.RunnerProc) {
+	t.Helper()
+	active = testkit.StartRunner(t, activeEnv)
+	active.WaitStatus(t, "running", waitLong)
+	standby = testkit.StartRunner(t, standbyEnv)
+	standby.WaitStatus(t, "standby", waitLong)
+	return active, standby
+}
+
 // A source on the file backend, then on the iggy backend (which migrates the file's state), is
 // killed with SIGKILL and started again on another node, that is with a different, empty state
 // directory: it continues from the state in Iggy, with no gap and at most the batch in flight
@@ -80,10 +91,7 @@ func TestSourceIggyStateNeedsNoVolume(t *testing.T) {
 // lost, at most the batch in flight repeated.
 func TestStandbySourceTakesOver(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
-	first := testkit.StartRunner(t, iggyStateEnv(t, srv, t.TempDir()))
-	first.WaitStatus(t, "running", waitLong)
-	second := testkit.StartRunner(t, iggyStateEnv(t, srv, t.TempDir()))
-	second.WaitStatus(t, "standby", waitLong)
+	first, second := startActiveAndStandby(t, iggyStateEnv(t, srv, t.TempDir()), iggyStateEnv(t, srv, t.TempDir()))
 
 	for _, c := range []struct {
 		p          *testkit.RunnerProc
@@ -134,10 +142,7 @@ func TestStandbySourceTakesOver(t *testing.T) {
 func TestFrozenActiveSourceIsReplaced(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}), testkit.WithHeartbeat(time.Second))
 	env := append(iggyStateEnv(t, srv, t.TempDir()), "IGGY_CONNECTOR_HEARTBEAT_INTERVAL=300ms")
-	first := testkit.StartRunner(t, env)
-	first.WaitStatus(t, "running", waitLong)
-	second := testkit.StartRunner(t, env)
-	second.WaitStatus(t, "standby", waitLong)
+	first, second := startActiveAndStandby(t, env, env)
 	first.WaitUntil(t, waitLong, "the active runner to send 200 messages", func() bool {
 		return testkit.OrZero(first.Stats(t).MessagesSent) >= 200
 	})
