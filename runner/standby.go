@@ -91,7 +91,8 @@ func (r *Runner) acquireLease(ctx context.Context, client iggyclient.Client) (*s
 		return nil, stopOr(ctx, fail("marker", err))
 	}
 	start := time.Now()
-	for waiting := false; ; waiting = true {
+	waiting := false
+	for ; ; waiting = true {
 		owns, err := client.OwnsPartition(ctx, l.stream, l.topic, leaseGroup, 0)
 		if err != nil {
 			return nil, stopOr(ctx, fail("check", err))
@@ -110,6 +111,9 @@ func (r *Runner) acquireLease(ctx context.Context, client iggyclient.Client) (*s
 	l.confirm()
 	l.held.Store(true)
 	r.active.Store(true)
+	if waiting {
+		r.status.set(StatusStarting) // opening the plugin with the state the last active one saved
+	}
 	r.log.Info("lease acquired: this runner is the active one", "stream", l.stream, "topic", l.topic,
 		"waited_ms", time.Since(start).Milliseconds())
 	return l, nil
