@@ -24,6 +24,7 @@ const (
 	statusStopping = "stopping"
 	statusStopped  = "stopped"
 	statusError    = "error"
+	statusStandby  = "standby" // a source replica waiting for its lease (state backend iggy)
 )
 
 // errShuttingDown: the supervisor is draining its runners; nothing new is started.
@@ -307,7 +308,8 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 			return
 		}
 		switch {
-		case status == statusRunning:
+		case status == statusRunning, status == statusStandby:
+			// A standby is settled: it may wait for its lease as long as another replica runs.
 			settled = true
 			report(nil)
 		case status == statusError:
