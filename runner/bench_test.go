@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -70,14 +69,6 @@ func sdkSend(b *testing.B, srv *devbroker.Server, stream, topic string, n int) t
 	start := time.Now()
 	fillTopicN(b, srv, stream, topic, n)
 	return time.Since(start)
-}
-
-func stopRunner(b *testing.B, p *testkit.RunnerProc) {
-	b.Helper()
-	_ = p.Signal(syscall.SIGTERM)
-	if code, err := p.Wait(15 * time.Second); err != nil || code != 0 {
-		b.Fatalf("runner exit %d, %v", code, err)
-	}
 }
 
 // BenchmarkSinkThroughput drains a pre-filled topic into the null sink through a runner process

@@ -27,12 +27,18 @@
 // "none" the connector fails as before, its error naming the stream, topic, partition and offset.
 //
 // Endpoint (IGGY_CONNECTORS_HTTP_ADDRESS, host:port or unix:/path): GET / (text), GET /health
-// ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}), GET /stats (the
-// connector's /stats object of http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage,
-// start_time, run_time), GET on the metrics endpoint (default /metrics, always served; it adds
-// iggy_connector_state), and POST /pause and POST /resume (pause.go: the operator's pause, DESIGN
-// decision 13; IGGY_CONNECTOR_START_PAUSED=true starts paused). An api_key guards everything but /
-// and /health, as upstream.
+// ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}, plus "role" for a
+// source on the iggy state backend), GET /ready (200 only while the connector is active and
+// running, else 503, for readiness probes), GET /stats (the connector's /stats object of
+// http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage, start_time, run_time), GET on
+// the metrics endpoint (default /metrics, always served; it adds iggy_connector_state), and POST
+// /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13;
+// IGGY_CONNECTOR_START_PAUSED=true starts paused). An api_key guards everything but /, /health and
+// /ready, as upstream does for the first two.
+//
+// Source state ([state] backend, pkg/state): "file" keeps it in IGGY_CONNECTORS_STATE_PATH as
+// upstream; "iggy" in the topic source_<key> of [state] stream, and then replicas of a source run
+// active/standby on a consumer-group lease (standby.go).
 //
 // Stats page (IGGY_CONNECTOR_STATS_PAGE, set by the supervisor): the counters, stage histograms,
 // status, plugin version and a heartbeat (every 200 ms) go into that shared file mapping
@@ -49,7 +55,9 @@
 // poll reply carries the partition's current offset) in the connector's figures, summed as "lag"
 // in /stats.
 //
-// Lifecycle: starting -> running (<-> paused) -> stopping -> stopped, or error. SIGTERM/SIGINT stops polling,
+// Lifecycle: starting -> running (<-> paused) -> stopping -> stopped, or error; a source replica
+// without the lease waits in standby between starting and running, and exits 1 when it loses the
+// lease. SIGTERM/SIGINT stops polling,
 // settles the batch in flight (its offset is stored, or its state saved, only when the plugin took
 // it or Iggy confirmed it), closes the plugin and exits 0. A fatal error (missing stream or topic,
 // plugin open failure, consume still failing after its retries, a hung plugin call, a stalled

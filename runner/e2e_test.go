@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"syscall"
@@ -163,30 +162,7 @@ interval_ms = 5`, perBatch)))
 		t.Errorf("state directory after SIGTERM holds %d files, want only %s", len(entries), state.Path(stateDir, "faulty"))
 	}
 
-	counts := map[int]int{}
-	maxSeq := -1
-	for _, m := range readTopic(t, srv, "demo", "seq") {
-		var body struct {
-			Seq int `json:"seq"`
-		}
-		if err := json.Unmarshal(m.Payload, &body); err != nil {
-			t.Fatalf("payload %q: %v", m.Payload, err)
-		}
-		counts[body.Seq]++
-		maxSeq = max(maxSeq, body.Seq)
-	}
-	duplicates := 0
-	for seq := 0; seq <= maxSeq; seq++ {
-		switch n := counts[seq]; {
-		case n == 0:
-			t.Fatalf("sequence %d is missing from the topic (max %d)", seq, maxSeq)
-		case n > 1:
-			duplicates += n - 1
-		}
-	}
-	if duplicates > perBatch {
-		t.Errorf("%d duplicated messages; a restart from saved state repeats at most the batch in flight (%d)", duplicates, perBatch)
-	}
+	checkSequence(t, readTopic(t, srv, "demo", "seq"), perBatch)
 }
 
 // The broker goes away for a second and comes back (keeping its data) while a source and a sink runner run; both reconnect by

@@ -31,6 +31,7 @@ type Env struct {
 	RetryBackoffMax   time.Duration `env:"IGGY_CONNECTOR_RETRY_BACKOFF_MAX" envDefault:"5s" help:"cap of the retry pause"`
 	ReconnectMin      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MIN" envDefault:"100ms" help:"first pause before reconnecting to Iggy after the connection dropped"`
 	ReconnectMax      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MAX" envDefault:"5s" help:"cap of the reconnect pause"`
+	HeartbeatInterval time.Duration `env:"IGGY_CONNECTOR_HEARTBEAT_INTERVAL" envDefault:"5s" help:"how often the runner pings Iggy, busy or idle; a server with [heartbeat] enabled drops a client silent for 1.2 of its intervals, so keep this below that"`
 	StallNacks        int           `env:"IGGY_CONNECTOR_STALL_NACKS" envDefault:"5" help:"source: consecutive NACKs after which the plugin's poll loop has stopped (SDK limit 5) and the runner exits"`
 	CPUProfile        string        `env:"IGGY_CONNECTOR_CPU_PROFILE" help:"write a Go CPU profile of the whole run to this file (for performance work)"`
 	StatsPage         string        `env:"IGGY_CONNECTOR_STATS_PAGE" help:"stats page file the supervisor created for this connector: counters, histograms and status go there, where the supervisor reads them and they outlive a crash; unset: kept in memory"`
@@ -94,6 +95,7 @@ func (e Env) validate() error {
 		{"IGGY_CONNECTOR_RETRY_BACKOFF_MAX", e.RetryBackoffMax < e.RetryBackoffMin},
 		{"IGGY_CONNECTOR_RECONNECT_MIN", e.ReconnectMin <= 0},
 		{"IGGY_CONNECTOR_RECONNECT_MAX", e.ReconnectMax < e.ReconnectMin},
+		{"IGGY_CONNECTOR_HEARTBEAT_INTERVAL", e.HeartbeatInterval <= 0},
 		{"IGGY_CONNECTOR_STALL_NACKS", e.StallNacks < 1},
 		{"IGGY_CONNECTOR_SOURCE_QUEUE", e.SourceQueue < 1},
 	} {

@@ -176,7 +176,8 @@ func TestLegacySourceABI(t *testing.T) {
 	}
 }
 
-// The endpoint checks the api-key header as upstream does: / and /health are open, the rest need it.
+// The endpoint checks the api-key header as upstream does: / and /health are open, the rest need it;
+// /ready (ours) is open like /health, since probes carry no key.
 func TestEndpointAPIKey(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	env := append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("keyed", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")),
@@ -189,6 +190,7 @@ func TestEndpointAPIKey(t *testing.T) {
 	}{
 		{"/health", "", http.StatusOK},
 		{"/", "", http.StatusOK},
+		{"/ready", "", http.StatusOK},
 		{"/stats", "", http.StatusUnauthorized},
 		{"/stats", "wrong", http.StatusUnauthorized},
 		{"/stats", "s3cret", http.StatusOK},

@@ -1,9 +1,11 @@
 package runner_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,3 +113,45 @@ func offsetsSeen(logs ...string) map[uint64]int {
 }
 
 const waitLong = 30 * time.Second
+
+// checkSequence checks the fault source's {"seq":N} messages: every sequence number from 0 to the
+// highest is there (no gap), and at most maxDuplicates messages repeat one. It returns the highest
+// sequence number and the number of duplicates.
+func checkSequence(t testing.TB, msgs []iggcon.IggyMessage, maxDuplicates int) (maxSeq, duplicates int) {
+	t.Helper()
+	counts := map[int]int{}
+	maxSeq = -1
+	for _, m := range msgs {
+		var body struct {
+			Seq int `json:"seq"`
+		}
+		if err := json.Unmarshal(m.Payload, &body); err != nil {
+			t.Fatalf("payload %q: %v", m.Payload, err)
+		}
+		counts[body.Seq]++
+		maxSeq = max(maxSeq, body.Seq)
+	}
+	for seq := 0; seq <= maxSeq; seq++ {
+		switch n := counts[seq]; {
+		case n == 0:
+			t.Fatalf("sequence %d is missing from the topic (max %d)", seq, maxSeq)
+		case n > 1:
+			duplicates += n - 1
+		}
+	}
+	if duplicates > maxDuplicates {
+		t.Errorf("%d duplicated messages; a restart from saved state repeats at most the batch in flight (%d)", duplicates, maxDuplicates)
+	}
+	return maxSeq, duplicates
+}
+
+// stopRunner stops p with SIGTERM and checks it exits 0.
+func stopRunner(tb testing.TB, p *testkit.RunnerProc) {
+	tb.Helper()
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		tb.Fatal(err)
+	}
+	if code, err := p.Wait(15 * time.Second); err != nil || code != 0 {
+		tb.Fatalf("runner pid %d after SIGTERM: exit %d, %v; logs:\n%s", p.Pid(), code, err, p.Logs())
+	}
+}

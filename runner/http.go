@@ -86,9 +86,9 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	if metricsPath == "" {
 		metricsPath = "/metrics"
 	}
-	if !strings.HasPrefix(metricsPath, "/") || metricsPath == "/" || metricsPath == "/health" || metricsPath == "/stats" {
+	if !strings.HasPrefix(metricsPath, "/") || metricsPath == "/" || metricsPath == "/health" || metricsPath == "/stats" || metricsPath == readyPath {
 		ln.Close()
-		return nil, fmt.Errorf("http metrics endpoint %q: must start with / and not clash with /, /health or /stats", metricsPath)
+		return nil, fmt.Errorf("http metrics endpoint %q: must start with / and not clash with /, /health, /ready or /stats", metricsPath)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
@@ -105,8 +105,16 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	mux.HandleFunc("POST /pause", r.handlePause)
 	mux.HandleFunc("POST /resume", r.handleResume)
 
-	// As upstream: / and /health are open. No route reads a body; the limit answers 413 early.
-	handler := apikey.Require(cfg.APIKey, httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
+	// As upstream: / and /health are open, and /ready with them: probes carry no key. No route
+	// reads a body; the limit answers 413 early.
+	guarded := apikey.Require(cfg.APIKey, httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
+	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == readyPath {
+			serveReady(w, req, r)
+			return
+		}
+		guarded.ServeHTTP(w, req)
+	})
 	e := &endpoint{
 		srv:      httplimit.NewServer(handler, cfg.Limits, slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
 		ln:       ln,
@@ -120,6 +128,25 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	}()
 	log.Info("http endpoint listening", "address", cfg.Address, "bound", e.addr)
 	return e, nil
+}
+
+// readyPath is the readiness route: 200 only while the connector is active and running.
+const readyPath = "/ready"
+
+// serveReady answers GET (and HEAD) /ready: 200 with the health body when Ready, else 503 with it,
+// so a probe's log shows why.
+func serveReady(w http.ResponseWriter, req *http.Request, r *Runner) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := json.Marshal(r.Health())
+	w.Header().Set("Content-Type", "application/json")
+	if !r.Ready() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = w.Write(body)
 }
 
 func (e *endpoint) close() {

@@ -48,6 +48,8 @@ type Runner struct {
 	pluginVersion atomic.Value         // string; "unknown" until the library is loaded
 
 	procMu sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
+
+	active atomic.Bool // a source on the iggy state backend holds its lease (standby.go)
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is

@@ -37,7 +37,8 @@ func (s iggySettings) options(e Env, log *slog.Logger) iggyclient.Options {
 		Address: s.Address, Username: s.Username, Password: s.Password, Token: s.Token,
 		TLSEnabled: s.TLSEnabled, TLSCAFile: s.TLSCAFile, TLSDomain: s.TLSDomain,
 		ReconnectMin: e.ReconnectMin, ReconnectMax: e.ReconnectMax,
-		Logger: log.With("component", "iggy"),
+		HeartbeatInterval: e.HeartbeatInterval,
+		Logger:            log.With("component", "iggy"),
 	}
 }
 

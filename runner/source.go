@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
@@ -37,7 +38,8 @@ type sourcePump struct {
 	client iggyclient.Client
 	lib    *plugin.Source
 	id     uint32
-	state  *state.Store
+	state  state.Saver
+	lease  *sourceLease // nil without one (file backend); nothing is sent once it is lost
 
 	// queue is closed only after the plugin's close returned, when no send callback can come any more.
 	queue     chan producedBatch
@@ -70,11 +72,25 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 	if len(spec.SourceStreams) == 0 {
 		return fmt.Errorf("source %q: no streams configured", spec.Key)
 	}
-	// Upstream creates the state directory (with parents) at startup.
-	if err := os.MkdirAll(r.settings.StatePath, 0o755); err != nil {
+	var lease *sourceLease
+	if r.sharedState() {
+		var err error
+		if lease, err = r.acquireLease(ctx, client); err != nil || lease == nil {
+			return err // nil: stopped in standby
+		}
+		leaseCtx, loseLease := context.WithCancelCause(ctx)
+		defer loseLease(nil)
+		go lease.watch(leaseCtx, func(err error) {
+			r.active.Store(false)
+			r.log.Warn("stopping the source: its lease is lost", "error", err)
+			loseLease(err)
+		})
+		ctx = leaseCtx
+	} else if err := os.MkdirAll(r.settings.StatePath, 0o755); err != nil {
+		// Upstream creates the state directory (with parents) at startup.
 		return fmt.Errorf("source %q: create state directory: %w", spec.Key, err)
 	}
-	store, saved, err := state.Open(r.settings.StatePath, spec.Key)
+	store, saved, err := r.stateBackend(client).Open(ctx, spec.Key)
 	if err != nil {
 		return fmt.Errorf("source %q: load state: %w", spec.Key, err)
 	}
@@ -141,7 +157,7 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 				return err
 			}
 		}
-		paused, err := r.sourceSession(ctx, client, lib, id, store, dlq, closePlugin)
+		paused, err := r.sourceSession(ctx, client, lib, id, store, lease, dlq, closePlugin)
 		if err != nil || !paused {
 			return err
 		}
@@ -153,10 +169,10 @@ func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error 
 // or a pause is requested; then it closes the plugin and settles what was accepted (sent, state
 // saved). paused: it ended for a pause.
 func (r *Runner) sourceSession(ctx context.Context, client iggyclient.Client, lib *plugin.Source, id uint32,
-	store *state.Store, dlq *deadLetterWriter, closePlugin func() error) (paused bool, fatal error) {
+	store state.Saver, lease *sourceLease, dlq *deadLetterWriter, closePlugin func() error) (paused bool, fatal error) {
 	spec := r.spec
 	p := &sourcePump{
-		r: r, client: client, lib: lib, id: id, state: store, dlq: dlq,
+		r: r, client: client, lib: lib, id: id, state: store, dlq: dlq, lease: lease,
 		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
 		abort:      make(chan struct{}),
 		stalled:    make(chan error, 1),
@@ -204,6 +220,9 @@ func (r *Runner) sourceSession(ctx context.Context, client iggyclient.Client, li
 		paused = true
 		r.log.Info("pausing source: closing the plugin and settling accepted batches")
 	}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrLeaseLost) {
+		fatal = errors.Join(fatal, fmt.Errorf("source %q: %w", spec.Key, cause))
+	}
 
 	// Stop accepting v2 batches and close the plugin, which stops its poll loop (NACKing anything
 	// pending on its side) while the forwarder keeps settling what was accepted: sent, state saved,
@@ -241,6 +260,21 @@ func (r *Runner) sourceSession(ctx context.Context, client iggyclient.Client, li
 		fatal = errors.Join(fatal, fmt.Errorf("source %q: in-flight batch not settled within %s", spec.Key, r.settings.Env.ShutdownTimeout))
 	}
 	return paused, fatal
+}
+
+// sharedState reports whether the source's state lives in Iggy, where every replica reads it;
+// only then do replicas run active/standby (standby.go).
+func (r *Runner) sharedState() bool {
+	return r.spec.Kind != kindSink && r.settings.Runtime.State.Backend == config.StateBackendIggy
+}
+
+// stateBackend is where the source's state is kept: [state] backend.
+func (r *Runner) stateBackend(client iggyclient.Client) state.Backend {
+	st := r.settings.Runtime.State
+	if st.Backend == config.StateBackendIggy {
+		return state.IggyBackend{Client: client, Stream: st.Stream, Dir: r.settings.StatePath, Log: r.log}
+	}
+	return state.FileBackend{Dir: r.settings.StatePath}
 }
 
 // finish ends the forwarder once the plugin's close returned. Whatever close answered, the SDK
@@ -388,7 +422,11 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 			p.stall(err) // decision 14: fail rather than lose the records
 		}
 	}
-	if bad := res.decodeErrs + res.errs; bad > 0 {
+	if !p.lease.holds() {
+		ack = false
+		nackReason = fmt.Errorf("source %q: batch %d not sent: %w", r.spec.Key, b.id, ErrLeaseLost)
+		r.log.Warn(nackReason.Error())
+	} else if bad := res.decodeErrs + res.errs; bad > 0 {
 		ack = false
 		m.errors(1)
 		msg := fmt.Sprintf("Rejected source batch %d after %d decode or processing errors; nothing was sent; first error: %v", b.id, bad, res.firstErr)
@@ -418,9 +456,14 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 
 	stateSaved := false
 	var stateDur time.Duration
+	if ack && b.msg.HasState && !p.lease.holds() {
+		ack = false
+		nackReason = fmt.Errorf("source %q: state of batch %d not saved: %w", r.spec.Key, b.id, ErrLeaseLost)
+		r.log.Warn(nackReason.Error())
+	}
 	if ack && b.msg.HasState {
 		t3 := time.Now()
-		if err := p.state.Save(b.msg.State); err != nil {
+		if err := p.state.Save(ctx, b.msg.State); err != nil {
 			ack = false
 			m.errors(1)
 			msg := fmt.Sprintf("Failed to save the state of source batch %d: %v", b.id, err)

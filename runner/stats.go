@@ -55,12 +55,29 @@ type Health struct {
 	Key             string `json:"key"`
 	ConnectorType   string `json:"connector_type"`
 	ConnectorStatus Status `json:"connector_status"`
+	// Role is "active" or "standby" for a source whose replicas share a lease (state backend
+	// iggy); absent otherwise.
+	Role string `json:"role,omitempty"`
 }
 
 // Health reports the endpoint as healthy together with the connector status.
 func (r *Runner) Health() Health {
 	st, _ := r.status.get()
-	return Health{Status: "healthy", Key: r.spec.Key, ConnectorType: r.spec.Kind, ConnectorStatus: st}
+	h := Health{Status: "healthy", Key: r.spec.Key, ConnectorType: r.spec.Kind, ConnectorStatus: st}
+	if r.sharedState() {
+		h.Role = "standby"
+		if r.active.Load() {
+			h.Role = "active"
+		}
+	}
+	return h
+}
+
+// Ready reports whether the connector is active and running: what a readiness probe asks
+// (GET /ready). A standby, paused, starting, stopping or failed connector is not ready.
+func (r *Runner) Ready() bool {
+	st, _ := r.status.get()
+	return st == StatusRunning && (!r.sharedState() || r.active.Load())
 }
 
 // publishStatus mirrors a status change (and the plugin version known by then) into the

@@ -9,6 +9,8 @@ import (
 type Status string
 
 // The lifecycle: starting -> running -> stopping -> stopped, or error (with a LastError) from any of them.
+// A replica of a source on the iggy state backend waits in standby between starting and running
+// while another replica holds the lease (standby.go).
 const (
 	StatusStarting Status = "starting"
 	StatusRunning  Status = "running"
@@ -17,6 +19,8 @@ const (
 	StatusError    Status = "error"
 	// StatusPaused: an operator paused the connector (POST /pause, pause.go); the process serves on.
 	StatusPaused Status = "paused"
+	// StatusStandby: a source replica waiting for the lease (standby.go, state backend iggy).
+	StatusStandby Status = "standby"
 )
 
 // LastError is the most recent error that put the connector into StatusError.

@@ -25,7 +25,8 @@ const (
 	statusStopping = "stopping"
 	statusStopped  = "stopped"
 	statusError    = "error"
-	statusPaused   = "paused" // ours (decision 13): an operator paused it; its runner is alive
+	statusPaused   = "paused"  // ours (decision 13): an operator paused it; its runner is alive
+	statusStandby  = "standby" // a source replica waiting for its lease (state backend iggy)
 )
 
 // errShuttingDown: the supervisor is draining its runners; nothing new is started.
@@ -326,7 +327,8 @@ func (m *managed) watch(c *child, stop <-chan struct{}, report func(error)) bool
 			return
 		}
 		switch {
-		case status == statusRunning, status == statusPaused:
+		case status == statusRunning, status == statusPaused, status == statusStandby:
+			// A standby is settled: it may wait for its lease as long as another replica runs.
 			settled = true
 			report(nil)
 		case status == statusError:

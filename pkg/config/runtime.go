@@ -104,10 +104,21 @@ type IggyTLS struct {
 	Domain  string // "" means unset
 }
 
-// State is [state]: the directory holding source state files.
+// State is [state]: where source connectors keep their state.
 type State struct {
-	Path string
+	Path string // the directory of state files (backend "file"; with "iggy" only read to migrate)
+	// Backend is StateBackendFile (upstream: a file per source in Path) or StateBackendIggy (a
+	// topic per source in Stream, so a runner needs no volume). A Go extension key.
+	Backend string
+	// Stream is the Iggy stream holding the state and lease topics of backend "iggy".
+	Stream string
 }
+
+// State backends (state.backend).
+const (
+	StateBackendFile = "file"
+	StateBackendIggy = "iggy"
+)
 
 // Connector config provider types (connectors.config_type).
 const (
@@ -197,7 +208,7 @@ func DefaultRuntime() Runtime {
 			Password: "iggy",
 			TLS:      IggyTLS{CAFile: "core/certs/iggy_ca_cert.pem"},
 		},
-		State: State{Path: "local_state"},
+		State: State{Path: "local_state", Backend: StateBackendFile, Stream: "connector_state"},
 		Connectors: Connectors{
 			ConfigType: ProviderLocal,
 			Timeout:    10 * time.Second,
@@ -346,6 +357,9 @@ func (r Runtime) Validate() error {
 	}
 	if r.Iggy.TLS.Enabled && r.Iggy.TLS.CAFile == "" {
 		return bad("iggy.tls.ca_file", "required when iggy.tls.enabled is true")
+	}
+	if r.State.Backend == StateBackendIggy && (r.State.Stream == "" || len(r.State.Stream) > 255) {
+		return bad("state.stream", "%q: the state backend %q needs a stream name of 1..255 bytes", r.State.Stream, StateBackendIggy)
 	}
 	if r.Connectors.ConfigType == ProviderHTTP {
 		if r.Connectors.BaseURL == "" {

@@ -96,6 +96,8 @@ var runtimeFields = []runtimeField{
 	{path: "connectors.retry.max_backoff", kind: kindDuration, help: "http provider: largest retry delay", ref: func(r *Runtime) any { return &r.Connectors.Retry.MaxBackoff }},
 	{path: "connectors.retry.backoff_multiplier", kind: kindUint32, help: "http provider: delay growth factor", ref: func(r *Runtime) any { return &r.Connectors.Retry.BackoffMultiplier }},
 	{path: "state.path", kind: kindString, help: "directory of source state files", ref: func(r *Runtime) any { return &r.State.Path }},
+	{path: "state.backend", kind: kindString, enum: []string{StateBackendFile, StateBackendIggy}, extension: true, help: "where sources keep their state: file (a file per source in state.path) or iggy (a topic per source in state.stream; no volume needed, and replicas of a source run active/standby)", ref: func(r *Runtime) any { return &r.State.Backend }},
+	{path: "state.stream", kind: kindString, extension: true, help: "state backend iggy: the stream holding each source's state topic and lease topic (created if missing)", ref: func(r *Runtime) any { return &r.State.Stream }},
 	{path: "telemetry.enabled", kind: kindBool, help: "OpenTelemetry export", ref: func(r *Runtime) any { return &r.Telemetry.Enabled }},
 	{path: "telemetry.service_name", kind: kindString, help: "OpenTelemetry service name", ref: func(r *Runtime) any { return &r.Telemetry.ServiceName }},
 	{path: "telemetry.logs.transport", kind: kindString, enum: []string{"grpc", "http"}, help: "OTLP logs transport: grpc or http", ref: func(r *Runtime) any { return &r.Telemetry.Logs.Transport }},

@@ -122,6 +122,13 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 			func(r config.Runtime) bool { return !r.Connectors.Retry.Enabled && r.Connectors.Retry.MaxAttempts == 3 }},
 		{"logging format", []string{"IGGY_CONNECTORS_LOGGING_FORMAT=json"}, func(r config.Runtime) bool { return r.Logging.Format == "json" }},
 		{"later entry wins", []string{"IGGY_CONNECTORS_STATE_PATH=a", "IGGY_CONNECTORS_STATE_PATH=b"}, func(r config.Runtime) bool { return r.State.Path == "b" }},
+		{"state backend iggy", []string{"IGGY_CONNECTORS_STATE_BACKEND=iggy", "IGGY_CONNECTORS_STATE_STREAM=offsets"},
+			func(r config.Runtime) bool {
+				return r.State.Backend == config.StateBackendIggy && r.State.Stream == "offsets"
+			}},
+		{"state backend defaults", nil, func(r config.Runtime) bool {
+			return r.State.Backend == config.StateBackendFile && r.State.Stream == "connector_state"
+		}},
 		{"map extension", []string{`IGGY_CONNECTORS_CONNECTORS_REQUEST_HEADERS={"authorization":"Bearer y"}`},
 			func(r config.Runtime) bool { return r.Connectors.RequestHeaders["authorization"] == "Bearer y" }},
 		{"name is case-sensitive", []string{"iggy_connectors_iggy_username=admin"}, func(r config.Runtime) bool { return r.Iggy.Username == "iggy" }},
@@ -182,6 +189,9 @@ func TestLoadRuntimeRejects(t *testing.T) {
 		{"missing credentials", "[iggy]\nusername = \"\"", nil, []string{"Missing Iggy credentials"}},
 		{"tls without ca", "[iggy.tls]\nenabled = true\nca_file = \"\"", nil, []string{"iggy.tls.ca_file"}},
 		{"bad cors method", "[http.cors]\nallowed_methods = [\"FETCH\"]", nil, []string{"http.cors.allowed_methods", "FETCH"}},
+		{"unknown state backend", "[state]\nbackend = \"s3\"", nil, []string{"state.backend", "s3", "file, iggy"}},
+		{"state backend from env", "", []string{"IGGY_CONNECTORS_STATE_BACKEND=Iggy"}, []string{"IGGY_CONNECTORS_STATE_BACKEND", "Iggy"}},
+		{"iggy backend without stream", "[state]\nbackend = \"iggy\"\nstream = \"\"", nil, []string{"state.stream", "iggy"}},
 		{"array of non-strings", "[http.cors]\nallowed_origins = [1]", nil, []string{"http.cors.allowed_origins", "element 0"}},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync/atomic"
+	"time"
 )
 
 // Frame limits (spec §1.4).
@@ -27,6 +28,8 @@ type session struct {
 	userID        atomic.Uint32
 	authenticated bool
 	address       string
+	lastPing      atomic.Int64 // unix nanoseconds of the connect or the last ping
+	stale         atomic.Bool  // dropped by the heartbeat check; every command answers 30
 }
 
 // connection serves one client: a sequential request/response loop.
@@ -46,6 +49,7 @@ type connection struct {
 func (s *Server) serveConn(conn net.Conn, data *store) {
 	defer conn.Close()
 	sess := &session{clientID: s.nextClientID.Add(1), address: conn.RemoteAddr().String()}
+	sess.lastPing.Store(time.Now().UnixNano())
 	s.mu.Lock()
 	s.clients[sess.clientID] = sess
 	s.mu.Unlock()

@@ -17,6 +17,12 @@
 //	// and listens again on the same address; srv.Messages("stream", "topic")
 //	// shows what a topic holds.
 //
+// Consumer groups rebalance as Iggy 0.8 does (groups.go): a join hands partitions over
+// cooperatively, once the donor committed what it polled there (or after the 30 s rebalancing
+// timeout); a leave or a closed connection deals every partition anew. Like a real server with its
+// default settings ([heartbeat] enabled = false), it never drops a connection that stays open
+// but silent: such a member keeps its partitions until its socket closes.
+//
 // By default every message is kept, as on a real server with default settings.
 // Config.RetainBytesPerPartition caps each partition and reuses the dropped
 // batches' memory, for long benchmarks.

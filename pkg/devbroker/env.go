@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Environment variables of iggy-dev-server. The first five are the real
@@ -18,7 +19,13 @@ const (
 	EnvTokens     = "IGGY_DEV_PERSONAL_ACCESS_TOKENS"
 	EnvStreams    = "IGGY_DEV_STREAMS"
 	EnvRetain     = "IGGY_DEV_RETAIN_BYTES_PER_PARTITION"
+	// The real server's [heartbeat] section (off by default there too).
+	EnvHeartbeatEnabled  = "IGGY_HEARTBEAT_ENABLED"
+	EnvHeartbeatInterval = "IGGY_HEARTBEAT_INTERVAL"
 )
+
+// defaultHeartbeatInterval is the real server's [heartbeat] interval.
+const defaultHeartbeatInterval = 5 * time.Second
 
 // EnvHelp documents the variables ConfigFromEnv reads.
 const EnvHelp = `  IGGY_TCP_ADDRESS                 listen address (default 127.0.0.1:8090)
@@ -33,6 +40,9 @@ const EnvHelp = `  IGGY_TCP_ADDRESS                 listen address (default 127.
                                    (a topic without "=n" gets 1 partition)
   IGGY_DEV_RETAIN_BYTES_PER_PARTITION  keep at most this many bytes per partition,
                                    dropping the oldest batches (default 0: keep all)
+  IGGY_HEARTBEAT_ENABLED           "true" to drop clients silent (no ping) for 1.2
+                                   intervals, as the real server (default false)
+  IGGY_HEARTBEAT_INTERVAL          heartbeat interval, e.g. 5s or "5 s" (default 5s)
 `
 
 // ConfigFromEnv builds a Config from environment variables read with getenv
@@ -69,6 +79,23 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q: want a number of bytes", EnvRetain, raw)
 		}
 		cfg.RetainBytesPerPartition = n
+	}
+	if raw := getenv(EnvHeartbeatEnabled); raw != "" {
+		enabled, err := strconv.ParseBool(raw)
+		if err != nil {
+			return Config{}, fmt.Errorf("%s=%q: want true or false", EnvHeartbeatEnabled, raw)
+		}
+		if enabled {
+			cfg.HeartbeatInterval = defaultHeartbeatInterval
+			if raw := getenv(EnvHeartbeatInterval); raw != "" {
+				// The real server writes durations with a space ("5 s").
+				d, err := time.ParseDuration(strings.ReplaceAll(raw, " ", ""))
+				if err != nil || d <= 0 {
+					return Config{}, fmt.Errorf("%s=%q: want a positive duration such as 5s", EnvHeartbeatInterval, raw)
+				}
+				cfg.HeartbeatInterval = d
+			}
+		}
 	}
 	streams, err := ParseStreams(getenv(EnvStreams))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 )
@@ -76,6 +77,22 @@ func TestConfigFromEnv(t *testing.T) {
 			env:   map[string]string{"IGGY_TCP_TLS_ENABLED": "false", "IGGY_TCP_TLS_CERT_FILE": "c.pem"},
 			check: func(c devbroker.Config) bool { return c.TLSCertFile == "" },
 		},
+		{
+			name:  "heartbeat verification as the real server names it",
+			env:   map[string]string{"IGGY_HEARTBEAT_ENABLED": "true", "IGGY_HEARTBEAT_INTERVAL": "2 s"},
+			check: func(c devbroker.Config) bool { return c.HeartbeatInterval == 2*time.Second },
+		},
+		{
+			name:  "heartbeat on with the default interval, off by default",
+			env:   map[string]string{"IGGY_HEARTBEAT_ENABLED": "true"},
+			check: func(c devbroker.Config) bool { return c.HeartbeatInterval == 5*time.Second },
+		},
+		{
+			name:  "heartbeat interval ignored while verification is off",
+			env:   map[string]string{"IGGY_HEARTBEAT_INTERVAL": "2s"},
+			check: func(c devbroker.Config) bool { return c.HeartbeatInterval == 0 },
+		},
+		{name: "heartbeat interval not a duration", env: map[string]string{"IGGY_HEARTBEAT_ENABLED": "true", "IGGY_HEARTBEAT_INTERVAL": "often"}, wantErr: "IGGY_HEARTBEAT_INTERVAL"},
 		{name: "TLS without a key", env: map[string]string{"IGGY_TCP_TLS_ENABLED": "true", "IGGY_TCP_TLS_CERT_FILE": "c.pem"}, wantErr: "IGGY_TCP_TLS_KEY_FILE"},
 		{name: "TLS flag not a bool", env: map[string]string{"IGGY_TCP_TLS_ENABLED": "yes please"}, wantErr: "IGGY_TCP_TLS_ENABLED"},
 		{name: "retention not a number", env: map[string]string{"IGGY_DEV_RETAIN_BYTES_PER_PARTITION": "1GB"}, wantErr: "IGGY_DEV_RETAIN_BYTES_PER_PARTITION"},

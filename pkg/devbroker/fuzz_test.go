@@ -54,7 +54,7 @@ func newFuzzConnection(t testing.TB, input []byte, out *bytes.Buffer) *connectio
 		"00401e18240a0600 00000000 05000000 0000000000000000 68656c6c6f")
 	tp.partitions[0].append(append(msg, msg...), []uint32{69, 138}, 10)
 	tp.groups = []*group{{id: 0, name: "g", partitions: []uint32{0, 1}}}
-	tp.groups[0].join(1)
+	tp.groups[0].join(1, tp.releasedFor(tp.groups[0]))
 	return &connection{
 		srv:  srv,
 		data: data,

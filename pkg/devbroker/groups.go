@@ -1,10 +1,27 @@
 package devbroker
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
-// Consumer-group membership and partition assignment (spec §6.6). All of it
-// runs under store.groupMu. Hand-overs the real server may defer until a
-// commit catches up are immediate here.
+// Consumer-group membership and partition assignment (spec §6.6), as Iggy 0.8 does it. All of it
+// runs under store.groupMu.
+//
+// A join is cooperative: unowned partitions go to idle members, and a member above its fair share
+// marks partitions from the end of its list as pending revocation towards an idle member. It keeps
+// such a partition (a poll naming it and a commit still work; round-robin polls skip it) until the
+// group has committed what it polled there, or the rebalancing timeout passes; then the partition
+// moves. So the member that had a batch in flight commits it, and nobody reads it twice.
+//
+// A leave, or a closed connection, deals all partitions anew (member i mod n, in member order) and
+// drops pending revocations.
+
+// defaultRebalancingTimeout is Iggy 0.8's consumer_group.rebalancing_timeout.
+const defaultRebalancingTimeout = 30 * time.Second
+
+// partitionReleased tells whether the group committed what it polled from a partition.
+type partitionReleased func(partition uint32) bool
 
 func (g *group) member(clientID uint32) *member {
 	for _, m := range g.members {
@@ -17,7 +34,7 @@ func (g *group) member(clientID uint32) *member {
 
 // join adds the connection as a member (a no-op when it already is one) and
 // runs the cooperative rebalance.
-func (g *group) join(clientID uint32) {
+func (g *group) join(clientID uint32, released partitionReleased) {
 	if g.member(clientID) != nil {
 		return
 	}
@@ -27,6 +44,7 @@ func (g *group) join(clientID uint32) {
 	}
 	g.members = append(g.members, &member{id: id, clientID: clientID})
 	g.cooperativeRebalance()
+	g.settleRevocations(released, 0)
 }
 
 // leave removes the connection's member and deals all partitions anew; it
@@ -81,10 +99,19 @@ func (g *group) cooperativeRebalance() {
 		}
 		return share
 	}
+	targeted := map[uint32]bool{}
+	for _, m := range g.members {
+		for _, r := range m.pending {
+			targeted[r.target] = true
+		}
+	}
 	for _, taker := range idle() {
+		if targeted[taker.id] {
+			continue
+		}
 		donor := -1
 		for i, m := range g.members {
-			if len(m.partitions) > fairShare(i) {
+			if len(m.partitions)-len(m.pending) > fairShare(i) {
 				donor = i
 				break
 			}
@@ -93,16 +120,57 @@ func (g *group) cooperativeRebalance() {
 			return
 		}
 		d := g.members[donor]
-		last := d.partitions[len(d.partitions)-1]
-		d.partitions = d.partitions[:len(d.partitions)-1]
-		taker.partitions = append(taker.partitions, last)
+		for i := len(d.partitions) - 1; i >= 0; i-- {
+			if !d.revoking(d.partitions[i]) {
+				d.pending = append(d.pending, revocation{partition: d.partitions[i], target: taker.id, since: time.Now()})
+				targeted[taker.id] = true
+				break
+			}
+		}
 	}
+}
+
+// settleRevocations moves every pending partition whose group commit caught up, or that has been
+// pending for timeout (0: the default) or longer, to its target.
+func (g *group) settleRevocations(released partitionReleased, timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = defaultRebalancingTimeout
+	}
+	for _, m := range g.members {
+		kept := m.pending[:0]
+		for _, r := range m.pending {
+			if !released(r.partition) && time.Since(r.since) < timeout {
+				kept = append(kept, r)
+				continue
+			}
+			m.partitions = slices.DeleteFunc(m.partitions, func(p uint32) bool { return p == r.partition })
+			m.cursor = 0
+			if t := g.memberByID(r.target); t != nil {
+				t.partitions = append(t.partitions, r.partition)
+			}
+		}
+		m.pending = kept
+	}
+}
+
+func (g *group) memberByID(id uint32) *member {
+	for _, m := range g.members {
+		if m.id == id {
+			return m
+		}
+	}
+	return nil
+}
+
+func (m *member) revoking(partition uint32) bool {
+	return slices.ContainsFunc(m.pending, func(r revocation) bool { return r.partition == partition })
 }
 
 // fullRebalance deals partition i to member i mod m, in member order.
 func (g *group) fullRebalance() {
 	for _, m := range g.members {
 		m.partitions = m.partitions[:0]
+		m.pending = nil
 		m.cursor = 0
 	}
 	if len(g.members) == 0 {
@@ -125,14 +193,25 @@ func (g *group) resetPartitions(count uint32) {
 }
 
 // nextPartition is the member's round-robin choice for a poll without a
-// partition id; advance moves the cursor on, as every such poll does.
+// partition id, skipping partitions pending revocation; advance moves the
+// cursor on, as every such poll does.
 func (m *member) nextPartition(advance bool) (uint32, bool) {
-	if len(m.partitions) == 0 {
+	var choice []uint32
+	if len(m.pending) == 0 {
+		choice = m.partitions
+	} else {
+		for _, p := range m.partitions {
+			if !m.revoking(p) {
+				choice = append(choice, p)
+			}
+		}
+	}
+	if len(choice) == 0 {
 		return 0, false
 	}
-	p := m.partitions[m.cursor%len(m.partitions)]
+	p := choice[m.cursor%len(choice)]
 	if advance {
-		m.cursor = (m.cursor + 1) % len(m.partitions)
+		m.cursor = (m.cursor + 1) % len(choice)
 	}
 	return p, true
 }

@@ -3,16 +3,28 @@ package devbroker
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
-// assignment renders members' partitions as "[0 1] [2]" for compact expectations.
+// assignment renders members' partitions as "[0 1] [2]" for compact expectations; a partition
+// pending revocation carries a star: "[0 1*] []".
 func assignment(g *group) string {
 	out := ""
 	for i, m := range g.members {
 		if i > 0 {
 			out += " "
 		}
-		out += fmt.Sprint(m.partitions)
+		out += "["
+		for j, p := range m.partitions {
+			if j > 0 {
+				out += " "
+			}
+			out += fmt.Sprint(p)
+			if m.revoking(p) {
+				out += "*"
+			}
+		}
+		out += "]"
 	}
 	return out
 }
@@ -21,8 +33,10 @@ func TestGroupAssignment(t *testing.T) {
 	tests := []struct {
 		name       string
 		partitions uint32
-		steps      []string // "join N" or "leave N" (N = client id)
-		want       []string // assignment after each step
+		// "join N" or "leave N" (N = client id); "busy P": the group polled partition P and has not
+		// committed it; "commit P": it has, and the commit settles pending revocations.
+		steps []string
+		want  []string // assignment after each step
 	}{
 		{
 			name:       "cooperative joins, spec example",
@@ -43,6 +57,18 @@ func TestGroupAssignment(t *testing.T) {
 			want:       []string{"[0 1 2 3]", "[0 1 2] [3]", "[0 1] [3] [2]", "[0 2] [1 3]"},
 		},
 		{
+			name:       "a partition with a batch in flight moves after its commit, not before",
+			partitions: 2,
+			steps:      []string{"join 1", "busy 1", "join 2", "join 3", "commit 1"},
+			want:       []string{"[0 1]", "[0 1]", "[0 1*] []", "[0 1*] [] []", "[0] [1] []"},
+		},
+		{
+			name:       "leaving drops pending revocations and deals anew",
+			partitions: 2,
+			steps:      []string{"join 1", "busy 1", "join 2", "leave 2"},
+			want:       []string{"[0 1]", "[0 1]", "[0 1*] []", "[0 1]"},
+		},
+		{
 			name:       "joining twice is a no-op",
 			partitions: 2,
 			steps:      []string{"join 1", "join 1"},
@@ -58,6 +84,8 @@ func TestGroupAssignment(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &group{}
+			busy := map[uint32]bool{}
+			released := func(p uint32) bool { return !busy[p] }
 			for p := range tc.partitions {
 				g.partitions = append(g.partitions, p)
 			}
@@ -69,7 +97,12 @@ func TestGroupAssignment(t *testing.T) {
 				}
 				switch op {
 				case "join":
-					g.join(n)
+					g.join(n, released)
+				case "busy":
+					busy[n] = true
+				case "commit":
+					busy[n] = false
+					g.settleRevocations(released, 0)
 				case "leave":
 					if !g.leave(n) {
 						t.Fatalf("step %q: client %d was not a member", step, n)
@@ -100,5 +133,27 @@ func TestMemberRoundRobin(t *testing.T) {
 	}
 	if _, ok := (&member{}).nextPartition(true); ok {
 		t.Error("a member without partitions got one")
+	}
+	revoking := &member{partitions: []uint32{4, 7}, pending: []revocation{{partition: 7}}}
+	for range 3 {
+		if p, _ := revoking.nextPartition(true); p != 4 {
+			t.Fatalf("round robin gave %d, a partition pending revocation", p)
+		}
+	}
+}
+
+// A hand-over still pending after the rebalancing timeout happens anyway, as Iggy 0.8's
+// revocation timeout forces it.
+func TestRevocationTimesOut(t *testing.T) {
+	g := &group{partitions: []uint32{0, 1}}
+	never := func(uint32) bool { return false }
+	g.join(1, never)
+	g.join(2, never)
+	if got := assignment(g); got != "[0 1*] []" {
+		t.Fatalf("assignment %s, want the hand-over pending", got)
+	}
+	g.settleRevocations(never, time.Nanosecond)
+	if got := assignment(g); got != "[0] [1]" {
+		t.Fatalf("assignment after the timeout %s, want [0] [1]", got)
 	}
 }

@@ -44,8 +44,12 @@ const rootUserID = 0
 // error status otherwise. Like the real server it decodes the payload first
 // (errors 3 and 4), then checks the login (40), then resolves entities.
 func (c *connection) dispatch(code uint32, payload []byte) error {
+	if c.sess.stale.Load() {
+		return StatusStaleClient // the session is gone; the client must connect again
+	}
 	switch code {
 	case codePing:
+		c.sess.lastPing.Store(time.Now().UnixNano())
 		c.ok(nil)
 		return nil
 	case codeLoginUser:

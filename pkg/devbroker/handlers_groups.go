@@ -88,7 +88,7 @@ func (c *connection) groupCommand(code uint32, payload []byte) error {
 		t.groups[g.id] = nil
 		t.freeGroupIDs = append(t.freeGroupIDs, g.id)
 	case codeJoinConsumerGroup:
-		g.join(c.sess.clientID)
+		g.join(c.sess.clientID, t.releasedFor(g))
 	case codeLeaveConsumerGroup:
 		if !g.leave(c.sess.clientID) {
 			return StatusConsumerGroupMemberNotFound

@@ -136,6 +136,7 @@ func (c *connection) pollMessages(payload []byte) error {
 			s.groupMu.Unlock()
 			return StatusConsumerGroupIDNotFound
 		}
+		g.settleRevocations(t.releasedFor(g), 0) // the timeout of pending hand-overs
 		m := g.member(c.sess.clientID)
 		if m == nil {
 			s.groupMu.Unlock()
@@ -166,9 +167,14 @@ func (c *connection) pollMessages(payload []byte) error {
 	p.mu.RUnlock()
 	returned := to - from
 
-	if req.autoCommit && returned > 0 {
+	if returned > 0 && (req.autoCommit || key.kind == consumerGroup) {
 		p.mu.Lock()
-		p.offsets[key] = to - 1
+		if key.kind == consumerGroup {
+			p.lastPolled[key.id] = to - 1 // what a revocation waits to see committed
+		}
+		if req.autoCommit {
+			p.offsets[key] = to - 1
+		}
 		p.mu.Unlock()
 	}
 	c.writePoll(partitionID, current, uint32(returned), c.polled)
@@ -316,6 +322,17 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 			return StatusInvalidOffset
 		}
 		p.offsets[key] = offset
+		if key.kind == consumerGroup {
+			// A commit may complete the revocation of this partition (lock order: groups, then
+			// partitions, so the partition lock is let go first).
+			p.mu.Unlock()
+			s.groupMu.Lock()
+			if g := t.findGroup(consumer.id); g != nil {
+				g.settleRevocations(t.releasedFor(g), 0)
+			}
+			s.groupMu.Unlock()
+			p.mu.Lock()
+		}
 		c.ok(nil)
 	case codeDeleteConsumerOffset:
 		if !has {

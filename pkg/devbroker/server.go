@@ -37,6 +37,12 @@ type Config struct {
 	// defaults. A cap makes long benchmarks run in constant memory, and faster
 	// where touching fresh memory is slow.
 	RetainBytesPerPartition uint64
+	// HeartbeatInterval turns on Iggy's heartbeat verification ([heartbeat] enabled = true,
+	// interval): every interval, a client whose last ping (or connect) is older than 1.2
+	// intervals is dropped from its consumer groups, and its connection answers every later
+	// command with status 30 (stale client), until it reconnects. 0 (the default, as on a real
+	// server) never drops an open connection, however silent.
+	HeartbeatInterval time.Duration
 	// Logger receives connection and error logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -132,7 +138,43 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
+	if s.cfg.HeartbeatInterval > 0 {
+		go s.verifyHeartbeats(ctx, s.cfg.HeartbeatInterval)
+	}
 	return s.listen(s.cfg.Address)
+}
+
+// verifyHeartbeats drops silent clients as Iggy 0.8's heartbeat verifier does: checked every
+// interval, stale after 1.2 intervals without a ping.
+func (s *Server) verifyHeartbeats(ctx context.Context, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	maxSilence := interval * 6 / 5
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now().UnixNano()
+		var stale []*session
+		s.mu.Lock()
+		data := s.data
+		for id, sess := range s.clients {
+			if now-sess.lastPing.Load() > int64(maxSilence) {
+				sess.stale.Store(true)
+				delete(s.clients, id)
+				stale = append(stale, sess)
+			}
+		}
+		s.mu.Unlock()
+		for _, sess := range stale {
+			s.log.Info("stale client dropped: no heartbeat", "client_id", sess.clientID, "address", sess.address)
+			if data != nil {
+				data.dropClient(sess.clientID)
+			}
+		}
+	}
 }
 
 // watch stops the server when the Start context ends; Stop ends the watch.

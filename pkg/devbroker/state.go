@@ -71,8 +71,17 @@ type group struct {
 type member struct {
 	id         uint32
 	clientID   uint32
-	partitions []uint32
-	cursor     int // round-robin position for polls without a partition id
+	partitions []uint32 // including those pending revocation
+	cursor     int      // round-robin position for polls without a partition id
+	pending    []revocation
+}
+
+// revocation is a partition a member keeps until its commit catches up with what the group polled
+// there (or the rebalancing timeout passes), then hands to the member that joined idle.
+type revocation struct {
+	partition uint32
+	target    uint32 // member id
+	since     time.Time
 }
 
 // offsetKey names whose offset is stored: a single consumer (kind 1) or a
@@ -96,6 +105,28 @@ type partition struct {
 	messages      uint64 // retained messages
 	lastTimestamp uint64
 	offsets       map[offsetKey]uint64
+	lastPolled    map[uint32]uint64 // group id -> last offset a poll of that group returned
+}
+
+// releasedFor is partitionReleased for group g on topic t (callers hold store.mu).
+func (t *topic) releasedFor(g *group) partitionReleased {
+	return func(id uint32) bool {
+		p := lookupSlot(t.partitions, id)
+		return p == nil || p.released(g.id)
+	}
+}
+
+// released reports whether group g has committed everything it polled from p (or never polled
+// it): the condition under which Iggy 0.8 completes a partition's revocation.
+func (p *partition) released(g uint32) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	polled, ok := p.lastPolled[g]
+	if !ok {
+		return true
+	}
+	committed, ok := p.offsets[offsetKey{kind: consumerGroup, id: g}]
+	return ok && committed >= polled
 }
 
 // batch is the messages of one SendMessages request as stored: the wire bytes
@@ -243,7 +274,7 @@ func (st *stream) deleteTopic(t *topic) {
 func (t *topic) addPartitions(count uint32, now, retainBytes uint64) {
 	for range count {
 		id := uint32(len(t.partitions))
-		t.partitions = append(t.partitions, &partition{id: id, createdAt: now, retainBytes: retainBytes, offsets: map[offsetKey]uint64{}})
+		t.partitions = append(t.partitions, &partition{id: id, createdAt: now, retainBytes: retainBytes, offsets: map[offsetKey]uint64{}, lastPolled: map[uint32]uint64{}})
 	}
 }
 

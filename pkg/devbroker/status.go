@@ -14,6 +14,7 @@ const (
 	StatusInvalidFormat                  Status = 4
 	StatusDisconnected                   Status = 8
 	StatusResourceNotFound               Status = 20
+	StatusStaleClient                    Status = 30
 	StatusUnauthenticated                Status = 40
 	StatusInvalidCredentials             Status = 42
 	StatusInvalidUsername                Status = 43
@@ -50,6 +51,7 @@ var statusNames = map[Status]string{
 	StatusInvalidFormat:                  "invalid format",
 	StatusDisconnected:                   "disconnected",
 	StatusResourceNotFound:               "resource not found",
+	StatusStaleClient:                    "stale client",
 	StatusUnauthenticated:                "unauthenticated",
 	StatusInvalidCredentials:             "invalid credentials",
 	StatusInvalidUsername:                "invalid username",

@@ -4,10 +4,17 @@
 //
 // The interface (Client) covers exactly what a sink or source needs: poll a
 // consumer group, store a group offset, send messages, look a topic up,
-// create a missing stream and topic, and make sure a consumer group exists
-// and is joined. Keeping the SDK behind it
+// create a missing stream and topic (with a retention, for state topics),
+// make sure a consumer group exists and is joined, read one partition as a
+// standalone consumer (a source's newest state), and tell whether the server
+// assigned a partition to this connection's group membership (the lease of
+// standby sources; partition.go). Keeping the SDK behind it
 // means a newer SDK (Iggy 0.9+ speaks a different wire protocol) can replace
 // v0.8.0 without touching the pumps.
+//
+// The client pings the server every HeartbeatInterval, busy or idle: Iggy
+// with heartbeat verification on counts only pings and drops a client silent
+// for 1.2 of its intervals.
 //
 // The SDK never reconnects by itself (iggy-protocol.md §7). This package
 // does: a call that meets a lost connection redials with capped exponential

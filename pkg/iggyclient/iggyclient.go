@@ -25,6 +25,18 @@ type Client interface {
 	// upstream's producer init does. Only names can be created: a missing
 	// numeric id gives ErrNotFound.
 	EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error
+	// EnsureTopicWith is EnsureTopic with the retention of a topic it creates (an existing
+	// topic is left as it is).
+	EnsureTopicWith(ctx context.Context, stream, topic string, spec TopicSpec) error
+	// PollPartition reads one partition as a standalone consumer that stores no offset: the
+	// newest messages (PollLast), the oldest (PollFirst) or from an offset.
+	PollPartition(ctx context.Context, r PartitionPoll) (Batch, error)
+	// OwnsPartition reports whether the server has assigned the partition to this
+	// connection's membership of the group (joining it when it is not a member). It reads
+	// one message without committing, so the partition must hold at least one message: the
+	// server answers an empty poll both to the owner of an empty partition and to a member
+	// that does not own it.
+	OwnsPartition(ctx context.Context, stream, topic, group string, partition uint32) (bool, error)
 	// EnsureConsumerGroup creates the group if it is missing and joins it.
 	// The client rejoins it by itself after every reconnect.
 	EnsureConsumerGroup(ctx context.Context, stream, topic, group string) error
@@ -49,9 +61,10 @@ type Options struct {
 	// reconnect attempts. Zero values default to 100 ms and 5 s.
 	ReconnectMin, ReconnectMax time.Duration
 
-	// HeartbeatInterval is how long a connection may sit idle before the
-	// client pings it (the SDK's own client pings every 5 s). Zero means
-	// 5 s, a negative value turns the heartbeat off.
+	// HeartbeatInterval is how often the client pings the server, busy or
+	// idle (the SDK's own client pings every 5 s): a server with heartbeat
+	// verification drops a client silent for 1.2 of its intervals. Zero
+	// means 5 s, a negative value turns the heartbeat off.
 	HeartbeatInterval time.Duration
 
 	Logger *slog.Logger // nil = slog.Default()
@@ -138,6 +151,30 @@ type Partitioning struct {
 	Kind        string // PartitionBalanced (or ""), PartitionByID, PartitionByMessageKey
 	PartitionID uint32
 	Key         []byte // 1..255 bytes
+}
+
+// TopicSpec is a topic EnsureTopicWith creates. Zero MessageExpiry and MaxTopicSize mean the
+// server's defaults.
+type TopicSpec struct {
+	Partitions    uint32
+	MessageExpiry time.Duration // sealed segments older than this are deleted
+	MaxTopicSize  uint64        // bytes; the oldest sealed segments go beyond it (>= the server's segment size)
+}
+
+// Where a PartitionPoll starts.
+const (
+	PollFirst  = "first"
+	PollLast   = "last"
+	PollOffset = "offset"
+)
+
+// PartitionPoll asks for up to Count messages of one partition.
+type PartitionPoll struct {
+	Stream, Topic string
+	Partition     uint32
+	From          string // PollFirst, PollLast or PollOffset
+	Offset        uint64 // with PollOffset
+	Count         uint32
 }
 
 // TopicInfo is what the pumps need to know about a topic.

@@ -218,13 +218,19 @@ func (c *sdkClient) topicDetails(ctx context.Context, stream, topic string) (*ig
 
 // EnsureTopic implements Client.
 func (c *sdkClient) EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error {
-	if err := c.ensureTopic(ctx, stream, topic, partitions); err != nil {
+	return c.EnsureTopicWith(ctx, stream, topic, TopicSpec{Partitions: partitions})
+}
+
+// EnsureTopicWith implements Client.
+func (c *sdkClient) EnsureTopicWith(ctx context.Context, stream, topic string, spec TopicSpec) error {
+	if err := c.ensureTopic(ctx, stream, topic, spec); err != nil {
 		return fmt.Errorf("ensure stream %q topic %q: %w", stream, topic, err)
 	}
 	return nil
 }
 
-func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, partitions uint32) error {
+func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, spec TopicSpec) error {
+	partitions := spec.Partitions
 	if partitions == 0 || partitions > maxPartitions {
 		return fmt.Errorf("partition count %d is out of range 1..%d", partitions, maxPartitions)
 	}
@@ -257,7 +263,8 @@ func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, parti
 				return fmt.Errorf("topic %w: the server assigns ids, so only a topic given by name can be created", ErrNotFound)
 			}
 			// Expiry and maximum size 0 mean the server's defaults.
-			_, err := sdk.CreateTopic(streamID, topic, partitions, iggcon.CompressionAlgorithmNone, iggcon.IggyExpiryServerDefault, 0, nil)
+			expiry := iggcon.Duration(spec.MessageExpiry.Microseconds())
+			_, err := sdk.CreateTopic(streamID, topic, partitions, iggcon.CompressionAlgorithmNone, expiry, spec.MaxTopicSize, nil)
 			if err != nil && !errors.Is(err, ierror.ErrTopicNameAlreadyExists) {
 				return err
 			}

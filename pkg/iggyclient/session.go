@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -30,8 +29,7 @@ const (
 
 // session is one logged-in SDK connection.
 type session struct {
-	sdk     *tcp.IggyTcpClient
-	lastUse atomic.Int64 // unix nanoseconds of the last call start
+	sdk *tcp.IggyTcpClient
 
 	mu     sync.Mutex
 	conn   net.Conn // the SDK's socket (see connOf); nil if not found
@@ -306,7 +304,6 @@ func (c *sdkClient) sleep(ctx context.Context, d time.Duration) error {
 // inside the SDK (it decodes replies without bounds checks) is turned into
 // errProtocol.
 func (c *sdkClient) call(ctx context.Context, s *session, fn func(*tcp.IggyTcpClient) error) (err error) {
-	s.lastUse.Store(time.Now().UnixNano())
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { c.drop(s) })
 		defer func() {
@@ -508,8 +505,11 @@ func (c *sdkClient) rejoinGroups(ctx context.Context, s *session) error {
 	return nil
 }
 
-// heartbeat pings a session that has been idle for a full interval. A
-// failed ping retires the session; the next call reconnects.
+// heartbeat pings the session every interval, busy or not: a server with
+// heartbeat verification on counts only pings (Iggy 0.8 updates a client's
+// last heartbeat in the ping handler alone), so a connection that sends all
+// the time but never pings would be dropped as stale. A failed ping retires
+// the session; the next call reconnects.
 func (c *sdkClient) heartbeat() {
 	if c.opts.HeartbeatInterval < 0 {
 		return
@@ -523,7 +523,7 @@ func (c *sdkClient) heartbeat() {
 		case <-t.C:
 		}
 		s, _ := c.current()
-		if s == nil || time.Since(time.Unix(0, s.lastUse.Load())) < c.opts.HeartbeatInterval {
+		if s == nil {
 			continue
 		}
 		if err := c.call(c.closing, s, func(sdk *tcp.IggyTcpClient) error { return sdk.Ping() }); err != nil && isConnectionLoss(err) {

@@ -96,7 +96,7 @@ const (
 
 // pageStatuses are the status values by their stored index; new values are appended, so a stored
 // index keeps its meaning.
-var pageStatuses = [...]string{"", StatusStarting, StatusRunning, StatusStopping, StatusStopped, StatusError, StatusPaused}
+var pageStatuses = [...]string{"", StatusStarting, StatusRunning, StatusStopping, StatusStopped, StatusError, StatusPaused, StatusStandby}
 
 func statusIndex(s string) uint64 {
 	for i, v := range pageStatuses {

@@ -22,6 +22,8 @@ const (
 	// StatusPaused is ours (DESIGN decision 13): the operator paused the connector; its runner
 	// process is alive and serving.
 	StatusPaused = "paused"
+	// StatusStandby is ours (DESIGN decision 15): a replica of a source waiting for the lease.
+	StatusStandby = "standby"
 )
 
 // ErrInvalidKind is returned for a connector kind other than "sink" or "source".

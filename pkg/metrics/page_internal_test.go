@@ -38,3 +38,19 @@ func TestStatusLockSurvivesADeadWriter(t *testing.T) {
 		t.Fatalf("after the next write: %+v ok=%v", got, ok)
 	}
 }
+
+// Every status a runner publishes reads back as itself, the ones added after upstream's five
+// (paused, standby) included; their stored indexes only ever grow, so pages of older runners
+// still read.
+func TestEveryStatusRoundTrips(t *testing.T) {
+	for i, st := range []string{StatusStarting, StatusRunning, StatusStopping, StatusStopped, StatusError, StatusPaused, StatusStandby} {
+		if got := statusIndex(st); got != uint64(i+1) {
+			t.Errorf("status %q stored as %d, want %d", st, got, i+1)
+		}
+		c := new(cells)
+		c.publish(st, nil, "1.0.0")
+		if got, ok := c.readTexts(); !ok || got.status != st {
+			t.Errorf("status %q read back as %q (ok %v)", st, got.status, ok)
+		}
+	}
+}

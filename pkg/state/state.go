@@ -10,9 +10,15 @@
 //     newer state and written by Close, so a cleanly stopped connector leaves the file upstream's
 //     runtime reads.
 //
+// That is the file backend, upstream's. With [state] backend = "iggy" the state lives in Iggy
+// instead: a topic per source (source_<key>) in the state stream, one message per save, the
+// newest read at open; a runner then needs no volume. Both sit behind Backend, so a runner and
+// the offsets API read the state the same way.
+//
 // Files: state.go (paths, keys and upstream's file format), slots.go (the slots file layout),
 // store.go (Load, and the Store a running source saves through), admin.go (reading, replacing and
-// deleting the state of a source that is not running: the supervisor's offsets routes).
+// deleting the state of a source that is not running: the supervisor's offsets routes), backend.go (the Backend and
+// Saver interfaces, FileBackend), iggy.go (IggyBackend: state topics and migration from a file).
 package state
 
 import (

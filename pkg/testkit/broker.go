@@ -1,6 +1,7 @@
 // Package testkit holds helpers shared by the tests of several packages: a
 // running dev broker, logged-in official-SDK clients for it and topics filled
-// through them (fill.go), runner and supervisor processes, test plugins
+// through them (fill.go), the project's own client dialled to it (client.go),
+// runner and supervisor processes, test plugins
 // compiled from C, OTLP receivers, TLS certificates, and stored fuzz corpora
 // read as seeds (corpus.go).
 package testkit
@@ -10,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/iggy/foreign/go/client"
 	"github.com/apache/iggy/foreign/go/client/tcp"
@@ -54,6 +56,12 @@ func WithRetention(bytesPerPartition uint64) BrokerOption {
 	return func(cfg *devbroker.Config) {
 		cfg.RetainBytesPerPartition = bytesPerPartition
 	}
+}
+
+// WithHeartbeat turns on the broker's heartbeat verification (devbroker.Config.HeartbeatInterval):
+// a client silent for 1.2 intervals is dropped, as a real server with [heartbeat] enabled does.
+func WithHeartbeat(interval time.Duration) BrokerOption {
+	return func(cfg *devbroker.Config) { cfg.HeartbeatInterval = interval }
 }
 
 // StartBroker starts an in-memory Iggy server on a free loopback port and

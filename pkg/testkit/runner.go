@@ -253,6 +253,7 @@ type RunnerHealth struct {
 	Key             string `json:"key"`
 	ConnectorType   string `json:"connector_type"`
 	ConnectorStatus string `json:"connector_status"`
+	Role            string `json:"role,omitempty"` // "active" or "standby" for a source on the iggy state backend
 }
 
 // Health reads /health.

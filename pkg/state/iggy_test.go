@@ -1,0 +1,124 @@
+package state_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/state"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Both backends behave the same through the interface: nothing at first, then the newest save,
+// for a later Open and for Load; an empty save is "no state".
+func TestBackendsKeepTheNewestState(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	backends := map[string]func() state.Backend{
+		"file": func() state.Backend { return state.FileBackend{Dir: t.TempDir()} },
+		"iggy": func() state.Backend {
+			return state.IggyBackend{Client: testkit.DialClient(t, srv), Stream: "connector_state", Dir: t.TempDir()}
+		},
+	}
+	for name, newBackend := range backends {
+		t.Run(name, func(t *testing.T) {
+			ctx := testCtx(t)
+			b := newBackend()
+			s, data, err := b.Open(ctx, "gen")
+			if err != nil || data != nil {
+				t.Fatalf("first open: %x, %v", data, err)
+			}
+			for _, v := range []string{"one", "two", "three"} {
+				if err := s.Save(ctx, []byte(v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := b.Load(ctx, "gen"); err != nil || string(got) != "three" {
+				t.Fatalf("load: %q, %v; want three", got, err)
+			}
+			s, data, err = b.Open(ctx, "gen")
+			if err != nil || string(data) != "three" {
+				t.Fatalf("second open: %q, %v; want three", data, err)
+			}
+			if err := s.Save(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Close()
+			if got, err := b.Load(ctx, "gen"); err != nil || got != nil {
+				t.Fatalf("load after an empty save: %x, %v; want none", got, err)
+			}
+			if _, _, err := b.Open(ctx, "a/b"); !errors.Is(err, state.ErrInvalidKey) {
+				t.Fatalf("open of key a/b: %v, want ErrInvalidKey", err)
+			}
+		})
+	}
+}
+
+// Backend iggy with an empty topic takes the file backend's state from the directory and writes
+// it to Iggy; from then on the topic wins, whatever the file says.
+func TestIggyBackendMigratesTheStateFile(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	file, _, err := state.Open(dir, "gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Save([]byte("from-file")); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+	client := testkit.DialClient(t, srv)
+	b := state.IggyBackend{Client: client, Stream: "connector_state", Dir: dir}
+	if got, err := b.Load(ctx, "gen"); err != nil || string(got) != "from-file" {
+		t.Fatalf("load before any open (no topic yet): %q, %v; want the file's state", got, err)
+	}
+	s, data, err := b.Open(ctx, "gen")
+	if err != nil || string(data) != "from-file" {
+		t.Fatalf("open: %q, %v; want the file's state", data, err)
+	}
+	if err := s.Save(ctx, []byte("from-iggy")); err != nil {
+		t.Fatal(err)
+	}
+	topic, err := srv.Messages("connector_state", state.TopicName("gen"))
+	if err != nil || len(topic) != 2 || !bytes.HasSuffix(topic[0].Payload, []byte("from-file")) || !bytes.HasSuffix(topic[1].Payload, []byte("from-iggy")) {
+		t.Fatalf("state topic holds %d messages (%v); want the migrated state, then the new one", len(topic), err)
+	}
+	// A backend without the directory (another node) reads the same.
+	other := state.IggyBackend{Client: testkit.DialClient(t, srv), Stream: "connector_state", Dir: t.TempDir() + "/missing"}
+	if _, data, err := other.Open(ctx, "gen"); err != nil || string(data) != "from-iggy" {
+		t.Fatalf("open elsewhere: %q, %v; want from-iggy", data, err)
+	}
+}
+
+// A message in the state topic that is not a state record is an error naming the topic, never
+// handed to the plugin as state.
+func TestIggyBackendRejectsForeignRecords(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	ctx := testCtx(t)
+	client := testkit.DialClient(t, srv)
+	b := state.IggyBackend{Client: client, Stream: "connector_state"}
+	if _, _, err := b.Open(ctx, "gen"); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Send(ctx, "connector_state", state.TopicName("gen"), iggyclient.Partitioning{}, []iggyclient.OutMessage{{Payload: []byte("{}")}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := b.Open(ctx, "gen")
+	if !errors.Is(err, state.ErrBadRecord) || !bytes.Contains([]byte(err.Error()), []byte("source_gen")) {
+		t.Fatalf("open over a foreign record: %v, want ErrBadRecord naming the topic", err)
+	}
+}

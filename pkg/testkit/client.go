@@ -1,0 +1,29 @@
+package testkit
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+)
+
+// DialClient connects the project's own client (pkg/iggyclient, over the official SDK) to srv as
+// iggy/iggy with a fast reconnect, and closes it when the test ends.
+func DialClient(tb testing.TB, srv *devbroker.Server) iggyclient.Client {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := iggyclient.Dial(ctx, iggyclient.Options{
+		Address: srv.Addr(), Username: "iggy", Password: "iggy",
+		ReconnectMin: 5 * time.Millisecond, ReconnectMax: 50 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		tb.Fatalf("dial %s: %v", srv.Addr(), err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
