@@ -61,7 +61,6 @@ type OTLPReply struct {
 	RejectMessage string
 }
 
-
 // ReceivedSpan is one exported span with the attributes of its resource and its own.
 type ReceivedSpan struct {
 	Resource map[string]any
