@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -52,7 +53,10 @@ type OTLPReceiver struct {
 type OTLPReply struct {
 	HTTPStatus int        // OTLP/HTTP: the status (0 is 200)
 	Code       codes.Code // gRPC: the status code (0 is OK), sent trailers-only as gRPC servers do
-	Message    string     // the error text of a failed reply
+	// HeadersFirst makes a gRPC failure send response headers before the
+	// status, so the status arrives in trailers rather than trailers-only.
+	HeadersFirst bool
+	Message      string // the error text of a failed reply
 	// RetryAfter is a throttling hint: Retry-After (HTTP, whole seconds) or a
 	// google.rpc.RetryInfo detail (gRPC).
 	RetryAfter time.Duration
@@ -209,9 +213,12 @@ func writeHTTPFailure(w http.ResponseWriter, reply OTLPReply) bool {
 
 // grpcFailure is the error a gRPC service returns for a failed reply, nil
 // for a successful one.
-func grpcFailure(reply OTLPReply) error {
+func grpcFailure(ctx context.Context, reply OTLPReply) error {
 	if reply.Code == codes.OK {
 		return nil
+	}
+	if reply.HeadersFirst {
+		_ = grpc.SendHeader(ctx, metadata.Pairs("x-test", "headers-first"))
 	}
 	st := status.New(reply.Code, reply.Message)
 	if reply.RetryAfter > 0 {
@@ -259,7 +266,7 @@ type otlpTraceService struct {
 func (s otlpTraceService) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
 	reply := s.r.next()
 	s.r.wait(ctx)
-	if err := grpcFailure(reply); err != nil {
+	if err := grpcFailure(ctx, reply); err != nil {
 		return nil, err
 	}
 	s.r.addSpans(req)
@@ -278,7 +285,7 @@ type otlpLogsService struct {
 func (s otlpLogsService) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
 	reply := s.r.next()
 	s.r.wait(ctx)
-	if err := grpcFailure(reply); err != nil {
+	if err := grpcFailure(ctx, reply); err != nil {
 		return nil, err
 	}
 	s.r.addLogs(req)
