@@ -32,12 +32,22 @@ type Config struct {
 	// TLS configures https:// connections; nil verifies against the system
 	// roots.
 	TLS *tls.Config
+	// Headers are sent with every request (over gRPC as call metadata).
+	Headers map[string]string
+	// Compression is Gzip or "" (none).
+	Compression string
 }
+
+// Gzip is the one compression OTLP exporters support.
+const Gzip = "gzip"
 
 // sender makes one export attempt with an encoded request.
 type sender interface {
-	// prefixLen is how many bytes of room send needs before the message.
+	// prefixLen is how many bytes of room finish needs before the message.
 	prefixLen() int
+	// finish turns an encoded request (after prefixLen bytes of room) into
+	// the body send posts: compressed if configured, framed for gRPC.
+	finish(body []byte) ([]byte, error)
 	send(ctx context.Context, body []byte) error
 	close()
 }
@@ -66,6 +76,10 @@ func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("otlp %s endpoint %q: must be an http:// or https:// URL with a host", signal, cfg.URL)
 	}
+	if cfg.Compression != "" && cfg.Compression != Gzip {
+		return nil, fmt.Errorf("otlp %s compression %q: must be %q or none", signal, cfg.Compression, Gzip)
+	}
+	gzip := cfg.Compression == Gzip
 	var s sender
 	switch cfg.Transport {
 	case HTTP:
@@ -73,9 +87,9 @@ func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter
 		if path == "" {
 			path = httpPath
 		}
-		s = newHTTPSender((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String(), what, cfg.TLS)
+		s = newHTTPSender((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String(), what, cfg.TLS, cfg.Headers, gzip)
 	case GRPC:
-		s = newGRPCSender(u.Scheme, u.Host, grpcPath, what, cfg.TLS)
+		s = newGRPCSender(u.Scheme, u.Host, grpcPath, what, cfg.TLS, cfg.Headers, gzip)
 	default:
 		return nil, fmt.Errorf("otlp %s transport %q: must be %q or %q", signal, cfg.Transport, GRPC, HTTP)
 	}
@@ -97,6 +111,10 @@ func (e *exporter) export(ctx context.Context, appendRequest func([]byte) []byte
 	e.mu.Lock()
 	e.sizeHint = len(body)
 	e.mu.Unlock()
+	body, err := e.send.finish(body)
+	if err != nil {
+		return fmt.Errorf("otlp %s export: %w", e.signal, err)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -106,7 +124,7 @@ func (e *exporter) export(ctx context.Context, appendRequest func([]byte) []byte
 		ctx, cancelTimeout = context.WithTimeoutCause(ctx, e.timeout, errors.New("otlp export timeout"))
 		defer cancelTimeout()
 	}
-	err := e.retry.do(ctx, func(ctx context.Context) error { return e.send.send(ctx, body) })
+	err = e.retry.do(ctx, func(ctx context.Context) error { return e.send.send(ctx, body) })
 	if err != nil {
 		if e.stopped.Err() != nil {
 			err = fmt.Errorf("%w: %w", ErrShutdown, err)

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -83,6 +84,8 @@ func (e *GRPCStatusError) asAttempt() error {
 type grpcSender struct {
 	url       string // scheme://host/<service>/Export
 	what      string
+	headers   map[string]string
+	gzip      bool
 	client    *http.Client
 	transport *http.Transport
 }
@@ -93,7 +96,7 @@ const (
 	logsExportPath  = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
 )
 
-func newGRPCSender(scheme, host, path, what string, tlsConfig *tls.Config) *grpcSender {
+func newGRPCSender(scheme, host, path, what string, tlsConfig *tls.Config, headers map[string]string, gzip bool) *grpcSender {
 	tr := newTransport(tlsConfig)
 	var p http.Protocols
 	p.SetHTTP2(true)
@@ -104,26 +107,39 @@ func newGRPCSender(scheme, host, path, what string, tlsConfig *tls.Config) *grpc
 		// proxy would be plain HTTP/1 proxying, which gRPC cannot use.
 		tr.Proxy = http.ProxyFromEnvironment
 	}
-	return &grpcSender{url: scheme + "://" + host + path, what: what, client: &http.Client{Transport: tr}, transport: tr}
+	return &grpcSender{url: scheme + "://" + host + path, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}, transport: tr}
 }
 
 // prefixLen is the gRPC message prefix: a compressed flag and a big-endian
-// length, filled in by send.
+// length, filled in by finish.
 func (s *grpcSender) prefixLen() int { return 5 }
+
+func (s *grpcSender) finish(body []byte) ([]byte, error) {
+	if s.gzip {
+		var err error
+		if body, err = gzipped(make([]byte, 5), body[5:]); err != nil {
+			return nil, err
+		}
+		body[0] = 1
+	} else {
+		body[0] = 0
+	}
+	binary.BigEndian.PutUint32(body[1:5], uint32(len(body)-5))
+	return body, nil
+}
 
 func (s *grpcSender) close() { s.transport.CloseIdleConnections() }
 
-// send makes one call; body starts with prefixLen bytes of room.
+// send makes one call with a finished body.
 func (s *grpcSender) send(ctx context.Context, body []byte) error {
-	body[0] = 0 // not compressed
-	binary.BigEndian.PutUint32(body[1:5], uint32(len(body)-5))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/grpc")
-	req.Header.Set("Te", "trailers")
-	req.Header.Set("User-Agent", userAgent)
+	setHeaders(req.Header, s.headers, "Content-Type", "application/grpc", "Te", "trailers", "User-Agent", userAgent)
+	if s.gzip {
+		req.Header.Set("Grpc-Encoding", "gzip")
+	}
 	if deadline, ok := ctx.Deadline(); ok {
 		req.Header.Set("Grpc-Timeout", grpcTimeout(time.Until(deadline)))
 	}
@@ -146,7 +162,7 @@ func (s *grpcSender) send(ctx context.Context, body []byte) error {
 	if st.Code != codeOK {
 		return st.asAttempt()
 	}
-	msg, err := grpcMessage(reply)
+	msg, err := grpcMessage(reply, resp.Header.Get("Grpc-Encoding"))
 	if err != nil {
 		return &GRPCStatusError{Code: codeInternal, Message: err.Error()}
 	}
@@ -187,22 +203,30 @@ func statusOf(resp *http.Response) *GRPCStatusError {
 }
 
 // grpcMessage takes the one length-prefixed message out of a reply body
-// (none is an empty message).
-func grpcMessage(b []byte) ([]byte, error) {
+// (none is an empty message), decompressed with encoding when flagged so.
+func grpcMessage(b []byte, encoding string) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	if len(b) < 5 {
 		return nil, fmt.Errorf("truncated gRPC message prefix (%d bytes)", len(b))
 	}
-	if b[0] != 0 {
-		return nil, errors.New("compressed gRPC reply (no compression was offered)")
-	}
 	n := binary.BigEndian.Uint32(b[1:5])
 	if uint64(n) > uint64(len(b)-5) {
 		return nil, fmt.Errorf("gRPC message of %d bytes, %d received", n, len(b)-5)
 	}
-	return b[5 : 5+n], nil
+	msg := b[5 : 5+n]
+	switch {
+	case b[0] == 0:
+		return msg, nil
+	case encoding == "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(msg))
+		if err != nil {
+			return nil, fmt.Errorf("gzip gRPC reply: %w", err)
+		}
+		return readBounded(zr)
+	}
+	return nil, fmt.Errorf("gRPC reply compressed with %q", encoding)
 }
 
 // codeFromHTTP maps the HTTP status of a non-gRPC reply to a gRPC code

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -48,18 +49,50 @@ func newTransport(tlsConfig *tls.Config) *http.Transport {
 type httpSender struct {
 	url       string
 	what      string // "spans" or "log records", for partial-success errors
+	headers   map[string]string
+	gzip      bool
 	client    *http.Client
 	transport *http.Transport
 }
 
-func newHTTPSender(url, what string, tlsConfig *tls.Config) *httpSender {
+func newHTTPSender(url, what string, tlsConfig *tls.Config, headers map[string]string, gzip bool) *httpSender {
 	tr := newTransport(tlsConfig)
 	tr.Proxy = http.ProxyFromEnvironment
 	tr.ForceAttemptHTTP2 = true
-	return &httpSender{url: url, what: what, client: &http.Client{Transport: tr}, transport: tr}
+	return &httpSender{url: url, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}, transport: tr}
 }
 
 func (s *httpSender) prefixLen() int { return 0 }
+
+func (s *httpSender) finish(body []byte) ([]byte, error) {
+	if !s.gzip {
+		return body, nil
+	}
+	return gzipped(nil, body)
+}
+
+// gzipped appends b compressed to dst.
+func gzipped(dst, b []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	zw := gzip.NewWriter(buf)
+	if _, err := zw.Write(b); err != nil {
+		return nil, fmt.Errorf("gzip request: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("gzip request: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// setHeaders sets the configured headers, then ours (which win).
+func setHeaders(h http.Header, configured map[string]string, ours ...string) {
+	for k, v := range configured {
+		h.Set(k, v)
+	}
+	for i := 0; i+1 < len(ours); i += 2 {
+		h.Set(ours[i], ours[i+1])
+	}
+}
 
 func (s *httpSender) close() { s.transport.CloseIdleConnections() }
 
@@ -71,8 +104,10 @@ func (s *httpSender) send(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", contentTypeProtobuf)
-	req.Header.Set("User-Agent", userAgent)
+	setHeaders(req.Header, s.headers, "Content-Type", contentTypeProtobuf, "User-Agent", userAgent)
+	if s.gzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		var temp interface{ Temporary() bool }

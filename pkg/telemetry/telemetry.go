@@ -102,11 +102,11 @@ func Setup(ctx context.Context, cfg config.Telemetry, res Resource) (*Telemetry,
 	installErrorHandler()
 	r := res.build(cfg.ServiceName)
 
-	spanExp, err := newSpanExporter(ctx, cfg.Traces)
+	spanExp, err := newSpanExporter(cfg.Traces)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry traces exporter (%s %s): %w", cfg.Traces.Transport, cfg.Traces.Endpoint, err)
 	}
-	logExp, err := newLogExporter(ctx, cfg.Logs)
+	logExp, err := newLogExporter(cfg.Logs)
 	if err != nil {
 		_ = spanExp.Shutdown(ctx)
 		return nil, fmt.Errorf("telemetry logs exporter (%s %s): %w", cfg.Logs.Transport, cfg.Logs.Endpoint, err)
@@ -239,21 +239,34 @@ func signalURL(endpoint, signalPath string) string {
 }
 
 // exporterConfig is the otlp configuration of one signal: for HTTP the
-// signal URL, for gRPC the endpoint (its path is not used).
-func exporterConfig(e config.OTLPExporter, signalPath string) otlp.Config {
+// signal URL, for gRPC the endpoint (its path is not used); headers,
+// compression and certificates from the OTEL_EXPORTER_OTLP_* variables.
+func exporterConfig(e config.OTLPExporter, signal, signalPath string) (otlp.Config, error) {
 	u := e.Endpoint
 	if e.Transport == TransportHTTP {
 		u = signalURL(e.Endpoint, signalPath)
 	}
-	return otlp.Config{Transport: e.Transport, URL: u, Timeout: ExportTimeout, Retry: retry}
+	cfg := otlp.Config{Transport: e.Transport, URL: u, Timeout: ExportTimeout, Retry: retry}
+	if err := otlp.ApplyEnv(&cfg, signal, os.Getenv); err != nil {
+		return cfg, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return cfg, nil
 }
 
-func newSpanExporter(_ context.Context, e config.OTLPExporter) (sdktrace.SpanExporter, error) {
-	return otlp.NewSpanExporter(exporterConfig(e, "/v1/traces"))
+func newSpanExporter(e config.OTLPExporter) (sdktrace.SpanExporter, error) {
+	cfg, err := exporterConfig(e, "traces", "/v1/traces")
+	if err != nil {
+		return nil, err
+	}
+	return otlp.NewSpanExporter(cfg)
 }
 
-func newLogExporter(_ context.Context, e config.OTLPExporter) (sdklog.Exporter, error) {
-	return otlp.NewLogExporter(exporterConfig(e, "/v1/logs"))
+func newLogExporter(e config.OTLPExporter) (sdklog.Exporter, error) {
+	cfg, err := exporterConfig(e, "logs", "/v1/logs")
+	if err != nil {
+		return nil, err
+	}
+	return otlp.NewLogExporter(cfg)
 }
 
 // retry gives up on one export batch after 15 s, so a collector outage costs

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	_ "google.golang.org/grpc/encoding/gzip" // the receiver accepts gzip-compressed exports
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -42,6 +43,7 @@ type OTLPReceiver struct {
 	mu            sync.Mutex
 	replies       []OTLPReply // answers for the next exports, first first
 	exports       int
+	headers       http.Header // of the last export (gRPC: its metadata)
 	spans         []ReceivedSpan
 	logs          []ReceivedLog
 	traceRequests []*coltracepb.ExportTraceServiceRequest
@@ -100,17 +102,26 @@ func WithTLS(cert TLSCert) OTLPReceiverOption {
 	return func(r *OTLPReceiver) { r.tls = &cert }
 }
 
-// next counts an export and returns the reply it gets.
-func (r *OTLPReceiver) next() OTLPReply {
+// next counts an export, keeps its headers and returns the reply it gets.
+func (r *OTLPReceiver) next(headers http.Header) OTLPReply {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.exports++
+	r.headers = headers
 	if len(r.replies) == 0 {
 		return OTLPReply{}
 	}
 	reply := r.replies[0]
 	r.replies = r.replies[1:]
 	return reply
+}
+
+// LastHeaders returns the headers of the last export request (for gRPC its
+// metadata).
+func (r *OTLPReceiver) LastHeaders() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.headers.Clone()
 }
 
 // Exports is how many export requests arrived, answered or refused.
@@ -152,7 +163,7 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 		if !readOTLP(w, req, &in) {
 			return
 		}
-		reply := r.next()
+		reply := r.next(req.Header.Clone())
 		r.wait(req.Context())
 		if writeHTTPFailure(w, reply) {
 			return
@@ -169,7 +180,7 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 		if !readOTLP(w, req, &in) {
 			return
 		}
-		reply := r.next()
+		reply := r.next(req.Header.Clone())
 		r.wait(req.Context())
 		if writeHTTPFailure(w, reply) {
 			return
@@ -209,6 +220,17 @@ func writeHTTPFailure(w http.ResponseWriter, reply OTLPReply) bool {
 	}
 	http.Error(w, reply.Message, reply.HTTPStatus)
 	return true
+}
+
+func incomingHeaders(ctx context.Context) http.Header {
+	md, _ := metadata.FromIncomingContext(ctx)
+	h := http.Header{}
+	for k, vs := range md {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	return h
 }
 
 // grpcFailure is the error a gRPC service returns for a failed reply, nil
@@ -264,7 +286,7 @@ type otlpTraceService struct {
 }
 
 func (s otlpTraceService) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	reply := s.r.next()
+	reply := s.r.next(incomingHeaders(ctx))
 	s.r.wait(ctx)
 	if err := grpcFailure(ctx, reply); err != nil {
 		return nil, err
@@ -283,7 +305,7 @@ type otlpLogsService struct {
 }
 
 func (s otlpLogsService) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
-	reply := s.r.next()
+	reply := s.r.next(incomingHeaders(ctx))
 	s.r.wait(ctx)
 	if err := grpcFailure(ctx, reply); err != nil {
 		return nil, err
