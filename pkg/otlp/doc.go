@@ -1,8 +1,8 @@
 // Package otlp exports spans and log records to an OpenTelemetry collector
 // over OTLP, gRPC or HTTP/protobuf, without the OpenTelemetry exporter
 // modules: those link google.golang.org/grpc, the generated OTLP protobuf
-// types and grpc-gateway, about 6 MiB of resident memory in every process
-// (Go runs every linked package's init). Here the requests are encoded by
+// types and grpc-gateway, about 3 MiB of resident memory in the supervisor
+// and in each runner (Go runs every linked package's init; supervisor/README.md). Here the requests are encoded by
 // hand with protowire and sent with net/http (its HTTP/2 client for gRPC).
 //
 //   - exporter.go: SpanExporter (sdktrace.SpanExporter) and LogExporter
@@ -24,4 +24,7 @@
 //     deadline and Retry.MaxElapsedTime.
 //   - response.go: partial-success replies (PartialSuccessError) and
 //     bounded reading of replies.
+//   - env.go: ApplyEnv, the OTEL_EXPORTER_OTLP_* variables the OpenTelemetry
+//     exporters honour besides endpoint and timeout: headers, gzip
+//     compression, CA and client certificates.
 package otlp
