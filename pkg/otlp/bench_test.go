@@ -7,10 +7,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otellog "go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -19,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/iggy-connectors-go/runtime/pkg/otlp"
-	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // batchOfSpans is one full export batch (512) of spans shaped like ours: a
@@ -64,73 +59,41 @@ func batchOfRecords(b *testing.B) []sdklog.Record {
 
 // BenchmarkExport is one export of a full batch (512 spans or log records)
 // to a live receiver, ours against the OpenTelemetry exporter, side by side.
+// The receiver decodes in the same process, so its cost is in both figures.
 func BenchmarkExport(b *testing.B) {
 	spans := batchOfSpans()
 	records := batchOfRecords(b)
-	httpURL := testkit.StartOTLPReceiver(b).URL
-	grpcURL := testkit.StartOTLPGRPCReceiver(b).URL
+	benchExporters(b, "spans", spanExporterPairs(), func(ctx context.Context, e sdktrace.SpanExporter) error { return e.ExportSpans(ctx, spans) },
+		func(ctx context.Context, e sdktrace.SpanExporter) error { return e.Shutdown(ctx) })
+	benchExporters(b, "logs", logExporterPairs(), func(ctx context.Context, e sdklog.Exporter) error { return e.Export(ctx, records) },
+		func(ctx context.Context, e sdklog.Exporter) error { return e.Shutdown(ctx) })
+}
+
+func benchExporters[E any](b *testing.B, signal string, pairs []exporterPair[E], export, shutdown func(context.Context, E) error) {
 	ctx := context.Background()
-	spanExporters := []struct {
-		name string
-		make func() (sdktrace.SpanExporter, error)
-	}{
-		{"spans/http/official", func() (sdktrace.SpanExporter, error) {
-			return otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(httpURL+"/v1/traces"))
-		}},
-		{"spans/http/ours", func() (sdktrace.SpanExporter, error) {
-			return otlp.NewSpanExporter(otlp.Config{Transport: otlp.HTTP, URL: httpURL + "/v1/traces"})
-		}},
-		{"spans/grpc/official", func() (sdktrace.SpanExporter, error) {
-			return otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(grpcURL))
-		}},
-		{"spans/grpc/ours", func() (sdktrace.SpanExporter, error) {
-			return otlp.NewSpanExporter(otlp.Config{Transport: otlp.GRPC, URL: grpcURL})
-		}},
-	}
-	for _, e := range spanExporters {
-		b.Run(e.name, func(b *testing.B) {
-			exp, err := e.make()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer exp.Shutdown(ctx)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := exp.ExportSpans(ctx, spans); err != nil {
+	for _, p := range pairs {
+		url := startReceiver(b, p.transport).URL
+		for _, side := range []struct {
+			name string
+			make func() (E, error)
+		}{
+			{"official", func() (E, error) { return p.official(ctx, url) }},
+			{"ours", func() (E, error) { return p.ours(url) }},
+		} {
+			b.Run(signal+"/"+p.transport+"/"+side.name, func(b *testing.B) {
+				exp, err := side.make()
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
-	}
-	logExporters := []struct {
-		name string
-		make func() (sdklog.Exporter, error)
-	}{
-		{"logs/http/official", func() (sdklog.Exporter, error) {
-			return otlploghttp.New(ctx, otlploghttp.WithEndpointURL(httpURL+"/v1/logs"))
-		}},
-		{"logs/http/ours", func() (sdklog.Exporter, error) {
-			return otlp.NewLogExporter(otlp.Config{Transport: otlp.HTTP, URL: httpURL + "/v1/logs"})
-		}},
-		{"logs/grpc/official", func() (sdklog.Exporter, error) { return otlploggrpc.New(ctx, otlploggrpc.WithEndpointURL(grpcURL)) }},
-		{"logs/grpc/ours", func() (sdklog.Exporter, error) {
-			return otlp.NewLogExporter(otlp.Config{Transport: otlp.GRPC, URL: grpcURL})
-		}},
-	}
-	for _, e := range logExporters {
-		b.Run(e.name, func(b *testing.B) {
-			exp, err := e.make()
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer exp.Shutdown(ctx)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := exp.Export(ctx, records); err != nil {
-					b.Fatal(err)
+				defer shutdown(ctx, exp)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := export(ctx, exp); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

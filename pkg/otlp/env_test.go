@@ -18,7 +18,7 @@ func TestEnvHeadersAndCompressionReachTheCollector(t *testing.T) {
 	for _, tr := range transports {
 		for _, compression := range []string{"none", "gzip"} {
 			t.Run(tr.name+" "+compression, func(t *testing.T) {
-				recv := tr.start(t)
+				recv := startReceiver(t, tr.name)
 				cfg := tr.config(recv.URL)
 				err := otlp.ApplyEnv(&cfg, "traces", envOf(map[string]string{
 					"OTEL_EXPORTER_OTLP_HEADERS":        "x-general=not used, because the signal's own variable wins",
@@ -58,7 +58,7 @@ func TestEnvCertificate(t *testing.T) {
 	cert := testkit.WriteTLSCert(t, t.TempDir(), "127.0.0.1")
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			recv := tr.start(t, testkit.WithTLS(cert))
+			recv := startReceiver(t, tr.name, testkit.WithTLS(cert))
 			cfg := tr.config(recv.URL)
 			if err := otlp.ApplyEnv(&cfg, "traces", envOf(map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": cert.CAFile})); err != nil {
 				t.Fatal(err)

@@ -146,43 +146,95 @@ func testRecords(t *testing.T) []sdklog.Record {
 	return out
 }
 
-type traceExporterCase struct {
-	name     string
-	official func(t *testing.T, url string) sdktrace.SpanExporter
-	recv     func(tb testing.TB, opts ...testkit.OTLPReceiverOption) *testkit.OTLPReceiver
-	ours     func(url string) otlp.Config
+// exporterPair is the official exporter and ours for one signal over one
+// transport ("http" or "grpc"), each pointed at a receiver's URL.
+type exporterPair[E any] struct {
+	transport string
+	official  func(ctx context.Context, url string) (E, error)
+	ours      func(url string) (E, error)
 }
 
-func traceCases() []traceExporterCase {
-	return []traceExporterCase{
-		{
-			name: "http",
-			official: func(t *testing.T, url string) sdktrace.SpanExporter {
-				e, err := otlptracehttp.New(t.Context(), otlptracehttp.WithEndpointURL(url+"/v1/traces"))
+func spanExporterPairs() []exporterPair[sdktrace.SpanExporter] {
+	return []exporterPair[sdktrace.SpanExporter]{
+		{"http", func(ctx context.Context, url string) (sdktrace.SpanExporter, error) {
+			return otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(url+"/v1/traces"))
+		}, func(url string) (sdktrace.SpanExporter, error) {
+			return otlp.NewSpanExporter(otlp.Config{Transport: otlp.HTTP, URL: url + "/v1/traces", Timeout: 5 * time.Second})
+		}},
+		{"grpc", func(ctx context.Context, url string) (sdktrace.SpanExporter, error) {
+			return otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(url))
+		}, func(url string) (sdktrace.SpanExporter, error) {
+			return otlp.NewSpanExporter(otlp.Config{Transport: otlp.GRPC, URL: url, Timeout: 5 * time.Second})
+		}},
+	}
+}
+
+func logExporterPairs() []exporterPair[sdklog.Exporter] {
+	return []exporterPair[sdklog.Exporter]{
+		{"http", func(ctx context.Context, url string) (sdklog.Exporter, error) {
+			return otlploghttp.New(ctx, otlploghttp.WithEndpointURL(url+"/v1/logs"))
+		}, func(url string) (sdklog.Exporter, error) {
+			return otlp.NewLogExporter(otlp.Config{Transport: otlp.HTTP, URL: url + "/v1/logs", Timeout: 5 * time.Second})
+		}},
+		{"grpc", func(ctx context.Context, url string) (sdklog.Exporter, error) {
+			return otlploggrpc.New(ctx, otlploggrpc.WithEndpointURL(url))
+		}, func(url string) (sdklog.Exporter, error) {
+			return otlp.NewLogExporter(otlp.Config{Transport: otlp.GRPC, URL: url, Timeout: 5 * time.Second})
+		}},
+	}
+}
+
+// startReceiver starts the test collector of a transport.
+func startReceiver(tb testing.TB, transport string, opts ...testkit.OTLPReceiverOption) *testkit.OTLPReceiver {
+	if transport == "grpc" {
+		return testkit.StartOTLPGRPCReceiver(tb, opts...)
+	}
+	return testkit.StartOTLPReceiver(tb, opts...)
+}
+
+// exporterOps is how a test drives one kind of exporter and reads what its
+// receiver got.
+type exporterOps[E any, R proto.Message] struct {
+	export    func(ctx context.Context, e E) error
+	shutdown  func(ctx context.Context, e E) error
+	requests  func(*testkit.OTLPReceiver) []R
+	normalise func(R)
+	resources func(R) int
+}
+
+// compareWithOfficial exports the same data through the official exporter
+// and ours into two receivers and wants equal requests.
+func compareWithOfficial[E any, R proto.Message](t *testing.T, pairs []exporterPair[E], ops exporterOps[E, R], wantResources int) {
+	for _, p := range pairs {
+		t.Run(p.transport, func(t *testing.T) {
+			theirsAt, oursAt := startReceiver(t, p.transport), startReceiver(t, p.transport)
+			for _, side := range []struct {
+				name string
+				make func() (E, error)
+			}{
+				{"official", func() (E, error) { return p.official(t.Context(), theirsAt.URL) }},
+				{"our", func() (E, error) { return p.ours(oursAt.URL) }},
+			} {
+				exp, err := side.make()
 				if err != nil {
 					t.Fatal(err)
 				}
-				return e
-			},
-			recv: testkit.StartOTLPReceiver,
-			ours: func(url string) otlp.Config {
-				return otlp.Config{Transport: otlp.HTTP, URL: url + "/v1/traces", Timeout: 5 * time.Second}
-			},
-		},
-		{
-			name: "grpc",
-			official: func(t *testing.T, url string) sdktrace.SpanExporter {
-				e, err := otlptracegrpc.New(t.Context(), otlptracegrpc.WithEndpointURL(url))
-				if err != nil {
-					t.Fatal(err)
+				if err := ops.export(t.Context(), exp); err != nil {
+					t.Fatalf("%s exporter: %v", side.name, err)
 				}
-				return e
-			},
-			recv: testkit.StartOTLPGRPCReceiver,
-			ours: func(url string) otlp.Config {
-				return otlp.Config{Transport: otlp.GRPC, URL: url, Timeout: 5 * time.Second}
-			},
-		},
+				_ = ops.shutdown(context.Background(), exp)
+			}
+			theirs, got := ops.requests(theirsAt), ops.requests(oursAt)
+			if len(theirs) != 1 || len(got) != 1 {
+				t.Fatalf("requests received: official %d, ours %d; want 1 each", len(theirs), len(got))
+			}
+			if n := ops.resources(got[0]); n != wantResources {
+				t.Fatalf("our request has %d resources, want %d", n, wantResources)
+			}
+			ops.normalise(theirs[0])
+			ops.normalise(got[0])
+			wantEqual(t, theirs[0], got[0])
+		})
 	}
 }
 
@@ -213,100 +265,24 @@ func sortLogsRequest(r *collogspb.ExportLogsServiceRequest) {
 
 func TestTraceRequestsEqualTheOfficialExporters(t *testing.T) {
 	spans := testSpans()
-	for _, tc := range traceCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			theirsAt, oursAt := tc.recv(t), tc.recv(t)
-			official := tc.official(t, theirsAt.URL)
-			defer official.Shutdown(context.Background())
-			if err := official.ExportSpans(t.Context(), spans); err != nil {
-				t.Fatalf("official exporter: %v", err)
-			}
-			ours, err := otlp.NewSpanExporter(tc.ours(oursAt.URL))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ours.Shutdown(context.Background())
-			if err := ours.ExportSpans(t.Context(), spans); err != nil {
-				t.Fatalf("our exporter: %v", err)
-			}
-			theirs, got := theirsAt.TraceRequests(), oursAt.TraceRequests()
-			if len(theirs) != 1 || len(got) != 1 {
-				t.Fatalf("requests received: official %d, ours %d; want 1 each", len(theirs), len(got))
-			}
-			if n := len(got[0].ResourceSpans); n != 2 {
-				t.Fatalf("our request has %d ResourceSpans, want 2", n)
-			}
-			sortTraceRequest(theirs[0])
-			sortTraceRequest(got[0])
-			wantEqual(t, theirs[0], got[0])
-		})
-	}
+	compareWithOfficial(t, spanExporterPairs(), exporterOps[sdktrace.SpanExporter, *coltracepb.ExportTraceServiceRequest]{
+		export:    func(ctx context.Context, e sdktrace.SpanExporter) error { return e.ExportSpans(ctx, spans) },
+		shutdown:  func(ctx context.Context, e sdktrace.SpanExporter) error { return e.Shutdown(ctx) },
+		requests:  (*testkit.OTLPReceiver).TraceRequests,
+		normalise: sortTraceRequest,
+		resources: func(r *coltracepb.ExportTraceServiceRequest) int { return len(r.ResourceSpans) },
+	}, 2)
 }
 
 func TestLogRequestsEqualTheOfficialExporters(t *testing.T) {
 	records := testRecords(t)
-	for _, tc := range []struct {
-		name     string
-		official func(t *testing.T, url string) sdklog.Exporter
-		recv     func(tb testing.TB, opts ...testkit.OTLPReceiverOption) *testkit.OTLPReceiver
-		ours     func(url string) otlp.Config
-	}{
-		{
-			name: "http",
-			official: func(t *testing.T, url string) sdklog.Exporter {
-				e, err := otlploghttp.New(t.Context(), otlploghttp.WithEndpointURL(url+"/v1/logs"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			},
-			recv: testkit.StartOTLPReceiver,
-			ours: func(url string) otlp.Config {
-				return otlp.Config{Transport: otlp.HTTP, URL: url + "/v1/logs", Timeout: 5 * time.Second}
-			},
-		},
-		{
-			name: "grpc",
-			official: func(t *testing.T, url string) sdklog.Exporter {
-				e, err := otlploggrpc.New(t.Context(), otlploggrpc.WithEndpointURL(url))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			},
-			recv: testkit.StartOTLPGRPCReceiver,
-			ours: func(url string) otlp.Config {
-				return otlp.Config{Transport: otlp.GRPC, URL: url, Timeout: 5 * time.Second}
-			},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			theirsAt, oursAt := tc.recv(t), tc.recv(t)
-			official := tc.official(t, theirsAt.URL)
-			defer official.Shutdown(context.Background())
-			if err := official.Export(t.Context(), records); err != nil {
-				t.Fatalf("official exporter: %v", err)
-			}
-			ours, err := otlp.NewLogExporter(tc.ours(oursAt.URL))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ours.Shutdown(context.Background())
-			if err := ours.Export(t.Context(), records); err != nil {
-				t.Fatalf("our exporter: %v", err)
-			}
-			theirs, got := theirsAt.LogRequests(), oursAt.LogRequests()
-			if len(theirs) != 1 || len(got) != 1 {
-				t.Fatalf("requests received: official %d, ours %d; want 1 each", len(theirs), len(got))
-			}
-			if n := len(got[0].ResourceLogs); n != 2 {
-				t.Fatalf("our request has %d ResourceLogs, want 2", n)
-			}
-			sortLogsRequest(theirs[0])
-			sortLogsRequest(got[0])
-			wantEqual(t, theirs[0], got[0])
-		})
-	}
+	compareWithOfficial(t, logExporterPairs(), exporterOps[sdklog.Exporter, *collogspb.ExportLogsServiceRequest]{
+		export:    func(ctx context.Context, e sdklog.Exporter) error { return e.Export(ctx, records) },
+		shutdown:  func(ctx context.Context, e sdklog.Exporter) error { return e.Shutdown(ctx) },
+		requests:  (*testkit.OTLPReceiver).LogRequests,
+		normalise: sortLogsRequest,
+		resources: func(r *collogspb.ExportLogsServiceRequest) int { return len(r.ResourceLogs) },
+	}, 2)
 }
 
 // wantEqual fails unless our decoded request equals the official one.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -21,13 +20,12 @@ import (
 // configuration pointing at it.
 var transports = []struct {
 	name   string
-	start  func(tb testing.TB, opts ...testkit.OTLPReceiverOption) *testkit.OTLPReceiver
 	config func(url string) otlp.Config
 }{
-	{"http", testkit.StartOTLPReceiver, func(url string) otlp.Config {
+	{"http", func(url string) otlp.Config {
 		return otlp.Config{Transport: otlp.HTTP, URL: url + "/v1/traces", Timeout: 10 * time.Second, Retry: fastRetry}
 	}},
-	{"grpc", testkit.StartOTLPGRPCReceiver, func(url string) otlp.Config {
+	{"grpc", func(url string) otlp.Config {
 		return otlp.Config{Transport: otlp.GRPC, URL: url, Timeout: 10 * time.Second, Retry: fastRetry}
 	}},
 }
@@ -72,7 +70,7 @@ func TestRetryableRepliesAreRetried(t *testing.T) {
 				if tr.name != tt.transport {
 					continue
 				}
-				recv := tr.start(t, testkit.WithReplies(tt.replies...))
+				recv := startReceiver(t, tr.name, testkit.WithReplies(tt.replies...))
 				if err := exportSpans(t, tr.config(recv.URL)); err != nil {
 					t.Fatalf("export: %v", err)
 				}
@@ -115,7 +113,7 @@ func TestFailedRepliesAreNotRetried(t *testing.T) {
 				if tr.name != tt.transport {
 					continue
 				}
-				recv := tr.start(t, testkit.WithReplies(tt.reply))
+				recv := startReceiver(t, tr.name, testkit.WithReplies(tt.reply))
 				err := exportSpans(t, tr.config(recv.URL))
 				if err == nil {
 					t.Fatal("export succeeded against a refusing collector")
@@ -142,7 +140,7 @@ func wantGRPC(code codes.Code, msg string) func(t *testing.T, err error) {
 func TestPartialSuccess(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name+" spans", func(t *testing.T) {
-			recv := tr.start(t, testkit.WithReplies(testkit.OTLPReply{Rejected: 1, RejectMessage: "span too old"}))
+			recv := startReceiver(t, tr.name, testkit.WithReplies(testkit.OTLPReply{Rejected: 1, RejectMessage: "span too old"}))
 			err := exportSpans(t, tr.config(recv.URL))
 			ps, ok := errorsAsPartial(err)
 			if !ok || ps.Rejected != 1 || ps.Message != "span too old" || ps.What != "spans" {
@@ -154,7 +152,7 @@ func TestPartialSuccess(t *testing.T) {
 			wantKept(t, recv)
 		})
 		t.Run(tr.name+" logs", func(t *testing.T) {
-			recv := tr.start(t, testkit.WithReplies(testkit.OTLPReply{RejectMessage: "just a warning"}))
+			recv := startReceiver(t, tr.name, testkit.WithReplies(testkit.OTLPReply{RejectMessage: "just a warning"}))
 			cfg := tr.config(recv.URL)
 			cfg.URL = strings.Replace(cfg.URL, "/v1/traces", "/v1/logs", 1)
 			exp, err := otlp.NewLogExporter(cfg)
@@ -172,17 +170,6 @@ func TestPartialSuccess(t *testing.T) {
 			}
 		})
 	}
-}
-
-// deadURL is a loopback URL nothing listens on.
-func deadURL(t *testing.T) string {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	return "http://" + addr
 }
 
 // within fails the test unless f returns within limit: the exporter's
@@ -203,7 +190,7 @@ func within(t *testing.T, limit time.Duration, f func() error) error {
 func TestDeadCollectorFailsWithinTheTimeout(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			cfg := tr.config(deadURL(t))
+			cfg := tr.config(testkit.DeadURL(t))
 			cfg.Timeout = 500 * time.Millisecond
 			exp, err := otlp.NewSpanExporter(cfg)
 			if err != nil {
@@ -221,7 +208,7 @@ func TestDeadCollectorFailsWithinTheTimeout(t *testing.T) {
 func TestHungCollector(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name+" timeout", func(t *testing.T) {
-			recv := tr.start(t, testkit.WithExportDelay(time.Hour))
+			recv := startReceiver(t, tr.name, testkit.WithExportDelay(time.Hour))
 			cfg := tr.config(recv.URL)
 			cfg.Timeout = 300 * time.Millisecond
 			exp, err := otlp.NewSpanExporter(cfg)
@@ -235,7 +222,7 @@ func TestHungCollector(t *testing.T) {
 			}
 		})
 		t.Run(tr.name+" shutdown ends the export", func(t *testing.T) {
-			recv := tr.start(t, testkit.WithExportDelay(time.Hour))
+			recv := startReceiver(t, tr.name, testkit.WithExportDelay(time.Hour))
 			cfg := tr.config(recv.URL)
 			cfg.Timeout = time.Hour
 			exp, err := otlp.NewSpanExporter(cfg)
@@ -257,7 +244,7 @@ func TestHungCollector(t *testing.T) {
 }
 
 func TestExportAfterShutdown(t *testing.T) {
-	url := deadURL(t)
+	url := testkit.DeadURL(t)
 	spans, err := otlp.NewSpanExporter(otlp.Config{Transport: otlp.GRPC, URL: url})
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +267,7 @@ func TestTLSEndpoints(t *testing.T) {
 	cert := testkit.WriteTLSCert(t, t.TempDir(), "127.0.0.1")
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
-			recv := tr.start(t, testkit.WithTLS(cert))
+			recv := startReceiver(t, tr.name, testkit.WithTLS(cert))
 			if !strings.HasPrefix(recv.URL, "https://") {
 				t.Fatalf("TLS receiver URL %s", recv.URL)
 			}

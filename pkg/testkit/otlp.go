@@ -372,6 +372,19 @@ func (r *OTLPReceiver) addLogs(req *collogspb.ExportLogsServiceRequest) {
 	}
 }
 
+// DeadURL is an http:// URL on a loopback port nothing listens on
+// (connections are refused): a dead collector.
+func DeadURL(tb testing.TB) string {
+	tb.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("listen: %v", err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return "http://" + addr
+}
+
 // OTLPAttrs flattens OTLP attributes to Go values: string, int64, bool or float64 (anything else
 // as its protobuf text).
 func OTLPAttrs(kvs []*commonpb.KeyValue) map[string]any {
