@@ -96,3 +96,15 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 		}
 	}
 }
+
+// A gRPC collector answers a gzip request with a gzip reply; a partial
+// success in it must still be read.
+func TestGzipGRPCReply(t *testing.T) {
+	recv := startReceiver(t, "grpc", testkit.WithReplies(testkit.OTLPReply{Rejected: 2, RejectMessage: "compressed"}))
+	cfg := transports[1].config(recv.URL)
+	cfg.Compression = otlp.Gzip
+	ps, ok := errorsAsPartial(exportSpans(t, cfg))
+	if !ok || ps.Rejected != 2 || ps.Message != "compressed" {
+		t.Fatalf("partial success = %+v, want 2 rejected, message compressed", ps)
+	}
+}
