@@ -14,7 +14,8 @@ import (
 // InitialInterval, growing 1.5 times per attempt up to MaxInterval, each wait
 // randomised by ±50%, and never past MaxElapsedTime or the export's deadline.
 // A collector's throttling hint (Retry-After, gRPC RetryInfo) lengthens a
-// wait. The zero value does not retry.
+// wait. The zero value does not retry; zero intervals of an enabled Retry
+// are the OpenTelemetry exporters' defaults (5 s, 30 s).
 type Retry struct {
 	Enabled         bool
 	InitialInterval time.Duration
@@ -46,7 +47,13 @@ func retryable(err error, throttle time.Duration) error {
 // retryable marker.
 func (r Retry) do(ctx context.Context, attempt func(context.Context) error) error {
 	start := time.Now()
-	interval := r.InitialInterval
+	interval, maxInterval := r.InitialInterval, r.MaxInterval
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	if maxInterval <= 0 {
+		maxInterval = 30 * time.Second
+	}
 	for {
 		err := attempt(ctx)
 		var re *retryableError
@@ -60,7 +67,7 @@ func (r Retry) do(ctx context.Context, attempt func(context.Context) error) erro
 			return fmt.Errorf("%w: %w", context.Cause(ctx), re.err)
 		}
 		wait := max(jitter(interval), re.throttle)
-		interval = min(time.Duration(float64(interval)*backoffMultiplier), r.MaxInterval)
+		interval = min(time.Duration(float64(interval)*backoffMultiplier), maxInterval)
 		if r.MaxElapsedTime > 0 && time.Since(start)+wait > r.MaxElapsedTime {
 			return fmt.Errorf("retries would outlast %v: %w", r.MaxElapsedTime, re.err)
 		}
