@@ -306,3 +306,26 @@ func TestBadConfig(t *testing.T) {
 var _ sdktrace.SpanExporter = (*otlp.SpanExporter)(nil)
 
 func tlsTrusting(cert testkit.TLSCert) *tls.Config { return &tls.Config{RootCAs: cert.CAPool} }
+
+func TestRetriesEndAtTheTimeout(t *testing.T) {
+	busy := make([]testkit.OTLPReply, 1000)
+	for i := range busy {
+		busy[i] = testkit.OTLPReply{HTTPStatus: 503, Code: codes.Unavailable}
+	}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			recv := startReceiver(t, tr.name, testkit.WithReplies(busy...))
+			cfg := tr.config(recv.URL)
+			cfg.Timeout = 300 * time.Millisecond
+			err := within(t, 20*time.Second, func() error { return exportSpans(t, cfg) })
+			var hs *otlp.HTTPStatusError
+			var gs *otlp.GRPCStatusError
+			if !(errors.As(err, &hs) && hs.StatusCode == 503) && !(errors.As(err, &gs) && gs.Code == int(codes.Unavailable)) {
+				t.Fatalf("error = %v, want the last 503 / UNAVAILABLE", err)
+			}
+			if n := recv.Exports(); n < 2 {
+				t.Errorf("receiver saw %d exports, want retries", n)
+			}
+		})
+	}
+}
