@@ -58,7 +58,7 @@ func (e *GRPCStatusError) Error() string {
 	return fmt.Sprintf("grpc status %s: %s", name, e.Message)
 }
 
-// retryableStatus says whether an export failing with e is retried, as the
+// retryable says whether an export failing with e is retried, as the
 // OpenTelemetry exporters decide: the transient codes always,
 // RESOURCE_EXHAUSTED only when the collector says when to come back.
 func (e *GRPCStatusError) retryable() bool {
