@@ -2,8 +2,9 @@
 // over OTLP, gRPC or HTTP/protobuf, without the OpenTelemetry exporter
 // modules: those link google.golang.org/grpc, the generated OTLP protobuf
 // types and grpc-gateway, about 3 MiB of resident memory in the supervisor
-// and in each runner (Go runs every linked package's init; supervisor/README.md). Here the requests are encoded by
-// hand with protowire and sent with net/http (its HTTP/2 client for gRPC).
+// and 1 MiB in a runner (Go runs every linked package's init; see
+// supervisor/README.md). Here the requests are encoded by hand with protowire
+// and sent with net/http (its HTTP/2 client for gRPC).
 //
 //   - exporter.go: SpanExporter (sdktrace.SpanExporter) and LogExporter
 //     (sdklog.Exporter) over one shared core: encode, send with retries
