@@ -317,10 +317,10 @@ func TestRetriesEndAtTheTimeout(t *testing.T) {
 			recv := startReceiver(t, tr.name, testkit.WithReplies(busy...))
 			cfg := tr.config(recv.URL)
 			cfg.Timeout = 300 * time.Millisecond
+			// The last answer is in the error, whether the deadline came
+			// during a wait or cut the last attempt short.
 			err := within(t, 20*time.Second, func() error { return exportSpans(t, cfg) })
-			var hs *otlp.HTTPStatusError
-			var gs *otlp.GRPCStatusError
-			if !(errors.As(err, &hs) && hs.StatusCode == 503) && !(errors.As(err, &gs) && gs.Code == int(codes.Unavailable)) {
+			if err == nil || !strings.Contains(err.Error(), "503 Service Unavailable") && !strings.Contains(err.Error(), "grpc status UNAVAILABLE") {
 				t.Fatalf("error = %v, want the last 503 / UNAVAILABLE", err)
 			}
 			if n := recv.Exports(); n < 2 {

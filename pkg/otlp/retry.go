@@ -44,7 +44,9 @@ func retryable(err error, throttle time.Duration) error {
 
 // do runs attempt until it succeeds, fails for good, or retrying would pass
 // the bounds. The error returned is the last attempt's, unwrapped from its
-// retryable marker.
+// retryable marker; when the deadline cut that attempt short, the failure of
+// the attempt before it is joined, since that says why the export failed
+// (connection refused, 503) better than the deadline does.
 func (r Retry) do(ctx context.Context, attempt func(context.Context) error) error {
 	start := time.Now()
 	interval, maxInterval := r.InitialInterval, r.MaxInterval
@@ -54,17 +56,18 @@ func (r Retry) do(ctx context.Context, attempt func(context.Context) error) erro
 	if maxInterval <= 0 {
 		maxInterval = 30 * time.Second
 	}
+	var earlier error
 	for {
 		err := attempt(ctx)
 		var re *retryableError
 		if err == nil || !errors.As(err, &re) {
-			return err
+			return withEarlier(ctx, err, earlier)
 		}
 		if !r.Enabled {
 			return re.err
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %w", context.Cause(ctx), re.err)
+			return withEarlier(ctx, fmt.Errorf("%w: %w", context.Cause(ctx), re.err), earlier)
 		}
 		wait := max(jitter(interval), re.throttle)
 		interval = min(time.Duration(float64(interval)*backoffMultiplier), maxInterval)
@@ -75,6 +78,7 @@ func (r Retry) do(ctx context.Context, attempt func(context.Context) error) erro
 			// Waiting could only end in the deadline; give the batch up now.
 			return fmt.Errorf("retry in %v would pass the export deadline: %w", wait.Round(time.Millisecond), re.err)
 		}
+		earlier = re.err
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -83,6 +87,15 @@ func (r Retry) do(ctx context.Context, attempt func(context.Context) error) erro
 		case <-t.C:
 		}
 	}
+}
+
+// withEarlier joins the failure of the previous attempt to err when the
+// export's context ended during the last one.
+func withEarlier(ctx context.Context, err, earlier error) error {
+	if err == nil || earlier == nil || ctx.Err() == nil {
+		return err
+	}
+	return fmt.Errorf("%w (the attempt before: %w)", err, earlier)
 }
 
 // jitter spreads d over [d/2, 3d/2) so exporters of many processes do not
