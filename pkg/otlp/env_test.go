@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/otlp"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
@@ -65,6 +66,34 @@ func TestEnvCertificate(t *testing.T) {
 			}
 			if err := exportSpans(t, cfg); err != nil {
 				t.Fatalf("export trusting the CA from the environment: %v", err)
+			}
+			wantKept(t, recv)
+		})
+	}
+}
+
+func TestEnvClientCertificate(t *testing.T) {
+	cert := testkit.WriteTLSCert(t, t.TempDir(), "127.0.0.1")
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			recv := startReceiver(t, tr.name, testkit.WithTLS(cert), testkit.WithClientAuth())
+			cfg := tr.config(recv.URL)
+			cfg.Timeout = time.Second
+			env := map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": cert.CAFile}
+			withoutClientCert := cfg
+			if err := otlp.ApplyEnv(&withoutClientCert, "traces", envOf(env)); err != nil {
+				t.Fatal(err)
+			}
+			if err := exportSpans(t, withoutClientCert); err == nil {
+				t.Fatal("export without a client certificate to a receiver requiring one succeeded")
+			}
+			env["OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE"] = cert.CertFile
+			env["OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY"] = cert.KeyFile
+			if err := otlp.ApplyEnv(&cfg, "traces", envOf(env)); err != nil {
+				t.Fatal(err)
+			}
+			if err := exportSpans(t, cfg); err != nil {
+				t.Fatalf("export with the client certificate: %v", err)
 			}
 			wantKept(t, recv)
 		})

@@ -36,9 +36,10 @@ import (
 type OTLPReceiver struct {
 	URL string
 
-	delay time.Duration
-	tls   *TLSCert
-	stop  chan struct{} // closed when the test ends: a slow export returns at once
+	delay      time.Duration
+	tls        *TLSCert
+	clientAuth bool
+	stop       chan struct{} // closed when the test ends: a slow export returns at once
 
 	mu            sync.Mutex
 	replies       []OTLPReply // answers for the next exports, first first
@@ -100,6 +101,25 @@ func WithReplies(replies ...OTLPReply) OTLPReceiverOption {
 // OTLP/HTTP); its URL is then https://.
 func WithTLS(cert TLSCert) OTLPReceiverOption {
 	return func(r *OTLPReceiver) { r.tls = &cert }
+}
+
+// WithClientAuth makes a WithTLS receiver require a client certificate
+// issued by its certificate's CA (mutual TLS).
+func WithClientAuth() OTLPReceiverOption {
+	return func(r *OTLPReceiver) { r.clientAuth = true }
+}
+
+// serverTLS is the receiver's TLS configuration.
+func (r *OTLPReceiver) serverTLS(tb testing.TB) *tls.Config {
+	cert, err := tls.LoadX509KeyPair(r.tls.CertFile, r.tls.KeyFile)
+	if err != nil {
+		tb.Fatalf("OTLP receiver certificate: %v", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	if r.clientAuth {
+		cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, r.tls.CAPool
+	}
+	return cfg
 }
 
 // next counts an export, keeps its headers and returns the reply it gets.
@@ -194,12 +214,8 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 	})
 	srv := httptest.NewUnstartedServer(mux)
 	if r.tls != nil {
-		cert, err := tls.LoadX509KeyPair(r.tls.CertFile, r.tls.KeyFile)
-		if err != nil {
-			tb.Fatalf("OTLP receiver certificate: %v", err)
-		}
 		srv.EnableHTTP2 = true
-		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		srv.TLS = r.serverTLS(tb)
 		srv.StartTLS()
 	} else {
 		srv.Start()
@@ -263,11 +279,7 @@ func StartOTLPGRPCReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPRecei
 	var serverOpts []grpc.ServerOption
 	scheme := "http"
 	if r.tls != nil {
-		creds, err := credentials.NewServerTLSFromFile(r.tls.CertFile, r.tls.KeyFile)
-		if err != nil {
-			tb.Fatalf("OTLP gRPC receiver certificate: %v", err)
-		}
-		serverOpts = append(serverOpts, grpc.Creds(creds))
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(r.serverTLS(tb))))
 		scheme = "https"
 	}
 	srv := grpc.NewServer(serverOpts...)
