@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -13,17 +12,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
-
-// deadEndpoint is a loopback URL nothing listens on (connections are refused).
-func deadEndpoint(b *testing.B) string {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	return "http://" + addr
-}
 
 // collectorCases are the collectors the data path is measured against:
 // none (telemetry disabled), a live one, a dead one and one that takes a
@@ -36,7 +24,7 @@ func collectorCases(b *testing.B) []struct {
 	grpcSlow := testkit.StartOTLPGRPCReceiver(b, testkit.WithExportDelay(time.Second)).URL
 	httpLive := testkit.StartOTLPReceiver(b).URL
 	httpSlow := testkit.StartOTLPReceiver(b, testkit.WithExportDelay(time.Second)).URL
-	dead := deadEndpoint(b)
+	dead := testkit.DeadURL(b)
 	return []struct {
 		name string
 		cfg  config.Telemetry

@@ -2,6 +2,10 @@
 // (OTLP over gRPC or HTTP/protobuf, per [telemetry] in the runtime config)
 // and reports each finished batch of a connector.
 //
+//   - The exporters are pkg/otlp's, not the OpenTelemetry OTLP exporter
+//     modules (which link gRPC and cost the supervisor about 3 MiB of memory);
+//     the OTEL_EXPORTER_OTLP_* headers, compression and certificate
+//     variables apply as they did.
 //   - Setup builds the tracer and logger providers with a resource naming the
 //     service, the connector (iggy.connector.key, iggy.connector.type) and the
 //     process (process.pid). Disabled telemetry gives no-op providers.

@@ -14,10 +14,6 @@ import (
 	"go.opentelemetry.io/contrib/bridges/otelslog"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otellog "go.opentelemetry.io/otel/log"
 	lognoop "go.opentelemetry.io/otel/log/noop"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -27,12 +23,13 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/otlp"
 )
 
 // Transports of [telemetry.logs] and [telemetry.traces].
 const (
-	TransportGRPC = "grpc"
-	TransportHTTP = "http" // OTLP/HTTP with protobuf bodies
+	TransportGRPC = otlp.GRPC
+	TransportHTTP = otlp.HTTP // OTLP/HTTP with protobuf bodies
 )
 
 // Resource attribute keys. service.name, service.version and process.pid are
@@ -105,11 +102,11 @@ func Setup(ctx context.Context, cfg config.Telemetry, res Resource) (*Telemetry,
 	installErrorHandler()
 	r := res.build(cfg.ServiceName)
 
-	spanExp, err := newSpanExporter(ctx, cfg.Traces)
+	spanExp, err := newSpanExporter(cfg.Traces)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry traces exporter (%s %s): %w", cfg.Traces.Transport, cfg.Traces.Endpoint, err)
 	}
-	logExp, err := newLogExporter(ctx, cfg.Logs)
+	logExp, err := newLogExporter(cfg.Logs)
 	if err != nil {
 		_ = spanExp.Shutdown(ctx)
 		return nil, fmt.Errorf("telemetry logs exporter (%s %s): %w", cfg.Logs.Transport, cfg.Logs.Endpoint, err)
@@ -241,35 +238,41 @@ func signalURL(endpoint, signalPath string) string {
 	return u.String()
 }
 
-func newSpanExporter(ctx context.Context, e config.OTLPExporter) (sdktrace.SpanExporter, error) {
+// exporterConfig is the otlp configuration of one signal: for HTTP the
+// signal URL, for gRPC the endpoint (its path is not used); headers,
+// compression and certificates from the OTEL_EXPORTER_OTLP_* variables.
+func exporterConfig(e config.OTLPExporter, signal, signalPath string) (otlp.Config, error) {
+	u := e.Endpoint
 	if e.Transport == TransportHTTP {
-		return otlptracehttp.New(ctx,
-			otlptracehttp.WithEndpointURL(signalURL(e.Endpoint, "/v1/traces")),
-			otlptracehttp.WithTimeout(ExportTimeout),
-			otlptracehttp.WithRetry(otlptracehttp.RetryConfig(retry)))
+		u = signalURL(e.Endpoint, signalPath)
 	}
-	return otlptracegrpc.New(ctx,
-		otlptracegrpc.WithEndpointURL(e.Endpoint),
-		otlptracegrpc.WithTimeout(ExportTimeout),
-		otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig(retry)))
+	cfg := otlp.Config{Transport: e.Transport, URL: u, Timeout: ExportTimeout, Retry: retry}
+	if err := otlp.ApplyEnv(&cfg, signal, os.Getenv); err != nil {
+		return cfg, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return cfg, nil
 }
 
-func newLogExporter(ctx context.Context, e config.OTLPExporter) (sdklog.Exporter, error) {
-	if e.Transport == TransportHTTP {
-		return otlploghttp.New(ctx,
-			otlploghttp.WithEndpointURL(signalURL(e.Endpoint, "/v1/logs")),
-			otlploghttp.WithTimeout(ExportTimeout),
-			otlploghttp.WithRetry(otlploghttp.RetryConfig(retry)))
+func newSpanExporter(e config.OTLPExporter) (sdktrace.SpanExporter, error) {
+	cfg, err := exporterConfig(e, "traces", "/v1/traces")
+	if err != nil {
+		return nil, err
 	}
-	return otlploggrpc.New(ctx,
-		otlploggrpc.WithEndpointURL(e.Endpoint),
-		otlploggrpc.WithTimeout(ExportTimeout),
-		otlploggrpc.WithRetry(otlploggrpc.RetryConfig(retry)))
+	return otlp.NewSpanExporter(cfg)
+}
+
+func newLogExporter(e config.OTLPExporter) (sdklog.Exporter, error) {
+	cfg, err := exporterConfig(e, "logs", "/v1/logs")
+	if err != nil {
+		return nil, err
+	}
+	return otlp.NewLogExporter(cfg)
 }
 
 // retry gives up on one export batch after 15 s, so a collector outage costs
-// a few dropped batches instead of a queue that never drains.
-var retry = otlptracegrpc.RetryConfig{
+// a few dropped batches instead of a queue that never drains (in practice
+// ExportTimeout ends an export first).
+var retry = otlp.Retry{
 	Enabled:         true,
 	InitialInterval: 500 * time.Millisecond,
 	MaxInterval:     5 * time.Second,

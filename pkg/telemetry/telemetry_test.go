@@ -247,6 +247,15 @@ func TestSetupRejectsBadConfig(t *testing.T) {
 	}
 }
 
+func TestSetupRejectsBadOTLPEnvironment(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "zstd")
+	good := "http://localhost:4317"
+	_, err := telemetry.Setup(t.Context(), enabledConfig("s", "grpc", good, "grpc", good), telemetry.Resource{})
+	if !errors.Is(err, telemetry.ErrInvalidConfig) || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION") {
+		t.Fatalf("error = %v, want ErrInvalidConfig naming OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", err)
+	}
+}
+
 func TestShutdownReturnsWhenTheCollectorHangs(t *testing.T) {
 	// A collector that accepts connections and never answers.
 	url := testkit.StartOTLPReceiver(t, testkit.WithExportDelay(time.Hour)).URL

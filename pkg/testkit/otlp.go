@@ -3,10 +3,12 @@ package testkit
 import (
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,8 +18,15 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	_ "google.golang.org/grpc/encoding/gzip" // the receiver accepts gzip-compressed exports
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // OTLPReceiver is an OpenTelemetry collector endpoint for tests: it serves OTLP/HTTP with
@@ -27,12 +36,36 @@ import (
 type OTLPReceiver struct {
 	URL string
 
-	delay time.Duration
-	stop  chan struct{} // closed when the test ends: a slow export returns at once
+	delay      time.Duration
+	tls        *TLSCert
+	clientAuth bool
+	stop       chan struct{} // closed when the test ends: a slow export returns at once
 
-	mu    sync.Mutex
-	spans []ReceivedSpan
-	logs  []ReceivedLog
+	mu            sync.Mutex
+	replies       []OTLPReply // answers for the next exports, first first
+	exports       int
+	headers       http.Header // of the last export (gRPC: its metadata)
+	spans         []ReceivedSpan
+	logs          []ReceivedLog
+	traceRequests []*coltracepb.ExportTraceServiceRequest
+	logRequests   []*collogspb.ExportLogsServiceRequest
+}
+
+// OTLPReply is how a receiver answers one export other than with plain
+// success (see WithReplies). The zero value is a success.
+type OTLPReply struct {
+	HTTPStatus int        // OTLP/HTTP: the status (0 is 200)
+	Code       codes.Code // gRPC: the status code (0 is OK), sent trailers-only as gRPC servers do
+	// HeadersFirst makes a gRPC failure send response headers before the
+	// status, so the status arrives in trailers rather than trailers-only.
+	HeadersFirst bool
+	Message      string // the error text of a failed reply
+	// RetryAfter is a throttling hint: Retry-After (HTTP, whole seconds) or a
+	// google.rpc.RetryInfo detail (gRPC).
+	RetryAfter time.Duration
+	// Rejected and RejectMessage make a successful reply a partial success.
+	Rejected      int64
+	RejectMessage string
 }
 
 // ReceivedSpan is one exported span with the attributes of its resource and its own.
@@ -58,6 +91,80 @@ func WithExportDelay(d time.Duration) OTLPReceiverOption {
 	return func(r *OTLPReceiver) { r.delay = d }
 }
 
+// WithReplies makes the receiver answer its next exports with replies, one
+// each in order, then succeed as usual. A failed reply keeps nothing.
+func WithReplies(replies ...OTLPReply) OTLPReceiverOption {
+	return func(r *OTLPReceiver) { r.replies = append(r.replies, replies...) }
+}
+
+// WithTLS serves the receiver over TLS with cert (HTTP/2 and HTTP/1.1 for
+// OTLP/HTTP); its URL is then https://.
+func WithTLS(cert TLSCert) OTLPReceiverOption {
+	return func(r *OTLPReceiver) { r.tls = &cert }
+}
+
+// WithClientAuth makes a WithTLS receiver require a client certificate
+// issued by its certificate's CA (mutual TLS).
+func WithClientAuth() OTLPReceiverOption {
+	return func(r *OTLPReceiver) { r.clientAuth = true }
+}
+
+// serverTLS is the receiver's TLS configuration.
+func (r *OTLPReceiver) serverTLS(tb testing.TB) *tls.Config {
+	cert, err := tls.LoadX509KeyPair(r.tls.CertFile, r.tls.KeyFile)
+	if err != nil {
+		tb.Fatalf("OTLP receiver certificate: %v", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	if r.clientAuth {
+		cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, r.tls.CAPool
+	}
+	return cfg
+}
+
+// next counts an export, keeps its headers and returns the reply it gets.
+func (r *OTLPReceiver) next(headers http.Header) OTLPReply {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.exports++
+	r.headers = headers
+	if len(r.replies) == 0 {
+		return OTLPReply{}
+	}
+	reply := r.replies[0]
+	r.replies = r.replies[1:]
+	return reply
+}
+
+// LastHeaders returns the headers of the last export request (for gRPC its
+// metadata).
+func (r *OTLPReceiver) LastHeaders() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.headers.Clone()
+}
+
+// Exports is how many export requests arrived, answered or refused.
+func (r *OTLPReceiver) Exports() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exports
+}
+
+// TraceRequests returns the trace export requests kept so far, as decoded.
+func (r *OTLPReceiver) TraceRequests() []*coltracepb.ExportTraceServiceRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*coltracepb.ExportTraceServiceRequest(nil), r.traceRequests...)
+}
+
+// LogRequests returns the log export requests kept so far, as decoded.
+func (r *OTLPReceiver) LogRequests() []*collogspb.ExportLogsServiceRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*collogspb.ExportLogsServiceRequest(nil), r.logRequests...)
+}
+
 func newOTLPReceiver(opts []OTLPReceiverOption) *OTLPReceiver {
 	r := &OTLPReceiver{stop: make(chan struct{})}
 	for _, opt := range opts {
@@ -76,28 +183,92 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 		if !readOTLP(w, req, &in) {
 			return
 		}
+		reply := r.next(req.Header.Clone())
 		r.wait(req.Context())
-		r.addSpans(in.GetResourceSpans())
-		writeOTLP(w, &coltracepb.ExportTraceServiceResponse{})
+		if writeHTTPFailure(w, reply) {
+			return
+		}
+		r.addSpans(&in)
+		resp := &coltracepb.ExportTraceServiceResponse{}
+		if reply.Rejected != 0 || reply.RejectMessage != "" {
+			resp.PartialSuccess = &coltracepb.ExportTracePartialSuccess{RejectedSpans: reply.Rejected, ErrorMessage: reply.RejectMessage}
+		}
+		writeOTLP(w, resp)
 	})
 	mux.HandleFunc("POST /v1/logs", func(w http.ResponseWriter, req *http.Request) {
 		var in collogspb.ExportLogsServiceRequest
 		if !readOTLP(w, req, &in) {
 			return
 		}
+		reply := r.next(req.Header.Clone())
 		r.wait(req.Context())
-		r.addLogs(in.GetResourceLogs())
-		writeOTLP(w, &collogspb.ExportLogsServiceResponse{})
+		if writeHTTPFailure(w, reply) {
+			return
+		}
+		r.addLogs(&in)
+		resp := &collogspb.ExportLogsServiceResponse{}
+		if reply.Rejected != 0 || reply.RejectMessage != "" {
+			resp.PartialSuccess = &collogspb.ExportLogsPartialSuccess{RejectedLogRecords: reply.Rejected, ErrorMessage: reply.RejectMessage}
+		}
+		writeOTLP(w, resp)
 	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	if r.tls != nil {
+		srv.EnableHTTP2 = true
+		srv.TLS = r.serverTLS(tb)
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	tb.Cleanup(srv.Close)
 	tb.Cleanup(func() { close(r.stop) }) // runs first, so Close does not wait for slow exports
 	r.URL = srv.URL
 	return r
 }
 
+// writeHTTPFailure answers a failed reply, reporting whether it did.
+func writeHTTPFailure(w http.ResponseWriter, reply OTLPReply) bool {
+	if reply.HTTPStatus == 0 || (reply.HTTPStatus >= 200 && reply.HTTPStatus <= 299) {
+		return false
+	}
+	if reply.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(reply.RetryAfter/time.Second)))
+	}
+	http.Error(w, reply.Message, reply.HTTPStatus)
+	return true
+}
+
+func incomingHeaders(ctx context.Context) http.Header {
+	md, _ := metadata.FromIncomingContext(ctx)
+	h := http.Header{}
+	for k, vs := range md {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	return h
+}
+
+// grpcFailure is the error a gRPC service returns for a failed reply, nil
+// for a successful one.
+func grpcFailure(ctx context.Context, reply OTLPReply) error {
+	if reply.Code == codes.OK {
+		return nil
+	}
+	if reply.HeadersFirst {
+		_ = grpc.SendHeader(ctx, metadata.Pairs("x-test", "headers-first"))
+	}
+	st := status.New(reply.Code, reply.Message)
+	if reply.RetryAfter > 0 {
+		if withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(reply.RetryAfter)}); err == nil {
+			st = withInfo
+		}
+	}
+	return st.Err()
+}
+
 // StartOTLPGRPCReceiver starts a receiver serving the collector's gRPC trace and logs services
-// on a loopback port, stopped at test cleanup. Its URL is http://host:port.
+// on a loopback port, stopped at test cleanup. Its URL is http://host:port (https:// WithTLS).
 func StartOTLPGRPCReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver {
 	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -105,13 +276,19 @@ func StartOTLPGRPCReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPRecei
 		tb.Fatalf("listen for the OTLP gRPC receiver: %v", err)
 	}
 	r := newOTLPReceiver(opts)
-	srv := grpc.NewServer()
+	var serverOpts []grpc.ServerOption
+	scheme := "http"
+	if r.tls != nil {
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(r.serverTLS(tb))))
+		scheme = "https"
+	}
+	srv := grpc.NewServer(serverOpts...)
 	coltracepb.RegisterTraceServiceServer(srv, otlpTraceService{r: r})
 	collogspb.RegisterLogsServiceServer(srv, otlpLogsService{r: r})
 	go func() { _ = srv.Serve(lis) }()
 	tb.Cleanup(srv.Stop)
 	tb.Cleanup(func() { close(r.stop) }) // runs first
-	r.URL = "http://" + lis.Addr().String()
+	r.URL = scheme + "://" + lis.Addr().String()
 	return r
 }
 
@@ -121,9 +298,17 @@ type otlpTraceService struct {
 }
 
 func (s otlpTraceService) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	reply := s.r.next(incomingHeaders(ctx))
 	s.r.wait(ctx)
-	s.r.addSpans(req.GetResourceSpans())
-	return &coltracepb.ExportTraceServiceResponse{}, nil
+	if err := grpcFailure(ctx, reply); err != nil {
+		return nil, err
+	}
+	s.r.addSpans(req)
+	resp := &coltracepb.ExportTraceServiceResponse{}
+	if reply.Rejected != 0 || reply.RejectMessage != "" {
+		resp.PartialSuccess = &coltracepb.ExportTracePartialSuccess{RejectedSpans: reply.Rejected, ErrorMessage: reply.RejectMessage}
+	}
+	return resp, nil
 }
 
 type otlpLogsService struct {
@@ -132,9 +317,17 @@ type otlpLogsService struct {
 }
 
 func (s otlpLogsService) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
+	reply := s.r.next(incomingHeaders(ctx))
 	s.r.wait(ctx)
-	s.r.addLogs(req.GetResourceLogs())
-	return &collogspb.ExportLogsServiceResponse{}, nil
+	if err := grpcFailure(ctx, reply); err != nil {
+		return nil, err
+	}
+	s.r.addLogs(req)
+	resp := &collogspb.ExportLogsServiceResponse{}
+	if reply.Rejected != 0 || reply.RejectMessage != "" {
+		resp.PartialSuccess = &collogspb.ExportLogsPartialSuccess{RejectedLogRecords: reply.Rejected, ErrorMessage: reply.RejectMessage}
+	}
+	return resp, nil
 }
 
 // wait holds an export for the configured delay.
@@ -163,10 +356,11 @@ func (r *OTLPReceiver) Logs() []ReceivedLog {
 	return append([]ReceivedLog(nil), r.logs...)
 }
 
-func (r *OTLPReceiver) addSpans(in []*tracepb.ResourceSpans) {
+func (r *OTLPReceiver) addSpans(req *coltracepb.ExportTraceServiceRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, rs := range in {
+	r.traceRequests = append(r.traceRequests, req)
+	for _, rs := range req.GetResourceSpans() {
 		res := OTLPAttrs(rs.GetResource().GetAttributes())
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
@@ -176,10 +370,11 @@ func (r *OTLPReceiver) addSpans(in []*tracepb.ResourceSpans) {
 	}
 }
 
-func (r *OTLPReceiver) addLogs(in []*logspb.ResourceLogs) {
+func (r *OTLPReceiver) addLogs(req *collogspb.ExportLogsServiceRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, rl := range in {
+	r.logRequests = append(r.logRequests, req)
+	for _, rl := range req.GetResourceLogs() {
 		res := OTLPAttrs(rl.GetResource().GetAttributes())
 		for _, sl := range rl.GetScopeLogs() {
 			for _, l := range sl.GetLogRecords() {
@@ -187,6 +382,19 @@ func (r *OTLPReceiver) addLogs(in []*logspb.ResourceLogs) {
 			}
 		}
 	}
+}
+
+// DeadURL is an http:// URL on a loopback port nothing listens on
+// (connections are refused): a dead collector.
+func DeadURL(tb testing.TB) string {
+	tb.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("listen: %v", err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return "http://" + addr
 }
 
 // OTLPAttrs flattens OTLP attributes to Go values: string, int64, bool or float64 (anything else

@@ -50,7 +50,8 @@ func WriteTLSCert(tb testing.TB, dir string, hosts ...string) TLSCert {
 	serverTemplate := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "iggy-connectors test server"},
 		NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		// Client authentication too, so tests of mutual TLS can present it.
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	for _, host := range hosts {
 		if ip := net.ParseIP(host); ip != nil {
