@@ -115,6 +115,9 @@ func New(o Options) (*Supervisor, error) {
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
+	if err := metrics.RegisterResources(s.registry, s.connectorProcesses); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	s.merged = metrics.NewMerged(s.registry)
 	s.metricsHandler = metrics.Handler(s.merged, log)
 	if e.RuntimeDir != "" {

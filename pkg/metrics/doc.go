@@ -14,6 +14,9 @@
 //     /stats and /metrics without asking runners and counts outlive crashes.
 //   - Runtime: the supervisor's gauges (connectors total and running) plus
 //     iggy_connector_up and iggy_connector_restarts_total.
+//   - RegisterResources (resources.go): iggy_connector_memory_usage_bytes and
+//     iggy_connector_cpu_seconds_total per connector (not in upstream), read
+//     at scrape time: the supervisor's latest sample, or a runner's own.
 //   - ConnectorStats, RuntimeStats: the /stats JSON, fields in upstream's order.
 //   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits);
 //     Sampler.Processes reads many processes in one pass.
