@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -235,32 +234,7 @@ func TestKubernetesRun(t *testing.T) {
 	proc := testkit.StartRunner(t, environList(sink.env))
 	live[roleRunner] = boundAddress(t, proc)
 
-	sup := supervisors[0]
-	rt, err := effectiveRuntime(sup.container)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	files, err := os.ReadDir(sup.mounts[rt.Connectors.ConfigDir])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(sup.mounts[rt.Connectors.ConfigDir], f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.Name()), bytes.ReplaceAll(data, []byte(pluginDir), []byte(plugins)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sup.env[config.EnvConfigPath] = sup.mounts[sup.env[config.EnvConfigPath]]
-	sup.env["IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR"] = dir
-	sup.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker.Addr()
-	sup.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
-	sup.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
-	delete(sup.env, "IGGY_SUPERVISOR_RUNNER_PATH")
-	sp := testkit.StartSupervisor(t, t.TempDir(), environList(sup.env), 90*time.Second)
+	sp := startSupervisorContainer(t, supervisors[0].container, broker.Addr(), plugins)
 	live[roleSupervisor] = sp.Addr
 
 	// The supervisor's source feeds the topic; the standalone sink consumes it too (its own group
