@@ -310,7 +310,7 @@ func checkPlugins(c container, connectors []config.Connector) []error {
 		if !slices.Contains([]string{".so", ".dylib", ".dll"}, path.Ext(lib)) {
 			lib += ".so"
 		}
-		if c.pluginDir != "" && path.Dir(lib) == c.pluginDir && slices.Contains(c.plugins, path.Base(lib)) && !slices.Contains(c.volumeDirs, c.pluginDir) {
+		if c.pluginDir != "" && path.Dir(lib) == c.pluginDir && slices.Contains(c.plugins, path.Base(lib)) {
 			continue
 		}
 		if slices.Contains(c.volumeDirs, path.Dir(lib)) {
