@@ -114,7 +114,7 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 			replicas = *d.Spec.Replicas
 		}
 		sa := d.Spec.Template.Spec.ServiceAccountName
-		if sa != "" && !slices.ContainsFunc(o.accounts, func(a corev1.ServiceAccount) bool { return a.Name == sa }) && sa != "pipelines" {
+		if sa != "" && !slices.ContainsFunc(o.accounts, func(a corev1.ServiceAccount) bool { return a.Name == sa }) && !slices.Contains(o.externalAccounts, sa) {
 			bad("Deployment %s: serviceAccountName %s is not created here", d.Name, sa)
 		}
 		if kc.role != roleRunner {
@@ -317,6 +317,7 @@ func TestKubernetesCheckerRejects(t *testing.T) {
 		{"annotation names another port", `prometheus.io/port: "8081"`, `prometheus.io/port: "9090"`, errPort},
 		{"plugin not in the image", "libiggy_connector_stdout_sink", "libiggy_connector_s3_sink", errPlugin},
 		{"two source replicas on file state", "value: iggy\n", "value: file\n", errShape},
+		{"service account not created", "serviceAccountName: iggy-connectors", "serviceAccountName: pipelines", errShape},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !bytes.Contains(built, []byte(tc.old)) {

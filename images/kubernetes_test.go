@@ -83,8 +83,9 @@ type objects struct {
 	accounts    []corev1.ServiceAccount
 	budgets     []policyv1.PodDisruptionBudget
 	monitors    []serviceMonitor
-	// externalSecrets are Secrets the operator creates (the chart's iggy.existingSecret).
-	externalSecrets []string
+	// externalSecrets and externalAccounts are Secrets and ServiceAccounts the operator creates
+	// (the chart's iggy.existingSecret, serviceAccount.name with serviceAccount.create false).
+	externalSecrets, externalAccounts []string
 }
 
 // decodeObjects decodes YAML documents strictly, each by its kind.
@@ -465,6 +466,10 @@ func loadKube(root, kind, name string) (*objects, error) {
 		}
 		if s, _ := vals.PathValue("iggy.existingSecret"); s != nil && s != "" {
 			o.externalSecrets = append(o.externalSecrets, fmt.Sprint(s))
+		}
+		if create, _ := vals.PathValue("serviceAccount.create"); create == false {
+			name, _ := vals.PathValue("serviceAccount.name")
+			o.externalAccounts = append(o.externalAccounts, fmt.Sprint(name))
 		}
 		return o, nil
 	}
