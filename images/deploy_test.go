@@ -48,6 +48,9 @@ type container struct {
 	// pluginDir and plugins: the example plugins the image ships (empty without them).
 	pluginDir string
 	plugins   []string
+	// volumeDirs are directories of volumes the operator fills (a Kubernetes init container
+	// copying from a plugin image, a claim): any plugin in them counts as provided.
+	volumeDirs []string
 	// stopGrace is how long the orchestrator waits after SIGTERM before it kills the container;
 	// 0 when the file cannot say (a Dockerfile).
 	stopGrace time.Duration
@@ -308,6 +311,9 @@ func checkPlugins(c container, connectors []config.Connector) []error {
 			lib += ".so"
 		}
 		if c.pluginDir != "" && path.Dir(lib) == c.pluginDir && slices.Contains(c.plugins, path.Base(lib)) {
+			continue
+		}
+		if slices.Contains(c.volumeDirs, path.Dir(lib)) {
 			continue
 		}
 		if host, ok := c.mounts[lib]; ok && fileExists(host) {

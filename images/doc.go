@@ -8,10 +8,14 @@
 //   - healthcheck.sh: the images' HEALTHCHECK probe of /health, following IGGY_CONNECTORS_HTTP_ADDRESS.
 //
 // Docker cannot run on the build machines, so the tests in this folder parse every Dockerfile
-// (buildkit's parser), every docker-compose file under compose/ (compose-go), the Nomad job (HCL)
-// and the ECS task definition (JSON), and check them against the real program: every variable
-// they set must be one the runner or supervisor reads (runner.RunnerEnvVars,
-// supervisor.SupervisorEnvVars, config.RuntimeEnvVars, connector overrides), ports and health
-// checks must match the configured HTTP address, every connector config must load, and every
-// file they reference must exist. There is no Go code to import here.
+// (buildkit's parser), every docker-compose file under compose/ (compose-go), the Nomad job (HCL),
+// the ECS task definition (JSON), the Kubernetes kustomizations (kustomize's Go API) and the Helm
+// chart (Helm's loader and engine; objects decoded strictly into k8s.io/api types), and check them
+// against the real program: every variable they set must be one the runner or supervisor reads
+// (runner.RunnerEnvVars, supervisor.SupervisorEnvVars, config.RuntimeEnvVars, connector
+// overrides), ports, health checks and probes must match the configured HTTP address and routes,
+// every connector config must load, and every file they reference must exist. The Prometheus
+// alerts and the Grafana dashboard are checked with promtool and a real Prometheus scraping a
+// running supervisor (prometheus_test.go); the supervisor image's upstream /app layout is run for
+// real (dropin_test.go). There is no Go code to import here.
 package images

@@ -190,16 +190,20 @@ type imageSpec struct {
 	binaries   []string // built by the build stage, from cmd/<name>
 	targets    []string // final stages (the last one is the default)
 	examples   string   // the target that adds the example plugins
+	workDir    string   // the runtime stages' WORKDIR
 }
 
 var imageSpecs = []imageSpec{
-	{"images/runner/Dockerfile", roleRunner, []string{"iggy-connector-runner"}, []string{"runner-with-examples", "runner"}, "runner-with-examples"},
-	{"images/supervisor/Dockerfile", roleSupervisor, []string{"iggy-connectors", "iggy-connector-runner"}, []string{"supervisor-with-examples", "supervisor"}, "supervisor-with-examples"},
+	{"images/runner/Dockerfile", roleRunner, []string{"iggy-connector-runner"}, []string{"runner-with-examples", "runner"}, "runner-with-examples", runtimeWorkDir},
+	{"images/supervisor/Dockerfile", roleSupervisor, []string{"iggy-connectors", "iggy-connector-runner"}, []string{"supervisor-with-examples", "supervisor"}, "supervisor-with-examples", upstreamWorkDir},
 }
 
 const (
 	pluginDir      = "/opt/iggy/connectors"
 	runtimeWorkDir = "/var/lib/iggy-connectors"
+	// upstreamWorkDir is the WORKDIR of upstream's image (core/connectors/runtime/Dockerfile),
+	// which the drop-in supervisor image keeps so relative paths resolve the same.
+	upstreamWorkDir = "/app"
 )
 
 // imageContainer is a container of one image target before a deployment file adds to it.
@@ -352,8 +356,10 @@ func checkRuntimeStage(d *dockerfile, st *stage, spec imageSpec) []error {
 	if x := st.last("expose"); x == nil || strings.TrimSuffix(nodeWords(x)[0], "/tcp") != port {
 		bad("EXPOSE does not match the port of IGGY_CONNECTORS_HTTP_ADDRESS=%q", address)
 	}
-	if w := st.last("workdir"); w == nil || nodeWords(w)[0] != runtimeWorkDir {
-		bad("WORKDIR is not %s (the non-root user's writable directory)", runtimeWorkDir)
+	if w := st.last("workdir"); w == nil || nodeWords(w)[0] != spec.workDir {
+		bad("WORKDIR is not %s", spec.workDir)
+	} else if runs := strings.Join(instructionTexts(st, "run"), "\n"); !regexp.MustCompile(`install -d -o iggy -g iggy [^\n]*` + regexp.QuoteMeta(spec.workDir) + `( |$)`).MatchString(runs) {
+		bad("WORKDIR %s is not created owned by the image's user iggy", spec.workDir)
 	}
 	return errs
 }
@@ -495,6 +501,8 @@ func TestDockerfileCheckerRejects(t *testing.T) {
 		{"cgo build", "CGO_ENABLED=0 go build", "go build", "CGO_ENABLED=0"},
 		{"unknown ENV", "IGGY_CONNECTORS_STATE_PATH=", "IGGY_CONNECTORS_STATE_DIR=", "IGGY_CONNECTORS_STATE_DIR"},
 		{"EXPOSE mismatch", "EXPOSE 8081", "EXPOSE 9090", "EXPOSE does not match"},
+		{"other WORKDIR", "WORKDIR /var/lib/iggy-connectors", "WORKDIR /srv", "WORKDIR is not"},
+		{"WORKDIR owned by root", "install -d -o iggy -g iggy /var/lib/iggy-connectors /var/lib/iggy-connectors/state", "install -d /var/lib/iggy-connectors /var/lib/iggy-connectors/state", "not created owned"},
 		{"no health check", "HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 CMD [\"iggy-connectors-healthcheck\"]", "", "no HEALTHCHECK"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

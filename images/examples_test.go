@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -229,33 +230,7 @@ func TestSupervisorExampleRuns(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("service connectors: ok=%v err=%v", ok, err)
 	}
-	rt, err := effectiveRuntime(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The mounted connector files, with the image's plugin directory replaced.
-	dir := t.TempDir()
-	files, err := os.ReadDir(c.mounts[rt.Connectors.ConfigDir])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(c.mounts[rt.Connectors.ConfigDir], f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.Name()), []byte(strings.ReplaceAll(string(data), pluginDir, plugins)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.env[config.EnvConfigPath] = c.mounts[c.env[config.EnvConfigPath]]
-	c.env["IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR"] = dir
-	c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
-	c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
-	c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
-	delete(c.env, "IGGY_SUPERVISOR_RUNNER_PATH") // testkit passes the runner it built
-	proc := testkit.StartSupervisor(t, t.TempDir(), environList(c.env), 90*time.Second)
+	proc := startSupervisorContainer(t, c, broker, plugins)
 	addr := proc.Addr
 	probe(t, addr, proc.Exited)
 
@@ -274,4 +249,38 @@ func TestSupervisorExampleRuns(t *testing.T) {
 		}
 		return running == 2 && consumed
 	})
+}
+
+// startSupervisorContainer runs a supervisor container's program for real: its environment, its
+// mounted config and connector files (the image's plugin directory replaced by plugins), with the
+// container-only values rewritten (the Iggy address, a loopback HTTP address, a temporary state
+// directory, testkit's runner binary).
+func startSupervisorContainer(t *testing.T, c container, broker, plugins string) *testkit.SupervisorProc {
+	t.Helper()
+	rt, err := effectiveRuntime(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := os.ReadDir(c.mounts[rt.Connectors.ConfigDir])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(c.mounts[rt.Connectors.ConfigDir], f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name()), []byte(strings.ReplaceAll(string(data), pluginDir, plugins)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := maps.Clone(c.env)
+	env[config.EnvConfigPath] = c.mounts[c.env[config.EnvConfigPath]]
+	env["IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR"] = dir
+	env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
+	env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
+	env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
+	delete(env, "IGGY_SUPERVISOR_RUNNER_PATH") // testkit passes the runner it built
+	return testkit.StartSupervisor(t, t.TempDir(), environList(env), 90*time.Second)
 }

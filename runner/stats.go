@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,18 @@ type connMetrics struct {
 // created and reads (so they outlive this process), or in this process's memory when pagePath is
 // empty (a standalone runner).
 func newConnMetrics(reg prometheus.Registerer, key, kind, pagePath string) (*connMetrics, error) {
+	// The process's own memory and CPU, read at scrape time (the supervisor shows its runners'
+	// figures from its own sample instead, so these are never merged twice).
+	self := func() []metrics.ConnectorProcess {
+		p, err := metrics.ReadProcess(int32(os.Getpid()))
+		if err != nil {
+			return nil
+		}
+		return []metrics.ConnectorProcess{{Key: key, Kind: kind, Process: p}}
+	}
+	if err := metrics.RegisterResources(reg, self); err != nil {
+		return nil, err
+	}
 	if pagePath == "" {
 		c, err := metrics.TryNewConnector(reg, key, kind)
 		return &connMetrics{c: c}, err

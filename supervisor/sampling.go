@@ -53,3 +53,20 @@ func (s *Supervisor) latestFigures() processFigures {
 	defer s.figuresMu.Unlock()
 	return s.figures
 }
+
+// connectorProcesses are the latest figures of every connector whose runner is live, for the
+// memory and CPU families of /metrics.
+func (s *Supervisor) connectorProcesses() []metrics.ConnectorProcess {
+	figures := s.latestFigures()
+	var out []metrics.ConnectorProcess
+	for _, m := range s.ordered {
+		c := m.snapshot().proc
+		if c == nil || c.exited() {
+			continue
+		}
+		if p, ok := figures.procs[int32(c.pid)]; ok {
+			out = append(out, metrics.ConnectorProcess{Key: m.key, Kind: string(m.kind), Process: p})
+		}
+	}
+	return out
+}

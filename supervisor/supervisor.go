@@ -104,6 +104,10 @@ func New(o Options) (*Supervisor, error) {
 	if err := os.MkdirAll(statePath, 0o755); err != nil {
 		return nil, fmt.Errorf("state.path %q: %w", o.Runtime.State.Path, err)
 	}
+	if err := writableDir(statePath); err != nil {
+		return nil, fmt.Errorf("state.path %q: the state directory %s is not writable by uid %d (%w): give that user write access to it (chown the directory or volume to uid %[3]d, or set the pod's fsGroup in Kubernetes)",
+			o.Runtime.State.Path, statePath, os.Geteuid(), err)
+	}
 	s := &Supervisor{
 		env: e, runtime: o.Runtime, environ: o.Environ, provider: o.Provider, log: log,
 		runnerLog: runnerLog, runnerBin: bin, statePath: statePath,
@@ -115,6 +119,9 @@ func New(o Options) (*Supervisor, error) {
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
+	if err := metrics.RegisterResources(s.registry, s.connectorProcesses); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	s.merged = metrics.NewMerged(s.registry)
 	s.metricsHandler = metrics.Handler(s.merged, log)
 	if e.RuntimeDir != "" {
@@ -366,4 +373,17 @@ func (s *Supervisor) runnerBaseEnv(address string) []string {
 func (s *Supervisor) lookup(kind config.ConnectorKind, key string) (*managed, bool) {
 	m, ok := s.connectors[kind][key]
 	return m, ok
+}
+
+// writableDir checks that this process can create files in dir, as the runners will when they save
+// source state there, so a read-only or foreign-owned state volume fails at start with its name
+// instead of at a source's first state save.
+func writableDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }

@@ -19,6 +19,9 @@
 //     iggy_connector_up, iggy_connector_restarts_total and the state gauge.
 //   - StateGauge (state.go): iggy_connector_state, one series per
 //     ConnectorStates value, 1 for the current one (supervisor and runner).
+//   - RegisterResources (resources.go): iggy_connector_memory_usage_bytes and
+//     iggy_connector_cpu_seconds_total per connector (not in upstream), read
+//     at scrape time: the supervisor's latest sample, or a runner's own.
 //   - ConnectorStats, RuntimeStats: the /stats JSON, fields in upstream's order.
 //   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits);
 //     Sampler.Processes reads many processes in one pass.

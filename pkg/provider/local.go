@@ -71,13 +71,26 @@ func NewLocal(dir string, env []string, log *slog.Logger) (*Local, error) {
 	}
 	for _, item := range items {
 		name := item.Name()
-		if !item.Type().IsRegular() || filepath.Ext(name) != ".toml" ||
+		if !isFile(dir, item) || filepath.Ext(name) != ".toml" ||
 			strings.HasPrefix(name, ".") || strings.EqualFold(name, "Cargo.toml") {
 			continue
 		}
 		p.load(filepath.Join(dir, name), item)
 	}
 	return p, nil
+}
+
+// isFile reports whether a directory entry is a regular file, or a symlink to one, as upstream's
+// Path::is_file: a Kubernetes ConfigMap volume holds every key as a symlink into ..data.
+func isFile(dir string, item fs.DirEntry) bool {
+	if item.Type().IsRegular() {
+		return true
+	}
+	if item.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	info, err := os.Stat(filepath.Join(dir, item.Name()))
+	return err == nil && info.Mode().IsRegular()
 }
 
 // load reads one connector file into entries, or into broken when it does not load.

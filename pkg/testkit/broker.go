@@ -1,9 +1,9 @@
 // Package testkit holds helpers shared by the tests of several packages: a
 // running dev broker, logged-in official-SDK clients for it and topics filled
 // through them (fill.go), the project's own client dialled to it (client.go),
-// runner and supervisor processes, test plugins
-// compiled from C, OTLP receivers, TLS certificates, and stored fuzz corpora
-// read as seeds (corpus.go).
+// runner and supervisor processes, test plugins compiled from C, OTLP
+// receivers, TLS certificates, a real Prometheus server (prometheus.go), and
+// stored fuzz corpora read as seeds (corpus.go).
 package testkit
 
 import (

@@ -1,0 +1,149 @@
+package testkit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// ErrPromQL is returned by PrometheusProc.Query when Prometheus refuses the query.
+var ErrPromQL = errors.New("prometheus refused the query")
+
+// PrometheusProc is a real Prometheus server (the system's `prometheus` binary, Debian's package)
+// started by a test.
+type PrometheusProc struct {
+	Cmd  *exec.Cmd
+	URL  string // http://127.0.0.1:PORT
+	logs *syncBuffer
+	done chan struct{}
+}
+
+// StartPrometheus writes config (a prometheus.yml) into a temporary directory, starts Prometheus
+// with it on a free loopback port and its storage in that directory, and waits until /-/ready
+// answers. The process is killed at test cleanup.
+func StartPrometheus(tb testing.TB, config string) *PrometheusProc {
+	tb.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		tb.Fatalf("prometheus is not installed (make deps installs Debian's prometheus package): %v", err)
+	}
+	dir := tb.TempDir()
+	file := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(file, []byte(config), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := &PrometheusProc{URL: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
+	p.Cmd = exec.Command(bin, "--config.file="+file, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	p.Cmd.Env = cleanEnviron()
+	p.Cmd.Stdout, p.Cmd.Stderr = p.logs, p.logs
+	if err := p.Cmd.Start(); err != nil {
+		tb.Fatalf("start prometheus: %v", err)
+	}
+	go func() {
+		_ = p.Cmd.Wait()
+		close(p.done)
+	}()
+	tb.Cleanup(func() {
+		_ = p.Cmd.Process.Kill()
+		<-p.done
+		if tb.Failed() {
+			tb.Logf("prometheus logs:\n%s", p.logs.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if resp, err := http.Get(p.URL + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		select {
+		case <-p.done:
+			tb.Fatalf("prometheus exited before it was ready:\n%s", p.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("prometheus not ready after 30s:\n%s", p.logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Query evaluates an instant query through the HTTP API and returns how many series (or 1 for a
+// scalar) it gave. A query Prometheus cannot parse or evaluate gives an error wrapping ErrPromQL.
+func (p *PrometheusProc) Query(query string) (int, error) {
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(p.URL + "/api/v1/query?query=" + url.QueryEscape(query))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	var answer struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return 0, fmt.Errorf("query %q: %d %s: %w", query, resp.StatusCode, body, err)
+	}
+	if answer.Status != "success" {
+		return 0, fmt.Errorf("query %q: %w: %s", query, ErrPromQL, answer.Error)
+	}
+	if answer.Data.ResultType == "scalar" || answer.Data.ResultType == "string" {
+		return 1, nil
+	}
+	var series []json.RawMessage
+	if err := json.Unmarshal(answer.Data.Result, &series); err != nil {
+		return 0, fmt.Errorf("query %q: result: %w", query, err)
+	}
+	return len(series), nil
+}
+
+// Targets returns the health and last scrape error of every active target.
+func (p *PrometheusProc) Targets() (map[string]string, error) {
+	resp, err := http.Get(p.URL + "/api/v1/targets?state=active")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Data struct {
+			ActiveTargets []struct {
+				ScrapeURL string `json:"scrapeUrl"`
+				Health    string `json:"health"`
+				LastError string `json:"lastError"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, t := range answer.Data.ActiveTargets {
+		out[t.ScrapeURL] = t.Health + " " + t.LastError
+	}
+	return out, nil
+}
