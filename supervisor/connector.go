@@ -43,6 +43,9 @@ type managed struct {
 
 	restarting atomic.Bool // a POST /restart is in progress
 	ops        sync.Mutex  // serialises restart and the lifecycle routes (api_lifecycle.go)
+	// refreshing makes reading the page and recording its status one step (refresh), so a
+	// slower reader never records an older status over a newer one.
+	refreshing sync.Mutex
 
 	mu   sync.Mutex
 	cfg  config.Connector // the running config
@@ -374,6 +377,8 @@ func (m *managed) statusNow() (status, lastError string) {
 // stats page and records them. It creates the connector's counter series at 0, as the runner's own
 // /stats read does.
 func (m *managed) refresh(c *child) string {
+	m.refreshing.Lock()
+	defer m.refreshing.Unlock()
 	st := m.page.Stats(true)
 	if st.PID == int32(c.pid) && !c.exited() {
 		m.noteVersion(st.Version)
