@@ -117,11 +117,11 @@ func TestOwnsPartitionFollowsTheAssignment(t *testing.T) {
 // keeps its session and its partition; a client that never pings (heartbeat off) is dropped as
 // stale, its partition goes to the other member, and its next call reconnects and rejoins.
 func TestHeartbeatKeepsABusyClientAndDropsASilentOne(t *testing.T) {
-	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"lock": 1}), testkit.WithHeartbeat(100*time.Millisecond))
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"lock": 1}), testkit.WithHeartbeat(500*time.Millisecond))
 	ctx := testContext(t)
 	busyLogs := &capturingHandler{}
 	busy := dial(t, srv, func(o *iggyclient.Options) {
-		o.HeartbeatInterval = 40 * time.Millisecond
+		o.HeartbeatInterval = 50 * time.Millisecond
 		o.Logger = slog.New(busyLogs)
 	})
 	silent := dial(t, srv, func(o *iggyclient.Options) { o.HeartbeatInterval = -1 })
@@ -131,7 +131,7 @@ func TestHeartbeatKeepsABusyClientAndDropsASilentOne(t *testing.T) {
 		}
 	}
 	msg := []iggyclient.OutMessage{{Payload: []byte("x")}}
-	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); {
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
 		if err := busy.Send(ctx, "demo", "lock", iggyclient.Partitioning{Kind: iggyclient.PartitionByID}, msg); err != nil {
 			t.Fatal(err)
 		}
