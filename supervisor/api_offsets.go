@@ -63,44 +63,47 @@ func (s *Supervisor) iggyError(err error) *apiError {
 	return &apiError{status: http.StatusBadGateway, Code: "iggy_error", Reason: fmt.Sprintf("Iggy at %s: %v", s.runtime.Iggy.Address, err)}
 }
 
-// dialIggy connects with the settings every runner gets ([iggy]).
-func (s *Supervisor) dialIggy(ctx context.Context) (iggyclient.Admin, error) {
+// dialIggy connects with the settings every runner gets ([iggy]), through dial: iggyclient.Dial
+// for a Client or iggyclient.DialAdmin for an Admin.
+func dialIggy[T any](ctx context.Context, s *Supervisor, dial func(context.Context, iggyclient.Options) (T, error)) (T, error) {
 	token, err := s.runtime.Iggy.ResolveToken()
 	if err != nil {
-		return nil, fmt.Errorf("iggy.token: %w", err)
+		var none T
+		return none, fmt.Errorf("iggy.token: %w", err)
 	}
 	i := s.runtime.Iggy
 	ctx, cancel := context.WithTimeout(ctx, iggyDialTimeout)
 	defer cancel()
-	return iggyclient.DialAdmin(ctx, iggyclient.Options{
+	return dial(ctx, iggyclient.Options{
 		Address: i.Address, Username: i.Username, Password: i.Password, Token: token,
 		TLSEnabled: i.TLS.Enabled, TLSCAFile: i.TLS.CAFile, TLSDomain: i.TLS.Domain,
 		HeartbeatInterval: -1, Logger: s.log.With("component", "iggy"),
 	})
 }
 
-// admin connects to Iggy, answering 503 or 502 when it cannot.
-func (s *Supervisor) admin(w http.ResponseWriter, r *http.Request) (iggyclient.Admin, bool) {
-	admin, err := s.dialIggy(r.Context())
+// connectIggy is dialIggy for a request, answering 503 or 502 when Iggy cannot be reached.
+func connectIggy[T any](w http.ResponseWriter, r *http.Request, s *Supervisor, dial func(context.Context, iggyclient.Options) (T, error)) (T, bool) {
+	conn, err := dialIggy(r.Context(), s, dial)
 	if err != nil {
 		writeAPIError(w, s.iggyError(err))
-		return nil, false
+		return conn, false
 	}
-	return admin, true
+	return conn, true
 }
 
-// adminWhileStopped is admin for a write: it answers 409 unless the connector is stopped and
-// holds the connector's operations lock until release (whileStopped).
-func (s *Supervisor) adminWhileStopped(w http.ResponseWriter, r *http.Request, m *managed) (admin iggyclient.Admin, release func(), ok bool) {
+// connectIggyWhileStopped is connectIggy for a write: it answers 409 unless the connector is
+// stopped and holds the connector's operations lock until release (whileStopped), which also
+// closes the connection.
+func connectIggyWhileStopped[T interface{ Close() error }](w http.ResponseWriter, r *http.Request, s *Supervisor, m *managed, dial func(context.Context, iggyclient.Options) (T, error)) (conn T, release func(), ok bool) {
 	unlock, ok := whileStopped(w, m)
 	if !ok {
-		return nil, nil, false
+		return conn, nil, false
 	}
-	if admin, ok = s.admin(w, r); !ok {
+	if conn, ok = connectIggy(w, r, s, dial); !ok {
 		unlock()
-		return nil, nil, false
+		return conn, nil, false
 	}
-	return admin, func() { admin.Close(); unlock() }, true
+	return conn, func() { conn.Close(); unlock() }, true
 }
 
 // decodeStrict decodes body into v, refusing unknown members, with errors naming the body.

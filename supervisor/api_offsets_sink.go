@@ -77,7 +77,7 @@ func (s *Supervisor) handleSinkOffsets(w http.ResponseWriter, r *http.Request, k
 	if !ok {
 		return
 	}
-	admin, ok := s.admin(w, r)
+	admin, ok := connectIggy(w, r, s, iggyclient.DialAdmin)
 	if !ok {
 		return
 	}
@@ -133,7 +133,7 @@ func (s *Supervisor) handlePutSinkOffsets(w http.ResponseWriter, r *http.Request
 		writeAPIError(w, bad)
 		return
 	}
-	admin, release, ok := s.adminWhileStopped(w, r, m)
+	admin, release, ok := connectIggyWhileStopped(w, r, s, m, iggyclient.DialAdmin)
 	if !ok {
 		return
 	}
@@ -258,7 +258,7 @@ func (s *Supervisor) handleDeleteSinkOffsets(w http.ResponseWriter, r *http.Requ
 	if !ok {
 		return
 	}
-	admin, release, ok := s.adminWhileStopped(w, r, m)
+	admin, release, ok := connectIggyWhileStopped(w, r, s, m, iggyclient.DialAdmin)
 	if !ok {
 		return
 	}

@@ -3,10 +3,13 @@ package supervisor
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/msgpackjson"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
 )
@@ -23,9 +26,22 @@ func (s *Supervisor) handleSourceOffsets(w http.ResponseWriter, r *http.Request,
 	if !ok {
 		return
 	}
-	data, at, err := state.Current(s.statePath, m.key)
+	var data []byte
+	var at time.Time
+	var err error
+	if s.iggyState() {
+		// The newest record, or the state file the next start would migrate.
+		client, ok := connectIggy(w, r, s, iggyclient.Dial)
+		if !ok {
+			return
+		}
+		defer client.Close()
+		data, at, err = s.iggyStateBackend(client).Current(r.Context(), m.key)
+	} else {
+		data, at, err = state.Current(s.statePath, m.key)
+	}
 	if err != nil {
-		writeAPIError(w, &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()})
+		writeAPIError(w, s.stateError(err))
 		return
 	}
 	out := sourceState{StateJSON: json.RawMessage("null")}
@@ -79,13 +95,7 @@ func (s *Supervisor) handlePutSourceOffsets(w http.ResponseWriter, r *http.Reque
 			return
 		}
 	}
-	unlock, ok := whileStopped(w, m)
-	if !ok {
-		return
-	}
-	defer unlock()
-	if err := state.Replace(s.statePath, m.key, data); err != nil {
-		writeAPIError(w, &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()})
+	if !s.replaceSourceState(w, r, m, data) {
 		return
 	}
 	s.log.Info("source state set", "connector", m.label(), "bytes", len(data))
@@ -97,15 +107,72 @@ func (s *Supervisor) handleDeleteSourceOffsets(w http.ResponseWriter, r *http.Re
 	if !ok {
 		return
 	}
-	unlock, ok := whileStopped(w, m)
-	if !ok {
-		return
-	}
-	defer unlock()
-	if err := state.Delete(s.statePath, m.key); err != nil {
-		writeAPIError(w, &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()})
+	if !s.replaceSourceState(w, r, m, nil) {
 		return
 	}
 	s.log.Info("source state deleted", "connector", m.label())
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// replaceSourceState makes data the state the next start of source m loads (empty data: none)
+// in the configured state backend, answering 409 unless m is stopped (whileStopped) and the error
+// when the write fails.
+func (s *Supervisor) replaceSourceState(w http.ResponseWriter, r *http.Request, m *managed, data []byte) bool {
+	if s.iggyState() {
+		return s.replaceIggyState(w, r, m, data)
+	}
+	unlock, ok := whileStopped(w, m)
+	if !ok {
+		return false
+	}
+	defer unlock()
+	if err := state.Replace(s.statePath, m.key, data); err != nil {
+		writeAPIError(w, s.stateError(err))
+		return false
+	}
+	return true
+}
+
+// replaceIggyState is replaceSourceState on backend iggy: data is saved as the newest record of
+// the source's state topic, as the runner saves it (an Open first migrates a state file into an
+// empty topic; the new record is newer). "No state" (empty data) also removes the source's state
+// file: while the record is newest the file is ignored, but it must not come back should the
+// topic be deleted or the backend be switched back to file.
+func (s *Supervisor) replaceIggyState(w http.ResponseWriter, r *http.Request, m *managed, data []byte) bool {
+	client, release, ok := connectIggyWhileStopped(w, r, s, m, iggyclient.Dial)
+	if !ok {
+		return false
+	}
+	defer release()
+	saver, _, err := s.iggyStateBackend(client).Open(r.Context(), m.key)
+	if err == nil {
+		err = errors.Join(saver.Save(r.Context(), data), saver.Close())
+	}
+	if err == nil && len(data) == 0 {
+		err = state.Delete(s.statePath, m.key)
+	}
+	if err != nil {
+		writeAPIError(w, s.stateError(err))
+		return false
+	}
+	return true
+}
+
+// iggyState reports whether sources keep their state in Iggy ([state] backend = "iggy").
+func (s *Supervisor) iggyState() bool { return s.runtime.State.Backend == config.StateBackendIggy }
+
+// iggyStateBackend is the state backend a source runner opens on backend iggy, over client. Its
+// Dir is the state directory, so a state file a first start would migrate is seen too.
+func (s *Supervisor) iggyStateBackend(client iggyclient.Client) state.IggyBackend {
+	return state.IggyBackend{Client: client, Stream: s.runtime.State.Stream, Dir: s.statePath, Log: s.log.With("component", "state")}
+}
+
+// stateError maps a failed state read or write: a file's problem is the supervisor's own (500),
+// anything else on backend iggy is Iggy's (iggyError: 503 or 502).
+func (s *Supervisor) stateError(err error) *apiError {
+	var pathErr *fs.PathError
+	if !s.iggyState() || errors.As(err, &pathErr) {
+		return &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+	}
+	return s.iggyError(err)
 }
