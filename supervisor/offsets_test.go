@@ -253,8 +253,15 @@ messages_range = [1, 4]
 }
 
 // Without Iggy the offsets of a sink cannot be read: 503 iggy_unavailable naming the address, within
-// the supervisor's 3 s bound; a source's state (a file) still reads.
+// the supervisor's 3 s bound; a source's state still reads on the file backend, and on backend iggy
+// is 503 too.
 func TestSinkOffsetsWithoutIggy(t *testing.T) {
+	for _, backend := range []string{"file", "iggy"} {
+		t.Run(backend, func(t *testing.T) { testOffsetsWithoutIggy(t, backend) })
+	}
+}
+
+func testOffsetsWithoutIggy(t *testing.T, backend string) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
@@ -271,17 +278,25 @@ func TestSinkOffsetsWithoutIggy(t *testing.T) {
 	f.write(t, "config.toml", strings.Replace(string(rt), broker.Addr(), nobody, 1))
 	f.write(t, "connectors/parked.toml", strings.Replace(sinkFile("parked", f.plugin("null_sink"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
 	f.write(t, "connectors/gen.toml", strings.Replace(sourceFile("gen", f.plugin("random_source"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
-	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
-	start := time.Now()
-	body := call(t, p, http.MethodGet, "/sinks/parked/offsets", "", http.StatusServiceUnavailable)
-	if !strings.Contains(body, "iggy_unavailable") || !strings.Contains(body, nobody) {
-		t.Errorf("answer %s; want iggy_unavailable naming %s", body, nobody)
+	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_STATE_BACKEND="+backend), waitLong)
+	type request struct{ method, path, body string }
+	unavailable := []request{{http.MethodGet, "/sinks/parked/offsets", ""}, {http.MethodDelete, "/sinks/parked/offsets", ""}}
+	if backend == "iggy" { // the sink's requests are the same as above
+		unavailable = []request{{http.MethodGet, "/sources/gen/offsets", ""}, {http.MethodPut, "/sources/gen/offsets", `{"state":"kSo="}`}}
 	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("the answer took %s", took)
+	for _, rq := range unavailable {
+		start := time.Now()
+		body := call(t, p, rq.method, rq.path, rq.body, http.StatusServiceUnavailable)
+		if !strings.Contains(body, "iggy_unavailable") || !strings.Contains(body, nobody) {
+			t.Errorf("%s %s: %s; want iggy_unavailable naming %s", rq.method, rq.path, body, nobody)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%s %s: the answer took %s", rq.method, rq.path, took)
+		}
 	}
-	call(t, p, http.MethodDelete, "/sinks/parked/offsets", "", http.StatusServiceUnavailable)
-	call(t, p, http.MethodGet, "/sources/gen/offsets", "", http.StatusOK)
+	if backend == "file" {
+		call(t, p, http.MethodGet, "/sources/gen/offsets", "", http.StatusOK)
+	}
 }
 
 // Stop, rewind, start: the operator's way to reprocess. A running sink is stopped through the API,

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 )
@@ -49,13 +50,13 @@ func (b IggyBackend) Open(ctx context.Context, key string) (Saver, []byte, error
 		return nil, nil, fmt.Errorf("open source state in stream %q topic %q: %w", b.Stream, topic, err)
 	}
 	s := &iggySaver{client: b.Client, stream: b.Stream, topic: topic}
-	data, found, err := b.newest(ctx, topic)
+	data, _, found, err := b.newest(ctx, topic)
 	if err != nil || found {
 		s.latest = data
 		return s, data, err
 	}
-	data, fromFile, err := b.fileState(key)
-	if err != nil || !fromFile {
+	data, _, err = b.fileState(key)
+	if err != nil || data == nil {
 		return s, nil, err
 	}
 	if err := s.Save(ctx, data); err != nil {
@@ -68,46 +69,57 @@ func (b IggyBackend) Open(ctx context.Context, key string) (Saver, []byte, error
 // Load implements Backend: the newest state in the topic, else the state file a first Open
 // would migrate.
 func (b IggyBackend) Load(ctx context.Context, key string) ([]byte, error) {
+	data, _, err := b.Current(ctx, key)
+	return data, err
+}
+
+// Current is Load with the time the state was saved: the server's timestamp of the newest
+// record, or the modification time of the state file a first Open would migrate (the offsets
+// API shows it). The time is zero when there is no state.
+func (b IggyBackend) Current(ctx context.Context, key string) ([]byte, time.Time, error) {
 	if err := checkKey(key); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	data, found, err := b.newest(ctx, TopicName(key))
+	data, at, found, err := b.newest(ctx, TopicName(key))
 	if errors.Is(err, iggyclient.ErrNotFound) {
 		found, err = false, nil // no state topic yet
 	}
 	if err != nil || found {
-		return data, err
+		return data, at, err
 	}
-	data, _, err = b.fileState(key)
-	return data, err
+	return b.fileState(key)
 }
 
-// newest reads the last message of the state topic; found is false for an empty topic.
-func (b IggyBackend) newest(ctx context.Context, topic string) (data []byte, found bool, err error) {
+// newest reads the last record of the state topic and the time the server stored it; found is
+// false for an empty topic, and a "no state" record gives no time.
+func (b IggyBackend) newest(ctx context.Context, topic string) (data []byte, at time.Time, found bool, err error) {
 	batch, err := b.Client.PollPartition(ctx, iggyclient.PartitionPoll{Stream: b.Stream, Topic: topic, From: iggyclient.PollLast, Count: 1})
 	if err != nil {
-		return nil, false, fmt.Errorf("load source state from stream %q topic %q: %w", b.Stream, topic, err)
+		return nil, time.Time{}, false, fmt.Errorf("load source state from stream %q topic %q: %w", b.Stream, topic, err)
 	}
 	if len(batch.Messages) == 0 {
-		return nil, false, nil
+		return nil, time.Time{}, false, nil
 	}
 	m := batch.Messages[len(batch.Messages)-1]
 	if len(m.Payload) == 0 || m.Payload[0] != stateRecordV1 {
-		return nil, false, fmt.Errorf("load source state from stream %q topic %q offset %d: %w", b.Stream, topic, m.Offset, ErrBadRecord)
+		return nil, time.Time{}, false, fmt.Errorf("load source state from stream %q topic %q offset %d: %w", b.Stream, topic, m.Offset, ErrBadRecord)
 	}
-	return nonEmpty(append([]byte(nil), m.Payload[1:]...)), true, nil
+	if data = nonEmpty(append([]byte(nil), m.Payload[1:]...)); data != nil {
+		at = time.UnixMicro(int64(m.Timestamp)) // Iggy stamps messages in µs since the epoch
+	}
+	return data, at, true, nil
 }
 
-// fileState is the file backend's state of key in Dir; a missing Dir holds none.
-func (b IggyBackend) fileState(key string) ([]byte, bool, error) {
+// fileState is the file backend's state of key in Dir (Current) and its file's modification
+// time; a missing Dir holds none.
+func (b IggyBackend) fileState(key string) ([]byte, time.Time, error) {
 	if b.Dir == "" {
-		return nil, false, nil
+		return nil, time.Time{}, nil
 	}
 	if _, err := os.Stat(b.Dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, time.Time{}, nil
 	}
-	data, err := Load(b.Dir, key)
-	return data, data != nil, err
+	return Current(b.Dir, key)
 }
 
 func (b IggyBackend) logger() *slog.Logger {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -120,5 +121,47 @@ func TestIggyBackendRejectsForeignRecords(t *testing.T) {
 	_, _, err := b.Open(ctx, "gen")
 	if !errors.Is(err, state.ErrBadRecord) || !bytes.Contains([]byte(err.Error()), []byte("source_gen")) {
 		t.Fatalf("open over a foreign record: %v, want ErrBadRecord naming the topic", err)
+	}
+}
+
+// Current is Load with the time of the state: the file's modification time while the state is
+// only in a file (migration pending), then the server's timestamp of the newest record; no
+// state, and a "no state" record, have no time.
+func TestIggyBackendCurrentTellsWhenTheStateWasSaved(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	b := state.IggyBackend{Client: testkit.DialClient(t, srv), Stream: "connector_state", Dir: dir}
+	if data, at, err := b.Current(ctx, "gen"); err != nil || data != nil || !at.IsZero() {
+		t.Fatalf("current with no state anywhere: %x at %v, %v; want none", data, at, err)
+	}
+	if err := state.Replace(dir, "gen", []byte("from-file")); err != nil {
+		t.Fatal(err)
+	}
+	fileTime := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	if err := os.Chtimes(state.Path(dir, "gen"), fileTime, fileTime); err != nil {
+		t.Fatal(err)
+	}
+	if data, at, err := b.Current(ctx, "gen"); err != nil || string(data) != "from-file" || !at.Equal(fileTime) {
+		t.Fatalf("current with the state in a file: %q at %v, %v; want from-file at %v", data, at, err, fileTime)
+	}
+	s, _, err := b.Open(ctx, "gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if err := s.Save(ctx, []byte("from-iggy")); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	data, at, err := b.Current(ctx, "gen")
+	if err != nil || string(data) != "from-iggy" || at.Before(before.Truncate(time.Microsecond)) || at.After(after) {
+		t.Fatalf("current after a save between %v and %v: %q at %v, %v; want from-iggy at the save", before, after, data, at, err)
+	}
+	if err := s.Save(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if data, at, err := b.Current(ctx, "gen"); err != nil || data != nil || !at.IsZero() {
+		t.Fatalf("current after an empty save: %x at %v, %v; want none", data, at, err)
 	}
 }
