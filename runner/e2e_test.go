@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
@@ -259,20 +260,9 @@ func TestSinkStoresOffsetBeforeNextPollOrWait(t *testing.T) {
 			stream := fmt.Sprintf("batch_length = 100\npoll_interval = %q\nconsumer_group = \"g\"", c.interval)
 			p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("k", testkit.PluginPath(t, "null_sink"), "demo", "events", stream, "")))
 			p.WaitStatus(t, "running", waitLong)
-			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-			defer cancel()
-			admin, err := iggyclient.DialAdmin(ctx, iggyclient.Options{Address: srv.Addr(), Username: "iggy", Password: "iggy", Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer admin.Close()
 			want := uint64(c.consumed - 1)
 			p.WaitUntil(t, waitLong, fmt.Sprintf("the group's offset at %d", want), func() bool {
-				parts, err := admin.Partitions(ctx, "demo", "events")
-				if err != nil || len(parts) != 1 {
-					return false
-				}
-				off, ok, err := admin.GroupOffset(ctx, "demo", "events", "g", parts[0].ID)
+				off, ok, err := groupOffset(t, srv, "demo", "events", "g")
 				return err == nil && ok && off == want
 			})
 			if got := testkit.OrZero(p.Stats(t).MessagesProcessed); got != uint64(c.consumed) {
@@ -298,20 +288,26 @@ func TestSinkPauseStoresTheSettledBatchOffset(t *testing.T) {
 	if code, body, err := p.Do("POST", "/pause", nil); err != nil || code != 204 {
 		t.Fatalf("POST /pause: %d %s %v", code, body, err)
 	}
+	processed := testkit.OrZero(p.Stats(t).MessagesProcessed)
+	off, ok, err := groupOffset(t, srv, "demo", "events", "g")
+	if err != nil || !ok || off+1 != processed {
+		t.Fatalf("paused after %d processed messages: group offset %d (stored %v, %v), want %d", processed, off, ok, err, processed-1)
+	}
+}
+
+// groupOffset reads group's stored offset on the one partition of stream/topic, without joining.
+func groupOffset(t *testing.T, srv *devbroker.Server, stream, topic, group string) (uint64, bool, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	admin, err := iggyclient.DialAdmin(ctx, iggyclient.Options{Address: srv.Addr(), Username: "iggy", Password: "iggy", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		t.Fatal(err)
+		return 0, false, err
 	}
 	defer admin.Close()
-	parts, err := admin.Partitions(ctx, "demo", "events")
+	parts, err := admin.Partitions(ctx, stream, topic)
 	if err != nil || len(parts) != 1 {
-		t.Fatalf("partitions: %v %v", parts, err)
+		return 0, false, fmt.Errorf("partitions of %s/%s: %v %w", stream, topic, parts, err)
 	}
-	processed := testkit.OrZero(p.Stats(t).MessagesProcessed)
-	off, ok, err := admin.GroupOffset(ctx, "demo", "events", "g", parts[0].ID)
-	if err != nil || !ok || off+1 != processed {
-		t.Fatalf("paused after %d processed messages: group offset %d (stored %v, %v), want %d", processed, off, ok, err, processed-1)
-	}
+	return admin.GroupOffset(ctx, stream, topic, group, parts[0].ID)
 }

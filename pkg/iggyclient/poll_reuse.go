@@ -87,15 +87,28 @@ const storeOffsetCode = 121
 // [partition u32][offset u64].
 func appendStoreOffsetRequest(b []byte, stream, topic iggcon.Identifier, consumer iggcon.Consumer, partition uint32, offset uint64) []byte {
 	start := len(b)
-	b = append(b, 0, 0, 0, 0) // length, filled in below
-	b = binary.LittleEndian.AppendUint32(b, storeOffsetCode)
+	b = appendConsumerRequestHead(b, storeOffsetCode, stream, topic, consumer)
+	b = append(b, 1)
+	b = binary.LittleEndian.AppendUint32(b, partition)
+	b = binary.LittleEndian.AppendUint64(b, offset)
+	return endRequest(b, start)
+}
+
+// appendConsumerRequestHead starts a request frame at len(b) with the head the consumer
+// commands share: [length u32, filled in by endRequest][code u32][consumer kind u8][consumer id]
+// [stream id][topic id].
+func appendConsumerRequestHead(b []byte, code uint32, stream, topic iggcon.Identifier, consumer iggcon.Consumer) []byte {
+	b = append(b, 0, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, code)
 	b = append(b, byte(consumer.Kind))
 	b, _ = consumer.Id.AppendBinary(b)
 	b, _ = stream.AppendBinary(b)
 	b, _ = topic.AppendBinary(b)
-	b = append(b, 1)
-	b = binary.LittleEndian.AppendUint32(b, partition)
-	b = binary.LittleEndian.AppendUint64(b, offset)
+	return b
+}
+
+// endRequest writes the length of the frame that starts at b[start].
+func endRequest(b []byte, start int) []byte {
 	binary.LittleEndian.PutUint32(b[start:start+4], uint32(len(b)-start-4))
 	return b
 }
@@ -105,12 +118,7 @@ func appendStoreOffsetRequest(b []byte, stream, topic iggcon.Identifier, consume
 // [partition flag u8][partition u32][strategy kind u8][strategy value u64][count u32][auto commit u8].
 func appendPollRequest(b []byte, stream, topic iggcon.Identifier, consumer iggcon.Consumer, count uint32, autoCommit bool) []byte {
 	start := len(b)
-	b = append(b, 0, 0, 0, 0) // length, filled in below
-	b = binary.LittleEndian.AppendUint32(b, pollCode)
-	b = append(b, byte(consumer.Kind))
-	b, _ = consumer.Id.AppendBinary(b)
-	b, _ = stream.AppendBinary(b)
-	b, _ = topic.AppendBinary(b)
+	b = appendConsumerRequestHead(b, pollCode, stream, topic, consumer)
 	b = append(b, 0, 0, 0, 0, 0) // no partition: the server assigns one
 	next := iggcon.NextPollingStrategy()
 	b = append(b, byte(next.Kind))
@@ -120,9 +128,7 @@ func appendPollRequest(b []byte, stream, topic iggcon.Identifier, consumer iggco
 	if autoCommit {
 		commit = 1
 	}
-	b = append(b, commit)
-	binary.LittleEndian.PutUint32(b[start:start+4], uint32(len(b)-start-4))
-	return b
+	return endRequest(append(b, commit), start)
 }
 
 // roundTrip writes req and reads the reply body into dst: [status u32][length u32][body]. A
