@@ -1,12 +1,16 @@
 package runner_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
@@ -236,4 +240,74 @@ func TestSinkSIGTERMSettlesInFlightBatch(t *testing.T) {
 	if len(seen) != 100 {
 		t.Fatalf("the next runner saw %d messages, want the remaining 100", len(seen))
 	}
+}
+
+// With offset_commit after_consuming, a consumed batch's offset is stored while the sink runs,
+// whether the next poll follows at once (the store goes in that poll's write) or waits for the
+// poll interval (stored on its own before the wait): the group's offset reaches the last consumed
+// message without a stop, a pause or a newer batch.
+func TestSinkStoresOffsetBeforeNextPollOrWait(t *testing.T) {
+	for _, c := range []struct {
+		name, interval string
+		consumed       int
+	}{
+		{"next poll at once", "0", 250},
+		{"next poll after an hour", "1h", 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+			fillTopic(t, srv, "demo", "events", 250)
+			stream := fmt.Sprintf("batch_length = 100\npoll_interval = %q\nconsumer_group = \"g\"", c.interval)
+			p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("k", testkit.PluginPath(t, "null_sink"), "demo", "events", stream, "")))
+			p.WaitStatus(t, "running", waitLong)
+			want := uint64(c.consumed - 1)
+			p.WaitUntil(t, waitLong, fmt.Sprintf("the group's offset at %d", want), func() bool {
+				off, ok, err := groupOffset(t, srv, "demo", "events", "g")
+				return err == nil && ok && off == want
+			})
+			if got := testkit.OrZero(p.Stats(t).MessagesProcessed); got != uint64(c.consumed) {
+				t.Fatalf("processed %d messages, want %d", got, c.consumed)
+			}
+			if p.Exited() {
+				t.Fatalf("the runner exited; logs:\n%s", p.Logs())
+			}
+		})
+	}
+}
+
+// A pause requested while a batch is in the plugin answers once that batch settled, its offset
+// stored: the group's offset is the batch's last one as soon as POST /pause returned.
+func TestSinkPauseStoresTheSettledBatchOffset(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	fillTopic(t, srv, "demo", "events", 300)
+	stream := "batch_length = 100\npoll_interval = \"0\"\nconsumer_group = \"g\""
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("k", testkit.PluginPath(t, "fault"), "demo", "events", stream, "sleep_ms = 400")))
+	p.WaitStatus(t, "running", waitLong)
+	// consumed moves before the plugin is called: at 100 the first batch is inside its 400 ms consume.
+	p.WaitUntil(t, waitLong, "the first batch in the plugin", func() bool { return testkit.OrZero(p.Stats(t).MessagesConsumed) >= 100 })
+	if code, body, err := p.Do("POST", "/pause", nil); err != nil || code != 204 {
+		t.Fatalf("POST /pause: %d %s %v", code, body, err)
+	}
+	processed := testkit.OrZero(p.Stats(t).MessagesProcessed)
+	off, ok, err := groupOffset(t, srv, "demo", "events", "g")
+	if err != nil || !ok || off+1 != processed {
+		t.Fatalf("paused after %d processed messages: group offset %d (stored %v, %v), want %d", processed, off, ok, err, processed-1)
+	}
+}
+
+// groupOffset reads group's stored offset on the one partition of stream/topic, without joining.
+func groupOffset(t *testing.T, srv *devbroker.Server, stream, topic, group string) (uint64, bool, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	admin, err := iggyclient.DialAdmin(ctx, iggyclient.Options{Address: srv.Addr(), Username: "iggy", Password: "iggy", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return 0, false, err
+	}
+	defer admin.Close()
+	parts, err := admin.Partitions(ctx, stream, topic)
+	if err != nil || len(parts) != 1 {
+		return 0, false, fmt.Errorf("partitions of %s/%s: %v %w", stream, topic, parts, err)
+	}
+	return admin.GroupOffset(ctx, stream, topic, group, parts[0].ID)
 }

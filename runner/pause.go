@@ -83,11 +83,24 @@ func (g *pauseGate) setUp() (paused bool) {
 
 // await returns at once while no pause is requested; else the member parks until resume. It
 // returns false when ctx ended (the runner stops).
-func (g *pauseGate) await(ctx context.Context) bool {
+func (g *pauseGate) await(ctx context.Context) bool { return g.awaitSettling(ctx, nil) }
+
+// awaitSettling is await for a member that has something to settle before it parks (a sink's
+// offset not stored yet): settle, when not nil, runs before the member counts as parked.
+func (g *pauseGate) awaitSettling(ctx context.Context, settle func()) bool {
 	g.mu.Lock()
 	if !g.paused {
 		g.mu.Unlock()
 		return ctx.Err() == nil
+	}
+	if settle != nil {
+		g.mu.Unlock()
+		settle()
+		g.mu.Lock()
+		if !g.paused { // resumed meanwhile
+			g.mu.Unlock()
+			return ctx.Err() == nil
+		}
 	}
 	resumed := g.resumed
 	g.parked++

@@ -150,6 +150,11 @@ type sinkConsumer struct {
 	failed []sinkFailure // tolerance = "all": this batch's records that a stage failed on
 
 	lagCapWarned bool // the lag table was full for one of this topic's partitions
+
+	// unstored is the offset of the last consumed batch (offset_commit after_consuming) not stored
+	// yet: it goes with the next poll, in the same write (PollRequest.StoreFirst), when that poll
+	// follows at once; before any wait (poll interval, pause) or return it is stored on its own.
+	unstored *iggyclient.StoredOffset
 }
 
 func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
@@ -168,16 +173,28 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	var lastPoll time.Time
 	busy := false // batches are flowing: the GC runs less often (gc.go)
 	defer r.gc.setBusy(&busy, false)
+	defer c.storeUnstored(workCtx)
+	storeUnstored := func() { c.storeUnstored(workCtx) }
 	for {
+		if t.PollInterval > time.Since(lastPoll) {
+			c.storeUnstored(workCtx) // the next poll does not follow at once
+		}
 		// Paused between batches: the last one settled (offset stored), the plugin stays open.
-		if !r.pause.await(pollCtx) || !sleepCtx(pollCtx, t.PollInterval-time.Since(lastPoll)) {
-			return nil
+		if !r.pause.awaitSettling(pollCtx, storeUnstored) || !sleepCtx(pollCtx, t.PollInterval-time.Since(lastPoll)) {
+			return nil // the deferred store stores c.unstored
 		}
 		lastPoll = time.Now()
 		batch, err := c.client.Poll(pollCtx, iggyclient.PollRequest{
 			Stream: t.Stream, Topic: t.Topic, Group: t.Group,
 			Count: t.BatchLength, AutoCommit: t.Commit == commitAfterPolling, Reuse: &c.pollBufs,
+			StoreFirst: c.unstored,
 		})
+		if err == nil && c.unstored != nil {
+			if batch.StoreErr != nil {
+				c.storeFailed(*c.unstored, batch.StoreErr)
+			}
+			c.unstored = nil
+		}
 		if err != nil {
 			if pollCtx.Err() != nil {
 				return nil
@@ -291,13 +308,8 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	m.processed(delivered)
 
 	if t.Commit == commitAfterConsuming {
-		last := batch.Messages[len(batch.Messages)-1].Offset
-		if err := c.storeOffset(workCtx, batch.PartitionID, last); err != nil {
-			// Not fatal: the messages will be delivered again (at least once).
-			m.errors(1)
-			r.log.Warn("storing the consumer offset failed; the batch may be delivered again",
-				"stream", t.Stream, "topic", t.Topic, "partition_id", batch.PartitionID, "offset", last, "error", err)
-		}
+		// Stored with the next poll, or before the loop waits or ends (run, storeUnstored).
+		c.unstored = &iggyclient.StoredOffset{PartitionID: batch.PartitionID, Offset: batch.Messages[len(batch.Messages)-1].Offset}
 	}
 	total := time.Since(start)
 	prepareDur := max(0, total-ffiDur-decodeDur)
@@ -347,10 +359,26 @@ func (c *sinkConsumer) consumeOnce() error {
 	})
 }
 
-func (c *sinkConsumer) storeOffset(ctx context.Context, partition uint32, offset uint64) error {
+// storeUnstored stores the consumed batch's offset that no poll carried yet, if any.
+func (c *sinkConsumer) storeUnstored(ctx context.Context) {
+	s := c.unstored
+	if s == nil {
+		return
+	}
+	c.unstored = nil
 	ctx, cancel := context.WithTimeout(ctx, c.r.settings.Env.ShutdownTimeout)
 	defer cancel()
-	return c.client.StoreOffset(ctx, c.t.Stream, c.t.Topic, c.t.Group, partition, offset)
+	if err := c.client.StoreOffset(ctx, c.t.Stream, c.t.Topic, c.t.Group, s.PartitionID, s.Offset); err != nil {
+		c.storeFailed(*s, err)
+	}
+}
+
+// storeFailed reports a failed offset store. Not fatal: the messages will be delivered again (at
+// least once).
+func (c *sinkConsumer) storeFailed(s iggyclient.StoredOffset, err error) {
+	c.r.metrics.errors(1)
+	c.r.log.Warn("storing the consumer offset failed; the batch may be delivered again",
+		"stream", c.t.Stream, "topic", c.t.Topic, "partition_id", s.PartitionID, "offset", s.Offset, "error", err)
 }
 
 // inMessageToCodec builds the message transforms see, every optional field set (pipeline.md §1.4),

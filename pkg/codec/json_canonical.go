@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -53,7 +54,7 @@ type JSONTextEncoder interface {
 // canonicalMaxDepth, or objects with more than canonicalMaxKeys members,
 // answer false (the slow path handles them). It never allocates.
 func CanonicalJSON(b []byte) bool {
-	if !utf8.Valid(b) {
+	if len(b) >= canonicalMaxLen {
 		return false
 	}
 	end, ok := canonicalValue(b, 0, 0)
@@ -67,7 +68,7 @@ func CanonicalJSON(b []byte) bool {
 // edit an object's text directly use it to prove their edit matches the
 // decoded path. It never allocates.
 func CanonicalObjectWithout(b []byte, quotedKeys [][]byte) bool {
-	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) {
+	if len(b) == 0 || len(b) >= canonicalMaxLen || b[0] != '{' {
 		return false
 	}
 	end, ok := canonicalMembers(b, 0, 1, quotedKeys)
@@ -76,7 +77,8 @@ func CanonicalObjectWithout(b []byte, quotedKeys [][]byte) bool {
 
 const (
 	canonicalMaxDepth = 64
-	canonicalMaxKeys  = 32 // key spans of one object kept on the stack for the duplicate check
+	canonicalMaxKeys  = 32      // key spans of one object kept on the stack for the duplicate check
+	canonicalMaxLen   = 1 << 32 // key spans are kept as 32-bit offsets
 )
 
 // canonicalValue checks the value starting at b[i] and returns where it ends.
@@ -121,8 +123,11 @@ func canonicalMembers(b []byte, i, depth int, forbidden [][]byte) (int, bool) {
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
-	type span struct{ from, to int }
-	var keys [canonicalMaxKeys]span
+	// Key spans packed as from<<32|to (len(b) < 4 GiB, see CanonicalJSON),
+	// and a 64-bit filter of key lengths and last bytes, so that keys are
+	// only compared when the filter says they may be equal.
+	var keys [canonicalMaxKeys]uint64
+	var seen uint64
 	n := 0
 	for {
 		if i >= len(b) || b[i] != '"' || n == canonicalMaxKeys {
@@ -135,17 +140,21 @@ func canonicalMembers(b []byte, i, depth int, forbidden [][]byte) (int, bool) {
 		// Canonical escaping is one-to-one, so equal keys have equal bytes;
 		// a repeated key would be merged by ParseJSON.
 		key := b[i:end]
-		for _, k := range keys[:n] {
-			if bytes.Equal(b[k.from:k.to], key) {
-				return i, false
+		bit := uint64(1) << ((uint(len(key))*7 + uint(b[end-2])) & 63)
+		if seen&bit != 0 {
+			for _, k := range keys[:n] {
+				if from, to := int(k>>32), int(uint32(k)); to-from == len(key) && string(b[from:to]) == string(key) {
+					return i, false
+				}
 			}
 		}
+		seen |= bit
 		for _, f := range forbidden {
 			if bytes.Equal(f, key) {
 				return i, false
 			}
 		}
-		keys[n] = span{i, end}
+		keys[n] = uint64(i)<<32 | uint64(end)
 		n++
 		i = end
 		if i >= len(b) || b[i] != ':' {
@@ -189,78 +198,99 @@ func canonicalArray(b []byte, i, depth int) (int, bool) {
 	}
 }
 
-// stringPlain marks the bytes appendString copies as they are: all but the
-// quote, the backslash and control characters (b is valid UTF-8 already).
-var stringPlain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
+// stringSpecial marks the bytes canonicalString must look at: the quote,
+// the backslash, control characters and the bytes of non-ASCII characters.
+var stringSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf
 	}
 	return t
 }()
 
-// hasStringSpecial reports whether one of the 8 bytes in w may be a quote, a
-// backslash or a control character (false positives only after a true one).
-func hasStringSpecial(w uint64) bool {
+// stringSpecialMask sets the high bit of the lowest byte of w (little
+// endian) that stringSpecial marks, and maybe of bytes above it, never of
+// one below: the lowest set bit is exact, since borrows only run upwards
+// from a byte that matched.
+func stringSpecialMask(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zeroIn := func(x uint64) uint64 { return (x - ones) & ^x & highs }
-	return (w-ones*0x20)&^w&highs|zeroIn(w^(ones*'"'))|zeroIn(w^(ones*'\\')) != 0
+	zeroIn := func(x uint64) uint64 { return (x - ones) & ^x }
+	return ((w-ones*0x20)&^w | zeroIn(w^(ones*'"')) | zeroIn(w^(ones*'\\')) | w) & highs
 }
 
-// canonicalString checks a string literal (b is valid UTF-8): every byte
-// appendString writes as is appears raw, and every escape is the one
-// appendString writes for its character.
+// canonicalString checks a string literal: every byte appendString writes as
+// is appears raw, every escape is the one appendString writes for its
+// character, and the text is valid UTF-8 (checked here, so the callers need
+// no pass of their own: outside strings only ASCII is canonical). Plain runs
+// are skipped 8 bytes at a time.
 func canonicalString(b []byte, i int) (int, bool) {
 	i++ // opening quote
-	for i < len(b) {
-		for i+8 <= len(b) && !hasStringSpecial(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
+	for {
+		if i+8 <= len(b) {
+			m := stringSpecialMask(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(b) && !stringSpecial[b[i]] {
+				i++
+			}
+			if i >= len(b) {
+				return i, false
+			}
 		}
-		for i < len(b) && stringPlain[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			break
-		}
-		c := b[i]
-		switch {
+		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
 		case c == '\\':
-			if i+1 >= len(b) {
+			n := canonicalEscape(b, i)
+			if n == 0 {
 				return i, false
 			}
-			switch b[i+1] {
-			case '"', '\\', 'b', 't', 'n', 'f', 'r':
-				i += 2
-			case 'u':
-				// Only control characters without a short escape, in lowercase hex.
-				if i+6 > len(b) || b[i+2] != '0' || b[i+3] != '0' || (b[i+4] != '0' && b[i+4] != '1') {
-					return i, false
-				}
-				low := b[i+5]
-				var v byte
-				switch {
-				case low >= '0' && low <= '9':
-					v = low - '0'
-				case low >= 'a' && low <= 'f':
-					v = low - 'a' + 10
-				default:
-					return i, false
-				}
-				if escapes[(b[i+4]-'0')<<4|v] != 'u' {
-					return i, false
-				}
-				i += 6
-			default:
-				return i, false
-			}
+			i += n
 		case c < 0x20:
 			return i, false // appendString escapes control characters
 		default:
-			i++
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return i, false // invalid UTF-8: ParseJSON refuses it
+			}
+			i += size
 		}
 	}
-	return i, false
+}
+
+// canonicalEscape returns the length of the escape at b[i] (a backslash) when
+// it is the one appendString writes for its character, else 0.
+func canonicalEscape(b []byte, i int) int {
+	if i+1 >= len(b) {
+		return 0
+	}
+	switch b[i+1] {
+	case '"', '\\', 'b', 't', 'n', 'f', 'r':
+		return 2
+	case 'u':
+		// Only control characters without a short escape, in lowercase hex.
+		if i+6 > len(b) || b[i+2] != '0' || b[i+3] != '0' || (b[i+4] != '0' && b[i+4] != '1') {
+			return 0
+		}
+		low := b[i+5]
+		var v byte
+		switch {
+		case low >= '0' && low <= '9':
+			v = low - '0'
+		case low >= 'a' && low <= 'f':
+			v = low - 'a' + 10
+		default:
+			return 0
+		}
+		if escapes[(b[i+4]-'0')<<4|v] != 'u' {
+			return 0
+		}
+		return 6
+	}
+	return 0
 }
 
 // canonicalNumber checks a number literal: an integer as strconv writes the

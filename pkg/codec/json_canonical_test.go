@@ -64,6 +64,21 @@ var canonicalCases = []struct {
 	{`{"a":1,}`, false}, {`tru`, false}, {`nul`, false}, {`truex`, false}, {`1x`, false}, {`[1]x`, false},
 	{"\"abcdefghijklmnop\x01qrstuvwxyz\"", false}, {"\"abcdefghijklmnop\x1fq\"", false}, {`"abcdefghijklmnopqrstuvwx`, false},
 	{strings.Repeat("[", 65) + strings.Repeat("]", 65), false},
+
+	// canonicalString validates UTF-8 itself, 8 bytes at a time: non-ASCII at
+	// every offset in and across a word, invalid sequences in the word loop
+	// and in the tail, and non-ASCII outside strings.
+	{"\"abcdefgZo\u00eb\"", true}, {"\"a\u00e9bcdefgh\u20ac\U0001F600ijklmnop\"", true}, {"\"abcdefg\U0001F600\"", true},
+	{"\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\"", true}, {"\"\uFFFD\"", true}, {"\"abcdefghi\uFFFD\"", true},
+	{"\"abcdefgh\xe2\x82\"", false}, {"\"abcdefghijklmno\xc3\"", false}, {"\"ab\xc0\xafcdefghij\"", false},
+	{"\"abcdefghij\xed\xa0\x80klmnopq\"", false}, {"\"abcdefghijklmnopqrstuvw\xf4\x90\x80\x80\"", false},
+	{"\"abcdefgh\x80\"", false}, {"\"\xe2\x82\"", false}, {"{\"a\":1}\u00e9", false}, {"[1,\u00e9]", false}, {"\u00a01", false},
+	{`"abcdefgh\\"`, true}, {`"abcdefgh\""`, true}, {`"abcdefgh\q"`, false}, {`"abcdefgh\u001f"`, true},
+	// The duplicate-key filter: keys of equal length and last byte that
+	// differ, repeats of them, and a repeat among more keys than the filter has bits.
+	{`{"ab":1,"cb":2,"xb":3}`, true}, {`{"ab":1,"cb":2,"ab":3}`, false}, {`{"":1,"a":2,"":3}`, false}, {`{"":1,"a":2}`, true},
+	{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"ka":10,"kb":11,"kc":12,"kd":13,"ke":14,"kf":15,"k9":16}`, false},
+	{`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"ka":10,"kb":11,"kc":12,"kd":13,"ke":14,"kf":15,"kg":16}`, true},
 }
 
 func TestCanonicalJSON(t *testing.T) {

@@ -32,6 +32,11 @@
 // PollRequest.Reuse: the reply is then read and decoded into that memory on
 // the SDK's own connection, under its request lock (poll_reuse.go), instead of
 // through the SDK, which allocates per message; the result is the same batch.
+// PollRequest.StoreFirst puts a StoreConsumerOffset request in front of the poll
+// in the same write, and reads both replies: a sink that stores each consumed
+// batch's offset and polls at once saves a round trip per batch, and the
+// poll (strategy "next") sees the offset, since the server serves one
+// connection's requests in order.
 // Send likewise encodes its request straight into one reused buffer and writes it on
 // the SDK's connection under the same lock (send_direct.go): the bytes the SDK's
 // SendMessages writes, without its per-message slices and two whole-request copies.

@@ -81,6 +81,18 @@ type PollRequest struct {
 	// done with: the reply is decoded into it (see PollBuffers) and the
 	// returned Batch is valid only until the next Poll with the same Reuse.
 	Reuse *PollBuffers
+	// StoreFirst, when set, stores that group offset before the poll, written in
+	// the same request write on the same connection (the server serves a
+	// connection's requests in order, so the poll already sees the stored
+	// offset): a sink that stores after consuming saves a round trip per batch.
+	// Its outcome is Batch.StoreErr; a failed poll leaves it unknown (store again).
+	StoreFirst *StoredOffset
+}
+
+// StoredOffset is a group offset to store on one partition.
+type StoredOffset struct {
+	PartitionID uint32
+	Offset      uint64
 }
 
 // Batch is one poll's result. Its slices are owned by the caller: the client
@@ -90,6 +102,9 @@ type Batch struct {
 	PartitionID   uint32
 	CurrentOffset uint64 // the partition's last offset (high-water mark)
 	Messages      []InMessage
+	// StoreErr is the error of PollRequest.StoreFirst's store, nil when it was
+	// stored (or none was asked for). The batch is valid either way.
+	StoreErr error
 }
 
 // InMessage is a stored message as the server returned it.

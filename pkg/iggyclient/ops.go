@@ -20,15 +20,23 @@ func (c *sdkClient) Poll(ctx context.Context, r PollRequest) (Batch, error) {
 	}
 	consumer := iggcon.NewGroupConsumer(groupID)
 	var (
-		polled *iggcon.PolledMessage
-		reused Batch
-		raw    bool
+		polled   *iggcon.PolledMessage
+		reused   Batch
+		raw      bool
+		storeErr error
 	)
 	err = c.runInGroup(ctx, groupKey{r.Stream, r.Topic, r.Group}, func(sdk *tcp.IggyTcpClient) error {
 		var err error
 		if r.Reuse != nil {
-			if reused, raw, err = pollInto(sdk, r.Reuse, streamID, topicID, consumer, r.Count, r.AutoCommit, c.log.Debug); raw {
+			if reused, raw, err = pollInto(sdk, r.Reuse, streamID, topicID, consumer, r.Count, r.AutoCommit, r.StoreFirst, c.log.Debug); raw {
+				storeErr = reused.StoreErr
 				return err
+			}
+		}
+		if s := r.StoreFirst; s != nil {
+			storeErr = sdk.StoreConsumerOffset(consumer, streamID, topicID, s.Offset, &s.PartitionID)
+			if isConnectionLoss(storeErr) || isGroupMembershipLost(storeErr) {
+				return storeErr // retried whole: store, then poll
 			}
 		}
 		polled, err = sdk.PollMessages(streamID, topicID, consumer, iggcon.NextPollingStrategy(), r.Count, r.AutoCommit, nil)
@@ -37,10 +45,16 @@ func (c *sdkClient) Poll(ctx context.Context, r PollRequest) (Batch, error) {
 	if err != nil {
 		return Batch{}, fmt.Errorf("poll stream %q topic %q group %q: %w", r.Stream, r.Topic, r.Group, err)
 	}
+	var b Batch
 	if raw {
-		return reused, nil
+		b = reused
+	} else {
+		b = c.toBatch(polled)
 	}
-	return c.toBatch(polled), nil
+	if s := r.StoreFirst; s != nil && storeErr != nil {
+		b.StoreErr = storeOffsetError(classify(storeErr), r.Group, r.Stream, r.Topic, s.PartitionID, s.Offset)
+	}
+	return b, nil
 }
 
 // toBatch converts the SDK's reply. Payloads alias the reply buffer, which
@@ -96,15 +110,20 @@ func (c *sdkClient) StoreOffset(ctx context.Context, stream, topic, group string
 	err = c.runInGroup(ctx, groupKey{stream, topic, group}, func(sdk *tcp.IggyTcpClient) error {
 		return sdk.StoreConsumerOffset(consumer, streamID, topicID, offset, &partitionID)
 	})
+	if err != nil {
+		return storeOffsetError(err, group, stream, topic, partitionID, offset)
+	}
+	return nil
+}
+
+// storeOffsetError names the store that failed.
+func storeOffsetError(err error, group, stream, topic string, partitionID uint32, offset uint64) error {
 	if errors.Is(err, ierror.ErrError) {
 		// The SDK reports codes it does not know as a bare "error"; here
 		// that is nearly always 3022, a partition this member does not own.
 		err = fmt.Errorf("%w (is the partition assigned to another group member?)", err)
 	}
-	if err != nil {
-		return fmt.Errorf("store offset %d of group %q on stream %q topic %q partition %d: %w", offset, group, stream, topic, partitionID, err)
-	}
-	return nil
+	return fmt.Errorf("store offset %d of group %q on stream %q topic %q partition %d: %w", offset, group, stream, topic, partitionID, err)
 }
 
 // runInGroup runs a group operation; when the server says this connection

@@ -32,17 +32,41 @@ const maxReusedReply = 64 << 20
 const pollCode = 100
 
 // pollInto runs one PollMessages request on the SDK's connection, under the SDK's request lock,
-// and decodes the reply into buf. ok is false when the SDK's socket or lock cannot be found;
-// the caller then polls through the SDK.
+// and decodes the reply into buf. With store set, a StoreConsumerOffset request goes first in the
+// same write, and its outcome is batch.StoreErr (a lost connection is err, so the caller retries
+// both). ok is false when the SDK's socket or lock cannot be found; the caller then
+// polls through the SDK.
 func pollInto(sdk *tcp.IggyTcpClient, buf *PollBuffers, stream, topic iggcon.Identifier, consumer iggcon.Consumer,
-	count uint32, autoCommit bool, log func(msg string, args ...any)) (batch Batch, ok bool, err error) {
+	count uint32, autoCommit bool, store *StoredOffset, log func(msg string, args ...any)) (batch Batch, ok bool, err error) {
 	conn, mu := connOf(sdk), requestLockOf(sdk)
 	if conn == nil || mu == nil {
 		return Batch{}, false, nil
 	}
-	buf.request = appendPollRequest(buf.request[:0], stream, topic, consumer, count, autoCommit)
+	buf.request = buf.request[:0]
+	if store != nil {
+		buf.request = appendStoreOffsetRequest(buf.request, stream, topic, consumer, store.PartitionID, store.Offset)
+	}
+	buf.request = appendPollRequest(buf.request, stream, topic, consumer, count, autoCommit)
+	var storeErr error
 	mu.Lock()
-	reply, err := roundTrip(conn, buf.request, buf.reply[:0])
+	_, err = conn.Write(buf.request)
+	if err == nil && store != nil {
+		// The store's reply has no body; a non-zero status is its error, and the poll's reply
+		// follows either way. An error that drops the session (connection loss, errProtocol)
+		// ends the call here: the session is not read again.
+		var body []byte
+		body, storeErr = readReply(conn, buf.reply[:0])
+		switch {
+		case isConnectionLoss(storeErr):
+			err = storeErr
+		case storeErr == nil && len(body) > 0:
+			err = fmt.Errorf("%w: store offset reply of %d bytes", errProtocol, len(body))
+		}
+	}
+	reply := buf.reply[:0]
+	if err == nil {
+		reply, err = readReply(conn, reply)
+	}
 	mu.Unlock()
 	if cap(reply) <= maxReusedReply {
 		buf.reply = reply
@@ -51,19 +75,50 @@ func pollInto(sdk *tcp.IggyTcpClient, buf *PollBuffers, stream, topic iggcon.Ide
 		return Batch{}, true, err
 	}
 	batch, buf.msgs, buf.headers, err = decodePollReply(reply, buf.msgs[:0], buf.headers[:0], log)
+	batch.StoreErr = storeErr
 	return batch, true, err
+}
+
+// storeOffsetCode is StoreConsumerOffset on the wire (iggy-protocol.md §3).
+const storeOffsetCode = 121
+
+// appendStoreOffsetRequest frames a StoreConsumerOffset request as the SDK's command does:
+// [length u32][code u32][consumer kind u8][consumer id][stream id][topic id][partition flag u8]
+// [partition u32][offset u64].
+func appendStoreOffsetRequest(b []byte, stream, topic iggcon.Identifier, consumer iggcon.Consumer, partition uint32, offset uint64) []byte {
+	start := len(b)
+	b = appendConsumerRequestHead(b, storeOffsetCode, stream, topic, consumer)
+	b = append(b, 1)
+	b = binary.LittleEndian.AppendUint32(b, partition)
+	b = binary.LittleEndian.AppendUint64(b, offset)
+	return endRequest(b, start)
+}
+
+// appendConsumerRequestHead starts a request frame at len(b) with the head the consumer
+// commands share: [length u32, filled in by endRequest][code u32][consumer kind u8][consumer id]
+// [stream id][topic id].
+func appendConsumerRequestHead(b []byte, code uint32, stream, topic iggcon.Identifier, consumer iggcon.Consumer) []byte {
+	b = append(b, 0, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, code)
+	b = append(b, byte(consumer.Kind))
+	b, _ = consumer.Id.AppendBinary(b)
+	b, _ = stream.AppendBinary(b)
+	b, _ = topic.AppendBinary(b)
+	return b
+}
+
+// endRequest writes the length of the frame that starts at b[start].
+func endRequest(b []byte, start int) []byte {
+	binary.LittleEndian.PutUint32(b[start:start+4], uint32(len(b)-start-4))
+	return b
 }
 
 // appendPollRequest frames a PollMessages request with strategy "next", every partition, as the
 // SDK's command does: [length u32][code u32][consumer kind u8][consumer id][stream id][topic id]
 // [partition flag u8][partition u32][strategy kind u8][strategy value u64][count u32][auto commit u8].
 func appendPollRequest(b []byte, stream, topic iggcon.Identifier, consumer iggcon.Consumer, count uint32, autoCommit bool) []byte {
-	b = append(b, 0, 0, 0, 0) // length, filled in below
-	b = binary.LittleEndian.AppendUint32(b, pollCode)
-	b = append(b, byte(consumer.Kind))
-	b, _ = consumer.Id.AppendBinary(b)
-	b, _ = stream.AppendBinary(b)
-	b, _ = topic.AppendBinary(b)
+	start := len(b)
+	b = appendConsumerRequestHead(b, pollCode, stream, topic, consumer)
 	b = append(b, 0, 0, 0, 0, 0) // no partition: the server assigns one
 	next := iggcon.NextPollingStrategy()
 	b = append(b, byte(next.Kind))
@@ -73,9 +128,7 @@ func appendPollRequest(b []byte, stream, topic iggcon.Identifier, consumer iggco
 	if autoCommit {
 		commit = 1
 	}
-	b = append(b, commit)
-	binary.LittleEndian.PutUint32(b[0:4], uint32(len(b)-4))
-	return b
+	return endRequest(append(b, commit), start)
 }
 
 // roundTrip writes req and reads the reply body into dst: [status u32][length u32][body]. A
@@ -84,6 +137,11 @@ func roundTrip(conn net.Conn, req, dst []byte) ([]byte, error) {
 	if _, err := conn.Write(req); err != nil {
 		return dst, err
 	}
+	return readReply(conn, dst)
+}
+
+// readReply reads one reply of roundTrip's form.
+func readReply(conn net.Conn, dst []byte) ([]byte, error) {
 	var head [8]byte
 	if _, err := io.ReadFull(conn, head[:]); err != nil {
 		return dst, fmt.Errorf("failed to read response for TCP request: %w", err)

@@ -27,21 +27,69 @@ func AppendMessagesMetadata(dst []byte, v MessagesMetadata) []byte {
 }
 
 // AppendRawMessages appends the encoding of v. Each message's Headers bytes
-// are written as they are (an already encoded HeaderMap, or empty).
+// are written as they are (an already encoded HeaderMap, or empty). A sink
+// encodes every polled message through it, so it grows dst once for the
+// whole batch and writes in place, without append's per-byte capacity checks.
 func AppendRawMessages(dst []byte, v RawMessages) []byte {
-	dst = appendUvarint(dst, uint64(v.Schema))
-	dst = appendUvarint(dst, uint64(len(v.Messages)))
+	need := 2 * maxVarint64
+	for i := range v.Messages {
+		need += rawMessageMaxFixed + len(v.Messages[i].Headers) + len(v.Messages[i].Payload)
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, need)[:n+need]
+	n += putUvarint(dst[n:], uint64(v.Schema))
+	n += putUvarint(dst[n:], uint64(len(v.Messages)))
 	for i := range v.Messages {
 		m := &v.Messages[i]
-		dst = appendUint128(dst, m.ID)
-		dst = appendUvarint(dst, m.Offset)
-		dst = appendUvarint(dst, m.Checksum)
-		dst = appendUvarint(dst, m.Timestamp)
-		dst = appendUvarint(dst, m.OriginTimestamp)
-		dst = appendBytes(dst, m.Headers)
-		dst = appendBytes(dst, m.Payload)
+		n += putUint128(dst[n:], m.ID)
+		n += putUvarint(dst[n:], m.Offset)
+		n += putUvarint(dst[n:], m.Checksum)
+		n += putUvarint(dst[n:], m.Timestamp)
+		n += putUvarint(dst[n:], m.OriginTimestamp)
+		n += putUvarint(dst[n:], uint64(len(m.Headers)))
+		n += copy(dst[n:], m.Headers)
+		n += putUvarint(dst[n:], uint64(len(m.Payload)))
+		n += copy(dst[n:], m.Payload)
 	}
-	return dst
+	return dst[:n]
+}
+
+const (
+	maxVarint64  = 10
+	maxVarint128 = 19
+	// rawMessageMaxFixed bounds a RawMessage's encoding beyond its header
+	// and payload bytes: the id, four u64 fields and two lengths.
+	rawMessageMaxFixed = maxVarint128 + 6*maxVarint64
+)
+
+// putUvarint writes v as a minimal unsigned LEB128 varint at the start of b
+// and returns its length; b must have room for it.
+func putUvarint(b []byte, v uint64) int {
+	n := 0
+	for v >= 0x80 {
+		b[n] = byte(v) | 0x80
+		v >>= 7
+		n++
+	}
+	b[n] = byte(v)
+	return n + 1
+}
+
+// putUint128 is putUvarint for a u128.
+func putUint128(b []byte, v Uint128) int {
+	if v.Hi == 0 {
+		return putUvarint(b, v.Lo)
+	}
+	n := 0
+	hi, lo := v.Hi, v.Lo
+	for hi != 0 || lo >= 0x80 {
+		b[n] = byte(lo) | 0x80
+		lo = lo>>7 | hi<<57
+		hi >>= 7
+		n++
+	}
+	b[n] = byte(lo)
+	return n + 1
 }
 
 // AppendProducedMessages appends the encoding of v. The host never sends

@@ -173,3 +173,44 @@ func TestDecodeProducedMessagesIntoReusesTheSlice(t *testing.T) {
 		t.Fatalf("a slice too small: %d messages, %v, reuse written: %v", len(got.Messages), err, small[0].Payload != nil)
 	}
 }
+
+// TestAppendRawMessagesFieldByField: the in-place batch encoder writes what
+// the field encoders append one by one, for values of every varint length
+// (u64 fields of 0..64 bits, ids of 0..128 bits), after a non-empty prefix.
+func TestAppendRawMessagesFieldByField(t *testing.T) {
+	v := postcard.RawMessages{Schema: postcard.SchemaProto}
+	for bitLen := range 129 {
+		u := func(shift int) uint64 {
+			if bitLen == 0 {
+				return 0
+			}
+			n := min(bitLen, 64)
+			return 1<<(n-1) | (0x9E3779B97F4A7C15+uint64(shift))>>(65-n)
+		}
+		id := postcard.Uint128{Lo: u(0)}
+		if bitLen > 64 {
+			id = postcard.Uint128{Hi: 1<<(bitLen-65) | 0x5555555555555555>>(129-bitLen), Lo: 0xA5A5A5A5A5A5A5A5}
+		}
+		v.Messages = append(v.Messages, postcard.RawMessage{
+			ID: id, Offset: u(1), Checksum: u(2), Timestamp: u(3), OriginTimestamp: u(4),
+			Headers: bytes.Repeat([]byte{0x01}, bitLen%5), Payload: bytes.Repeat([]byte{'p'}, bitLen*3),
+		})
+	}
+	want := []byte("prefix")
+	want = postcard.AppendUvarint(want, uint64(v.Schema))
+	want = postcard.AppendUvarint(want, uint64(len(v.Messages)))
+	for _, m := range v.Messages {
+		want = postcard.AppendUint128(want, m.ID)
+		for _, f := range []uint64{m.Offset, m.Checksum, m.Timestamp, m.OriginTimestamp, uint64(len(m.Headers))} {
+			want = postcard.AppendUvarint(want, f)
+		}
+		want = append(want, m.Headers...)
+		want = append(postcard.AppendUvarint(want, uint64(len(m.Payload))), m.Payload...)
+	}
+	if got := postcard.AppendRawMessages([]byte("prefix"), v); !bytes.Equal(got, want) {
+		t.Fatalf("AppendRawMessages differs from the field-by-field encoding:\n got % X\nwant % X", got, want)
+	}
+	if got := postcard.AppendRawMessages(make([]byte, 6, 8), postcard.RawMessages{Schema: postcard.SchemaRaw}); len(got) != 8 || got[6] != byte(postcard.SchemaRaw) || got[7] != 0 {
+		t.Fatalf("empty batch: got % X", got)
+	}
+}
