@@ -82,12 +82,11 @@ func (e *GRPCStatusError) asAttempt() error {
 // net/http's HTTP/2 client: prior-knowledge h2c for http:// endpoints, HTTP/2
 // over TLS (ALPN h2) for https:// ones.
 type grpcSender struct {
-	url       string // scheme://host/<service>/Export
-	what      string
-	headers   map[string]string
-	gzip      bool
-	client    *http.Client
-	transport *http.Transport
+	url     string // scheme://host/<service>/Export
+	what    string
+	headers map[string]string
+	gzip    bool
+	client  *http.Client
 }
 
 // gRPC method paths of the OTLP collector services.
@@ -107,7 +106,7 @@ func newGRPCSender(scheme, host, path, what string, tlsConfig *tls.Config, heade
 		// proxy would be plain HTTP/1 proxying, which gRPC cannot use.
 		tr.Proxy = http.ProxyFromEnvironment
 	}
-	return &grpcSender{url: scheme + "://" + host + path, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}, transport: tr}
+	return &grpcSender{url: scheme + "://" + host + path, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}}
 }
 
 // prefixLen is the gRPC message prefix: a compressed flag and a big-endian
@@ -128,7 +127,7 @@ func (s *grpcSender) finish(body []byte) ([]byte, error) {
 	return body, nil
 }
 
-func (s *grpcSender) close() { s.transport.CloseIdleConnections() }
+func (s *grpcSender) close() { s.client.CloseIdleConnections() }
 
 // send makes one call with a finished body.
 func (s *grpcSender) send(ctx context.Context, body []byte) error {

@@ -47,19 +47,18 @@ func newTransport(tlsConfig *tls.Config) *http.Transport {
 // (<endpoint>/v1/traces or /v1/logs), HTTP/1.1 or HTTP/2 as the server
 // offers.
 type httpSender struct {
-	url       string
-	what      string // "spans" or "log records", for partial-success errors
-	headers   map[string]string
-	gzip      bool
-	client    *http.Client
-	transport *http.Transport
+	url     string
+	what    string // "spans" or "log records", for partial-success errors
+	headers map[string]string
+	gzip    bool
+	client  *http.Client
 }
 
 func newHTTPSender(url, what string, tlsConfig *tls.Config, headers map[string]string, gzip bool) *httpSender {
 	tr := newTransport(tlsConfig)
 	tr.Proxy = http.ProxyFromEnvironment
 	tr.ForceAttemptHTTP2 = true
-	return &httpSender{url: url, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}, transport: tr}
+	return &httpSender{url: url, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}}
 }
 
 func (s *httpSender) prefixLen() int { return 0 }
@@ -94,7 +93,7 @@ func setHeaders(h http.Header, configured map[string]string, ours ...string) {
 	}
 }
 
-func (s *httpSender) close() { s.transport.CloseIdleConnections() }
+func (s *httpSender) close() { s.client.CloseIdleConnections() }
 
 // send makes one attempt. 2xx is success, unless the reply reports a partial
 // success; 429, 502, 503 and 504 (with Retry-After honoured) and temporary
