@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,7 +28,7 @@ var kubeSources = func() [][2]string {
 	return out
 }()
 
-func sourceName(s [2]string) string { return s[0] + " " + cmpOr(s[1], "default values") }
+func sourceName(s [2]string) string { return s[0] + " " + cmp.Or(s[1], "default values") }
 
 func loadKubeContainers(t *testing.T, root string, src [2]string) (*objects, []kubeContainer) {
 	t.Helper()

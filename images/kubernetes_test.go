@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -444,7 +445,7 @@ func loadKube(root, kind, name string) (*objects, error) {
 		if err != nil {
 			return nil, err
 		}
-		o, err := decodeObjects(helmChart+" values "+cmpOr(name, "(default)"), docs)
+		o, err := decodeObjects(helmChart+" values "+cmp.Or(name, "(default)"), docs)
 		if err != nil {
 			return nil, err
 		}
@@ -471,13 +472,6 @@ func chartValues(file string) (chartutil.Values, error) {
 	return chartutil.ReadValuesFile(file)
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // loadRunnerSettings loads the connector a runner container runs, with the runner's own loader.
 func loadRunnerSettings(c container) (config.Connector, error) {
 	s, err := runner.LoadSettings(context.Background(), environList(c.env))
@@ -489,9 +483,5 @@ func loadRunnerSettings(c container) (config.Connector, error) {
 
 // decodeText decodes manifests given as one multi-document YAML text (a mutated build).
 func decodeText(origin string, text []byte) (*objects, error) {
-	var docs [][]byte
-	for _, doc := range bytes.Split(text, []byte("\n---\n")) {
-		docs = append(docs, doc)
-	}
-	return decodeObjects(origin, docs)
+	return decodeObjects(origin, bytes.Split(text, []byte("\n---\n")))
 }
