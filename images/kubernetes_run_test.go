@@ -221,11 +221,7 @@ func TestKubernetesRun(t *testing.T) {
 	live := map[role]string{}
 
 	sink := runners[slices.IndexFunc(runners, func(kc kubeContainer) bool { return kc.deployment.Name == "sink-stdout" })]
-	sink.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker.Addr()
-	sink.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
-	sink.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
-	sink.env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(sink.env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
-	proc := testkit.StartRunner(t, environList(sink.env))
+	proc := startRunnerContainer(t, sink.container, broker.Addr(), plugins)
 	live[roleRunner] = boundAddress(t, proc)
 
 	sp := startSupervisorContainer(t, supervisors[0].container, broker.Addr(), plugins)
