@@ -392,13 +392,20 @@ func (r *OTLPReceiver) addLogs(req *collogspb.ExportLogsServiceRequest) {
 // (connections are refused): a dead collector.
 func DeadURL(tb testing.TB) string {
 	tb.Helper()
+	return "http://" + freeLoopbackAddr(tb)
+}
+
+// freeLoopbackAddr is a loopback host:port that was free a moment ago:
+// listened on, then closed.
+func freeLoopbackAddr(tb testing.TB) string {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("listen: %v", err)
 	}
 	addr := lis.Addr().String()
 	lis.Close()
-	return "http://" + addr
+	return addr
 }
 
 // OTLPAttrs flattens OTLP attributes to Go values: string, int64, bool or float64 (anything else
