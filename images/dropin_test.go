@@ -26,23 +26,14 @@ const imageUID = 10001
 // upstreamLayout writes /app as an operator of upstream's image mounts it: config.toml and the
 // connector files with upstream's relative paths (connectors, local_state, plugins/...), and the
 // plugins in /app/plugins.
-func upstreamLayout(t *testing.T, plugins, brokerAddr string) string {
+func upstreamLayout(t *testing.T, brokerAddr string) string {
 	t.Helper()
 	app := filepath.Join(t.TempDir(), "app")
-	for _, dir := range []string{"connectors", "plugins"} {
-		if err := os.MkdirAll(filepath.Join(app, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Join(app, "connectors"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for _, name := range []string{"stdout_sink", "random_source"} {
-		lib := testkit.PluginLibrary(name)
-		data, err := os.ReadFile(filepath.Join(plugins, lib))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(app, "plugins", lib), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testkit.CopyPlugin(t, name, filepath.Join(app, "plugins", testkit.PluginLibrary(name)))
 	}
 	files := map[string]string{
 		// Upstream's example_config/config.toml, with the paths an /app mount uses.
@@ -132,7 +123,7 @@ func TestSupervisorRunsUpstreamLayout(t *testing.T) {
 		t.Fatalf("the supervisor image's WORKDIR is not %s, where upstream's image runs", upstreamWorkDir)
 	}
 	broker := testkit.StartBroker(t, testkit.WithStream("example_stream", map[string]uint32{"example_topic": 1}))
-	app := upstreamLayout(t, testkit.BuildPlugins(t), broker.Addr())
+	app := upstreamLayout(t, broker.Addr())
 	sup := testkit.StartSupervisor(t, app, []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"}, 90*time.Second)
 	type stats struct {
 		Connectors []metrics.ConnectorStats `json:"connectors"`
@@ -159,7 +150,7 @@ func TestSupervisorRunsUpstreamLayout(t *testing.T) {
 func TestSupervisorRefusesUnwritableState(t *testing.T) {
 	t.Parallel()
 	broker := testkit.StartBroker(t, testkit.WithStream("example_stream", map[string]uint32{"example_topic": 1}))
-	app := upstreamLayout(t, testkit.BuildPlugins(t), broker.Addr())
+	app := upstreamLayout(t, broker.Addr())
 	state := filepath.Join(app, "local_state")
 	if err := os.Mkdir(state, 0o755); err != nil {
 		t.Fatal(err)

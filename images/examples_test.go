@@ -143,12 +143,8 @@ func TestOrchestratorRunnersRun(t *testing.T) {
 			stream, topic, _ := strings.Cut(topics[0], "/")
 			broker := testkit.StartBroker(t, testkit.WithStream(stream, map[string]uint32{topic: 1}))
 
-			c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker.Addr()
 			c.env["IGGY_CONNECTORS_IGGY_PASSWORD"] = "iggy" // the secret the orchestrator injects
-			c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
-			c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
-			c.env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(c.env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
-			proc := testkit.StartRunner(t, environList(c.env))
+			proc := startRunnerContainer(t, c, broker.Addr(), plugins)
 			addr := boundAddress(t, proc)
 			probe(t, addr, proc.Exited)
 
@@ -193,11 +189,7 @@ func TestRunnersExampleRuns(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("service %s: ok=%v err=%v", name, ok, err)
 		}
-		c.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
-		c.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
-		c.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
-		c.env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(c.env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
-		proc := testkit.StartRunner(t, environList(c.env))
+		proc := startRunnerContainer(t, c, broker, plugins)
 		addr := boundAddress(t, proc)
 		probe(t, addr, proc.Exited)
 		if name == "stdout-sink" {
@@ -249,6 +241,19 @@ func TestSupervisorExampleRuns(t *testing.T) {
 		}
 		return running == 2 && consumed
 	})
+}
+
+// startRunnerContainer runs a runner container's program for real: its environment, the image's
+// plugin directory in its connector config replaced by plugins, with the container-only values
+// rewritten (the Iggy address, a loopback HTTP address, a temporary state directory).
+func startRunnerContainer(t *testing.T, c container, broker, plugins string) *testkit.RunnerProc {
+	t.Helper()
+	env := maps.Clone(c.env)
+	env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
+	env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
+	env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
+	env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
+	return testkit.StartRunner(t, environList(env))
 }
 
 // startSupervisorContainer runs a supervisor container's program for real: its environment, its

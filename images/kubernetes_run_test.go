@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -27,7 +28,7 @@ var kubeSources = func() [][2]string {
 	return out
 }()
 
-func sourceName(s [2]string) string { return s[0] + " " + cmpOr(s[1], "default values") }
+func sourceName(s [2]string) string { return s[0] + " " + cmp.Or(s[1], "default values") }
 
 func loadKubeContainers(t *testing.T, root string, src [2]string) (*objects, []kubeContainer) {
 	t.Helper()
@@ -220,11 +221,7 @@ func TestKubernetesRun(t *testing.T) {
 	live := map[role]string{}
 
 	sink := runners[slices.IndexFunc(runners, func(kc kubeContainer) bool { return kc.deployment.Name == "sink-stdout" })]
-	sink.env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker.Addr()
-	sink.env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
-	sink.env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
-	sink.env["IGGY_CONNECTOR_CONFIG"] = strings.ReplaceAll(sink.env["IGGY_CONNECTOR_CONFIG"], pluginDir, plugins)
-	proc := testkit.StartRunner(t, environList(sink.env))
+	proc := startRunnerContainer(t, sink.container, broker.Addr(), plugins)
 	live[roleRunner] = boundAddress(t, proc)
 
 	sp := startSupervisorContainer(t, supervisors[0].container, broker.Addr(), plugins)

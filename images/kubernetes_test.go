@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,9 +104,7 @@ func decodeObjects(origin string, docs [][]byte) (*objects, error) {
 		var err error
 		switch meta.APIVersion + " " + meta.Kind {
 		case "apps/v1 Deployment":
-			var d appsv1.Deployment
-			err = strict(&d)
-			o.deployments = append(o.deployments, d)
+			err = appendDecoded(&o.deployments, strict)
 		case "v1 ConfigMap":
 			var c corev1.ConfigMap
 			err = strict(&c)
@@ -115,25 +114,15 @@ func decodeObjects(origin string, docs [][]byte) (*objects, error) {
 			err = strict(&s)
 			o.secrets[s.Name] = s
 		case "v1 Service":
-			var s corev1.Service
-			err = strict(&s)
-			o.services = append(o.services, s)
+			err = appendDecoded(&o.services, strict)
 		case "v1 PersistentVolumeClaim":
-			var c corev1.PersistentVolumeClaim
-			err = strict(&c)
-			o.claims = append(o.claims, c)
+			err = appendDecoded(&o.claims, strict)
 		case "v1 ServiceAccount":
-			var a corev1.ServiceAccount
-			err = strict(&a)
-			o.accounts = append(o.accounts, a)
+			err = appendDecoded(&o.accounts, strict)
 		case "policy/v1 PodDisruptionBudget":
-			var b policyv1.PodDisruptionBudget
-			err = strict(&b)
-			o.budgets = append(o.budgets, b)
+			err = appendDecoded(&o.budgets, strict)
 		case "monitoring.coreos.com/v1 ServiceMonitor":
-			var m serviceMonitor
-			err = strict(&m)
-			o.monitors = append(o.monitors, m)
+			err = appendDecoded(&o.monitors, strict)
 		default:
 			err = fmt.Errorf("%s: %s %s: %w: not a kind these manifests use", origin, meta.APIVersion, meta.Kind, errUnknownField)
 		}
@@ -142,6 +131,14 @@ func decodeObjects(origin string, docs [][]byte) (*objects, error) {
 		}
 	}
 	return o, nil
+}
+
+// appendDecoded decodes a document with strict into a new T appended to list.
+func appendDecoded[T any](list *[]T, strict func(into any) error) error {
+	var v T
+	err := strict(&v)
+	*list = append(*list, v)
+	return err
 }
 
 // kustomizeBuild runs `kustomize build dir` in process and returns its documents.
@@ -444,7 +441,7 @@ func loadKube(root, kind, name string) (*objects, error) {
 		if err != nil {
 			return nil, err
 		}
-		o, err := decodeObjects(helmChart+" values "+cmpOr(name, "(default)"), docs)
+		o, err := decodeObjects(helmChart+" values "+cmp.Or(name, "(default)"), docs)
 		if err != nil {
 			return nil, err
 		}
@@ -471,13 +468,6 @@ func chartValues(file string) (chartutil.Values, error) {
 	return chartutil.ReadValuesFile(file)
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // loadRunnerSettings loads the connector a runner container runs, with the runner's own loader.
 func loadRunnerSettings(c container) (config.Connector, error) {
 	s, err := runner.LoadSettings(context.Background(), environList(c.env))
@@ -489,9 +479,5 @@ func loadRunnerSettings(c container) (config.Connector, error) {
 
 // decodeText decodes manifests given as one multi-document YAML text (a mutated build).
 func decodeText(origin string, text []byte) (*objects, error) {
-	var docs [][]byte
-	for _, doc := range bytes.Split(text, []byte("\n---\n")) {
-		docs = append(docs, doc)
-	}
-	return decodeObjects(origin, docs)
+	return decodeObjects(origin, bytes.Split(text, []byte("\n---\n")))
 }

@@ -16,7 +16,8 @@
 //     the SDK's own OTLP exporters set them (the equivalence tests decode
 //     both with the generated types and compare).
 //   - http.go: OTLP/HTTP: POST to the signal URL, application/x-protobuf;
-//     429/502/503/504 and temporary network errors retried.
+//     429/502/503/504 and temporary network errors retried. Also what both
+//     senders share: the transport and the poster (URL, headers, client).
 //   - grpc.go: OTLP/gRPC as a unary call over HTTP/2 (h2c for http://, TLS
 //     for https://): length-prefixed message, grpc-status and grpc-message
 //     from the trailers (or the headers of a trailers-only reply), retryable

@@ -22,9 +22,6 @@ import (
 // tests. An unreadable file or malformed value is an error naming the
 // variable.
 func ApplyEnv(cfg *Config, signal string, getenv func(string) string) error {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
 	lookup := func(name string) (key, value string) {
 		for _, key := range []string{"OTEL_EXPORTER_OTLP_" + strings.ToUpper(signal) + "_" + name, "OTEL_EXPORTER_OTLP_" + name} {
 			if v := strings.TrimSpace(getenv(key)); v != "" {

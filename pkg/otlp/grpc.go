@@ -81,14 +81,7 @@ func (e *GRPCStatusError) asAttempt() error {
 // grpcSender calls a collector's Export method (a unary gRPC call) with
 // net/http's HTTP/2 client: prior-knowledge h2c for http:// endpoints, HTTP/2
 // over TLS (ALPN h2) for https:// ones.
-type grpcSender struct {
-	url       string // scheme://host/<service>/Export
-	what      string
-	headers   map[string]string
-	gzip      bool
-	client    *http.Client
-	transport *http.Transport
-}
+type grpcSender struct{ poster }
 
 // gRPC method paths of the OTLP collector services.
 const (
@@ -107,7 +100,7 @@ func newGRPCSender(scheme, host, path, what string, tlsConfig *tls.Config, heade
 		// proxy would be plain HTTP/1 proxying, which gRPC cannot use.
 		tr.Proxy = http.ProxyFromEnvironment
 	}
-	return &grpcSender{url: scheme + "://" + host + path, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}, transport: tr}
+	return &grpcSender{poster{url: scheme + "://" + host + path, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}}}
 }
 
 // prefixLen is the gRPC message prefix: a compressed flag and a big-endian
@@ -128,20 +121,18 @@ func (s *grpcSender) finish(body []byte) ([]byte, error) {
 	return body, nil
 }
 
-func (s *grpcSender) close() { s.transport.CloseIdleConnections() }
-
 // send makes one call with a finished body.
 func (s *grpcSender) send(ctx context.Context, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	setHeaders(req.Header, s.headers, "Content-Type", "application/grpc", "Te", "trailers", "User-Agent", userAgent)
+	ours := []string{"Content-Type", "application/grpc", "Te", "trailers", "User-Agent", userAgent}
 	if s.gzip {
-		req.Header.Set("Grpc-Encoding", "gzip")
+		ours = append(ours, "Grpc-Encoding", "gzip")
 	}
 	if deadline, ok := ctx.Deadline(); ok {
-		req.Header.Set("Grpc-Timeout", grpcTimeout(time.Until(deadline)))
+		ours = append(ours, "Grpc-Timeout", grpcTimeout(time.Until(deadline)))
+	}
+	req, err := s.request(ctx, body, ours...)
+	if err != nil {
+		return err
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

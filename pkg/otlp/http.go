@@ -43,23 +43,44 @@ func newTransport(tlsConfig *tls.Config) *http.Transport {
 	}
 }
 
+// poster is what both senders share: the URL posted to, the configured
+// headers and compression, and the client.
+type poster struct {
+	url     string
+	what    string // "spans" or "log records", for partial-success errors
+	headers map[string]string
+	gzip    bool
+	client  *http.Client
+}
+
+// request is a POST of body with the configured headers, then ours (which
+// win).
+func (p *poster) request(ctx context.Context, body []byte, ours ...string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range p.headers {
+		req.Header.Set(k, v)
+	}
+	for i := 0; i+1 < len(ours); i += 2 {
+		req.Header.Set(ours[i], ours[i+1])
+	}
+	return req, nil
+}
+
+func (p *poster) close() { p.client.CloseIdleConnections() }
+
 // httpSender posts protobuf export requests to one OTLP/HTTP URL
 // (<endpoint>/v1/traces or /v1/logs), HTTP/1.1 or HTTP/2 as the server
 // offers.
-type httpSender struct {
-	url       string
-	what      string // "spans" or "log records", for partial-success errors
-	headers   map[string]string
-	gzip      bool
-	client    *http.Client
-	transport *http.Transport
-}
+type httpSender struct{ poster }
 
 func newHTTPSender(url, what string, tlsConfig *tls.Config, headers map[string]string, gzip bool) *httpSender {
 	tr := newTransport(tlsConfig)
 	tr.Proxy = http.ProxyFromEnvironment
 	tr.ForceAttemptHTTP2 = true
-	return &httpSender{url: url, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}, transport: tr}
+	return &httpSender{poster{url: url, what: what, headers: headers, gzip: gzip, client: &http.Client{Transport: tr}}}
 }
 
 func (s *httpSender) prefixLen() int { return 0 }
@@ -84,29 +105,17 @@ func gzipped(dst, b []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// setHeaders sets the configured headers, then ours (which win).
-func setHeaders(h http.Header, configured map[string]string, ours ...string) {
-	for k, v := range configured {
-		h.Set(k, v)
-	}
-	for i := 0; i+1 < len(ours); i += 2 {
-		h.Set(ours[i], ours[i+1])
-	}
-}
-
-func (s *httpSender) close() { s.transport.CloseIdleConnections() }
-
 // send makes one attempt. 2xx is success, unless the reply reports a partial
 // success; 429, 502, 503 and 504 (with Retry-After honoured) and temporary
 // network errors are retryable; anything else fails the export.
 func (s *httpSender) send(ctx context.Context, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	ours := []string{"Content-Type", contentTypeProtobuf, "User-Agent", userAgent}
+	if s.gzip {
+		ours = append(ours, "Content-Encoding", "gzip")
+	}
+	req, err := s.request(ctx, body, ours...)
 	if err != nil {
 		return err
-	}
-	setHeaders(req.Header, s.headers, "Content-Type", contentTypeProtobuf, "User-Agent", userAgent)
-	if s.gzip {
-		req.Header.Set("Content-Encoding", "gzip")
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

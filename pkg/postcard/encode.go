@@ -3,6 +3,7 @@ package postcard
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"slices"
 )
 
@@ -37,18 +38,18 @@ func AppendRawMessages(dst []byte, v RawMessages) []byte {
 	}
 	n := len(dst)
 	dst = slices.Grow(dst, need)[:n+need]
-	n += putUvarint(dst[n:], uint64(v.Schema))
-	n += putUvarint(dst[n:], uint64(len(v.Messages)))
+	n += binary.PutUvarint(dst[n:], uint64(v.Schema))
+	n += binary.PutUvarint(dst[n:], uint64(len(v.Messages)))
 	for i := range v.Messages {
 		m := &v.Messages[i]
 		n += putUint128(dst[n:], m.ID)
-		n += putUvarint(dst[n:], m.Offset)
-		n += putUvarint(dst[n:], m.Checksum)
-		n += putUvarint(dst[n:], m.Timestamp)
-		n += putUvarint(dst[n:], m.OriginTimestamp)
-		n += putUvarint(dst[n:], uint64(len(m.Headers)))
+		n += binary.PutUvarint(dst[n:], m.Offset)
+		n += binary.PutUvarint(dst[n:], m.Checksum)
+		n += binary.PutUvarint(dst[n:], m.Timestamp)
+		n += binary.PutUvarint(dst[n:], m.OriginTimestamp)
+		n += binary.PutUvarint(dst[n:], uint64(len(m.Headers)))
 		n += copy(dst[n:], m.Headers)
-		n += putUvarint(dst[n:], uint64(len(m.Payload)))
+		n += binary.PutUvarint(dst[n:], uint64(len(m.Payload)))
 		n += copy(dst[n:], m.Payload)
 	}
 	return dst[:n]
@@ -62,23 +63,11 @@ const (
 	rawMessageMaxFixed = maxVarint128 + 6*maxVarint64
 )
 
-// putUvarint writes v as a minimal unsigned LEB128 varint at the start of b
-// and returns its length; b must have room for it.
-func putUvarint(b []byte, v uint64) int {
-	n := 0
-	for v >= 0x80 {
-		b[n] = byte(v) | 0x80
-		v >>= 7
-		n++
-	}
-	b[n] = byte(v)
-	return n + 1
-}
-
-// putUint128 is putUvarint for a u128.
+// putUint128 is binary.PutUvarint (postcard's varint is the same minimal
+// LEB128) for a u128; b must have room for it.
 func putUint128(b []byte, v Uint128) int {
 	if v.Hi == 0 {
-		return putUvarint(b, v.Lo)
+		return binary.PutUvarint(b, v.Lo)
 	}
 	n := 0
 	hi, lo := v.Hi, v.Lo

@@ -189,11 +189,7 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 			return
 		}
 		r.addSpans(&in)
-		resp := &coltracepb.ExportTraceServiceResponse{}
-		if reply.Rejected != 0 || reply.RejectMessage != "" {
-			resp.PartialSuccess = &coltracepb.ExportTracePartialSuccess{RejectedSpans: reply.Rejected, ErrorMessage: reply.RejectMessage}
-		}
-		writeOTLP(w, resp)
+		writeOTLP(w, traceResponse(reply))
 	})
 	mux.HandleFunc("POST /v1/logs", func(w http.ResponseWriter, req *http.Request) {
 		var in collogspb.ExportLogsServiceRequest
@@ -206,11 +202,7 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 			return
 		}
 		r.addLogs(&in)
-		resp := &collogspb.ExportLogsServiceResponse{}
-		if reply.Rejected != 0 || reply.RejectMessage != "" {
-			resp.PartialSuccess = &collogspb.ExportLogsPartialSuccess{RejectedLogRecords: reply.Rejected, ErrorMessage: reply.RejectMessage}
-		}
-		writeOTLP(w, resp)
+		writeOTLP(w, logsResponse(reply))
 	})
 	srv := httptest.NewUnstartedServer(mux)
 	if r.tls != nil {
@@ -304,11 +296,17 @@ func (s otlpTraceService) Export(ctx context.Context, req *coltracepb.ExportTrac
 		return nil, err
 	}
 	s.r.addSpans(req)
+	return traceResponse(reply), nil
+}
+
+// traceResponse is the answer to a trace export that did not fail: a
+// partial success when reply rejects some spans.
+func traceResponse(reply OTLPReply) *coltracepb.ExportTraceServiceResponse {
 	resp := &coltracepb.ExportTraceServiceResponse{}
 	if reply.Rejected != 0 || reply.RejectMessage != "" {
 		resp.PartialSuccess = &coltracepb.ExportTracePartialSuccess{RejectedSpans: reply.Rejected, ErrorMessage: reply.RejectMessage}
 	}
-	return resp, nil
+	return resp
 }
 
 type otlpLogsService struct {
@@ -323,11 +321,17 @@ func (s otlpLogsService) Export(ctx context.Context, req *collogspb.ExportLogsSe
 		return nil, err
 	}
 	s.r.addLogs(req)
+	return logsResponse(reply), nil
+}
+
+// logsResponse is the answer to a logs export that did not fail: a partial
+// success when reply rejects some records.
+func logsResponse(reply OTLPReply) *collogspb.ExportLogsServiceResponse {
 	resp := &collogspb.ExportLogsServiceResponse{}
 	if reply.Rejected != 0 || reply.RejectMessage != "" {
 		resp.PartialSuccess = &collogspb.ExportLogsPartialSuccess{RejectedLogRecords: reply.Rejected, ErrorMessage: reply.RejectMessage}
 	}
-	return resp, nil
+	return resp
 }
 
 // wait holds an export for the configured delay.
@@ -388,13 +392,20 @@ func (r *OTLPReceiver) addLogs(req *collogspb.ExportLogsServiceRequest) {
 // (connections are refused): a dead collector.
 func DeadURL(tb testing.TB) string {
 	tb.Helper()
+	return "http://" + freeLoopbackAddr(tb)
+}
+
+// freeLoopbackAddr is a loopback host:port that was free a moment ago:
+// listened on, then closed.
+func freeLoopbackAddr(tb testing.TB) string {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("listen: %v", err)
 	}
 	addr := lis.Addr().String()
 	lis.Close()
-	return "http://" + addr
+	return addr
 }
 
 // OTLPAttrs flattens OTLP attributes to Go values: string, int64, bool or float64 (anything else

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,12 +40,7 @@ func StartPrometheus(tb testing.TB, config string) *PrometheusProc {
 	if err := os.WriteFile(file, []byte(config), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeLoopbackAddr(tb)
 	p := &PrometheusProc{URL: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
 	p.Cmd = exec.Command(bin, "--config.file="+file, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
