@@ -3,59 +3,15 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/iggy-connectors-go/runtime/pkg/version"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
-	"github.com/iggy-connectors-go/runtime/pkg/provider"
+	"github.com/iggy-connectors-go/runtime/pkg/version"
 )
-
-// restart stops the connector's runner and starts it again with the provider's active config
-// (DESIGN decision 6). The new config and its plugin path are checked before anything is stopped,
-// so a bad config leaves the running connector as it is. A restart already in progress makes this
-// one a no-op, as upstream.
-func (s *Supervisor) restart(ctx context.Context, m *managed) error {
-	if !m.restarting.CompareAndSwap(false, true) {
-		return nil
-	}
-	defer m.restarting.Store(false)
-	m.ops.Lock()
-	defer m.ops.Unlock()
-	if s.closing.Load() {
-		return shuttingDown()
-	}
-	cfg, err := s.provider.Get(ctx, m.kind, m.key)
-	if err != nil {
-		if errors.Is(err, provider.ErrNotFound) {
-			return notRunning(m.kind, m.key)
-		}
-		m.noteIdleError(err.Error())
-		return invalidConfiguration(err.Error())
-	}
-	path, err := s.prepare(cfg)
-	if err != nil {
-		m.noteIdleError(err.Error())
-		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
-	}
-	s.log.Info("restarting connector on request", "connector", m.label(), "version", cfg.Version)
-	m.stopLoop()
-	m.mu.Lock()
-	stopped := m.target == targetStopped // an operator stopped it: it stays stopped, with the new config
-	m.mu.Unlock()
-	if !cfg.Enabled || stopped {
-		m.mu.Lock()
-		m.cfg, m.path, m.status, m.lastErr, m.placeholder = cfg, path, statusStopped, nil, false
-		m.mu.Unlock()
-		return nil
-	}
-	return firstStartError(<-m.launch(cfg, path))
-}
 
 func (s *Supervisor) handleStats(w http.ResponseWriter, r *http.Request) {
 	body, _ := json.Marshal(s.Stats(r.Context()))
