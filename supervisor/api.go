@@ -106,6 +106,12 @@ func notRunning(kind config.ConnectorKind, key string) *apiError {
 		Reason: fmt.Sprintf("%s not found with key: %s", title(kind), key)}
 }
 
+// configProblem is a config error's text without the config.ErrInvalidConnector prefix, as the
+// answers name the problem.
+func configProblem(err error) string {
+	return strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": ")
+}
+
 func invalidConfiguration(msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, Code: "invalid_configuration", Reason: "Invalid configuration: " + msg}
 }
@@ -122,7 +128,7 @@ func providerError(kind config.ConnectorKind, err error) *apiError {
 	case errors.Is(err, provider.ErrRequestFailed):
 		return &apiError{status: http.StatusInternalServerError, Code: "http_request_failed", Reason: err.Error()}
 	case errors.Is(err, provider.ErrInvalid):
-		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+		return invalidConfiguration(configProblem(err))
 	}
 	return &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
 }
@@ -296,7 +302,7 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 		return
 	}
 	if err := config.ValidKey(key); err != nil {
-		writeAPIError(w, invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": ")))
+		writeAPIError(w, invalidConfiguration(configProblem(err)))
 		return
 	}
 	var obj map[string]json.RawMessage
@@ -307,7 +313,7 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 	}
 	cfg, err := config.ParseCreateBody(kind, key, body)
 	if err != nil {
-		status, text := shapeError(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+		status, text := shapeError(configProblem(err))
 		writeText(w, status, text)
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
@@ -192,7 +191,7 @@ func (s *Supervisor) restart(ctx context.Context, m *managed) error {
 	path, err := s.prepare(cfg)
 	if err != nil {
 		m.noteIdleError(err.Error())
-		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+		return invalidConfiguration(configProblem(err))
 	}
 	s.log.Info("restarting connector on request", "connector", m.label(), "version", cfg.Version)
 	m.stopLoop()
@@ -214,7 +213,7 @@ func (s *Supervisor) startStopped(m *managed) error {
 	cfg := m.snapshot().cfg
 	path, err := s.prepare(cfg)
 	if err != nil {
-		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+		return invalidConfiguration(configProblem(err))
 	}
 	if _, err := s.setTarget(m, targetRunning); err != nil {
 		return err
