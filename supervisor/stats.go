@@ -130,8 +130,8 @@ func (s *Supervisor) statusShown(m *managed, sn snapshot) string {
 	if !s.runnerAnswers(m, sn.proc, int32(sn.proc.pid)) {
 		return statusError
 	}
-	if st := m.page.Stats(false); st.PID == int32(sn.proc.pid) && st.Status != "" {
-		return st.Status
+	if status := m.page.Status(); status != "" && m.page.RunnerPID() == int32(sn.proc.pid) {
+		return status
 	}
 	return sn.status
 }
