@@ -116,6 +116,11 @@ func invalidConfiguration(msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, Code: "invalid_configuration", Reason: "Invalid configuration: " + msg}
 }
 
+// internalError is a failure of the supervisor's own: 500 with upstream's generic code.
+func internalError(err error) *apiError {
+	return &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+}
+
 // providerError maps a provider failure to upstream's status and code. A missing version is 404
 // (DESIGN decision 6; upstream answers 500).
 func providerError(kind config.ConnectorKind, err error) *apiError {
@@ -130,7 +135,7 @@ func providerError(kind config.ConnectorKind, err error) *apiError {
 	case errors.Is(err, provider.ErrInvalid):
 		return invalidConfiguration(configProblem(err))
 	}
-	return &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+	return internalError(err)
 }
 
 // running finds the connector of the path's key or answers 404.
@@ -186,7 +191,7 @@ func (s *Supervisor) handleGet(w http.ResponseWriter, r *http.Request, kind conf
 	cfg := m.snapshot().cfg
 	streams, err := configMember(cfg, "streams")
 	if err != nil {
-		writeAPIError(w, &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()})
+		writeAPIError(w, internalError(err))
 		return
 	}
 	body, _ := json.Marshal(detailObject{infoObject: info(m), Streams: streams})

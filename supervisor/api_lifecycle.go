@@ -50,7 +50,7 @@ func (s *Supervisor) lifecycleRoutes(mux *http.ServeMux, base string, kind confi
 func writeError(w http.ResponseWriter, err error) {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		ae = &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+		ae = internalError(err)
 	}
 	writeAPIError(w, ae)
 }
