@@ -75,7 +75,8 @@ func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
 		status: statusStopped, version: "unknown", target: targetRunning}
 }
 
-func (m *managed) label() string { return string(m.kind) + "/" + m.key }
+// label names the connector in logs (connectorLabel).
+func (m *managed) label() string { return labelOf(m.kind, m.key) }
 
 func (m *managed) setStatus(status string) {
 	m.mu.Lock()
