@@ -122,12 +122,13 @@ func (s *Supervisor) updateRunning() {
 }
 
 // statusShown is the status /stats shows for the connector (connectorStats), read without creating
-// counter series: its live runner's, error for a runner that does not answer, else the supervisor's.
-func (s *Supervisor) statusShown(m *managed, sn snapshot) string {
+// counter series: its live runner's, error for a runner that does not answer (answers is
+// runnerAnswers, as the up gauge has it), else the supervisor's.
+func statusShown(m *managed, sn snapshot, answers bool) string {
 	if sn.proc == nil || sn.proc.exited() || m.page.RunnerPID() != int32(sn.proc.pid) {
 		return sn.status
 	}
-	if !s.runnerAnswers(m, sn.proc, int32(sn.proc.pid)) {
+	if !answers {
 		return statusError
 	}
 	if status := m.page.Status(); status != "" && m.page.RunnerPID() == int32(sn.proc.pid) {
@@ -151,8 +152,9 @@ func (s *Supervisor) refreshMetrics() {
 		} else {
 			s.merged.Remove(m.label())
 		}
-		s.runtimeMetrics.SetUp(m.key, string(m.kind), s.runnerAnswers(m, sn.proc, m.page.RunnerPID()))
-		s.runtimeMetrics.SetState(m.key, string(m.kind), s.statusShown(m, sn))
+		up := s.runnerAnswers(m, sn.proc, m.page.RunnerPID())
+		s.runtimeMetrics.SetUp(m.key, string(m.kind), up)
+		s.runtimeMetrics.SetState(m.key, string(m.kind), statusShown(m, sn, up))
 	}
 	s.updateRunning()
 }
