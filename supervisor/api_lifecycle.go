@@ -120,7 +120,7 @@ func (s *Supervisor) setTarget(m *managed, target string) (*child, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.target = target
-	if m.proc != nil && !m.proc.exited() {
+	if m.proc.alive() {
 		return m.proc, nil
 	}
 	return nil, nil

@@ -61,7 +61,7 @@ func (s *Supervisor) Stats(context.Context) metrics.RuntimeStats {
 // runnerAnswers reports whether the connector has a runner process that is attached to its page
 // and beat within the runner timeout.
 func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool {
-	return proc != nil && !proc.exited() && pagePID == int32(proc.pid) && m.page.HeartbeatAge() <= s.env.RunnerCallLimit
+	return proc.alive() && pagePID == int32(proc.pid) && m.page.HeartbeatAge() <= s.env.RunnerCallLimit
 }
 
 // connectorStats is one connector's object: counters from its page (they count on across runner
@@ -69,7 +69,7 @@ func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool 
 // the supervisor's; live says whether a runner answers.
 func (s *Supervisor) connectorStats(m *managed, figures processFigures) (metrics.ConnectorStats, bool) {
 	sn := m.snapshot()
-	alive := sn.proc != nil && !sn.proc.exited()
+	alive := sn.proc.alive()
 	attached := alive && m.page.RunnerPID() == int32(sn.proc.pid)
 	// A read creates the counter series at 0, as a runner's own /stats does; a connector that
 	// never had a runner keeps none.
@@ -125,7 +125,7 @@ func (s *Supervisor) updateRunning() {
 // counter series: its live runner's, error for a runner that does not answer (answers is
 // runnerAnswers, as the up gauge has it), else the supervisor's.
 func statusShown(m *managed, sn snapshot, answers bool) string {
-	if sn.proc == nil || sn.proc.exited() || m.page.RunnerPID() != int32(sn.proc.pid) {
+	if !sn.proc.alive() || m.page.RunnerPID() != int32(sn.proc.pid) {
 		return sn.status
 	}
 	if !answers {
