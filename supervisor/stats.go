@@ -58,6 +58,11 @@ func (s *Supervisor) Stats(context.Context) metrics.RuntimeStats {
 	return out
 }
 
+// runnerAttached reports whether proc is a live runner process attached to the connector's page.
+func runnerAttached(m *managed, proc *child) bool {
+	return proc.alive() && m.page.RunnerPID() == int32(proc.pid)
+}
+
 // runnerAnswers reports whether the connector has a runner process that is attached to its page
 // and beat within the runner timeout.
 func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool {
@@ -70,7 +75,7 @@ func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool 
 func (s *Supervisor) connectorStats(m *managed, figures processFigures) (metrics.ConnectorStats, bool) {
 	sn := m.snapshot()
 	alive := sn.proc.alive()
-	attached := alive && m.page.RunnerPID() == int32(sn.proc.pid)
+	attached := runnerAttached(m, sn.proc)
 	// A read creates the counter series at 0, as a runner's own /stats does; a connector that
 	// never had a runner keeps none.
 	st := m.page.Stats(attached)
@@ -125,7 +130,7 @@ func (s *Supervisor) updateRunning() {
 // counter series: its live runner's, error for a runner that does not answer (answers is
 // runnerAnswers, as the up gauge has it), else the supervisor's.
 func statusShown(m *managed, sn snapshot, answers bool) string {
-	if !sn.proc.alive() || m.page.RunnerPID() != int32(sn.proc.pid) {
+	if !runnerAttached(m, sn.proc) {
 		return sn.status
 	}
 	if !answers {
