@@ -106,8 +106,19 @@ func notRunning(kind config.ConnectorKind, key string) *apiError {
 		Reason: fmt.Sprintf("%s not found with key: %s", title(kind), key)}
 }
 
+// configProblem is a config error's text without the config.ErrInvalidConnector prefix, as the
+// answers name the problem.
+func configProblem(err error) string {
+	return strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": ")
+}
+
 func invalidConfiguration(msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, Code: "invalid_configuration", Reason: "Invalid configuration: " + msg}
+}
+
+// internalError is a failure of the supervisor's own: 500 with upstream's generic code.
+func internalError(err error) *apiError {
+	return &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
 }
 
 // providerError maps a provider failure to upstream's status and code. A missing version is 404
@@ -122,9 +133,9 @@ func providerError(kind config.ConnectorKind, err error) *apiError {
 	case errors.Is(err, provider.ErrRequestFailed):
 		return &apiError{status: http.StatusInternalServerError, Code: "http_request_failed", Reason: err.Error()}
 	case errors.Is(err, provider.ErrInvalid):
-		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+		return invalidConfiguration(configProblem(err))
 	}
-	return &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+	return internalError(err)
 }
 
 // running finds the connector of the path's key or answers 404.
@@ -180,7 +191,7 @@ func (s *Supervisor) handleGet(w http.ResponseWriter, r *http.Request, kind conf
 	cfg := m.snapshot().cfg
 	streams, err := configMember(cfg, "streams")
 	if err != nil {
-		writeAPIError(w, &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()})
+		writeAPIError(w, internalError(err))
 		return
 	}
 	body, _ := json.Marshal(detailObject{infoObject: info(m), Streams: streams})
@@ -296,7 +307,7 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 		return
 	}
 	if err := config.ValidKey(key); err != nil {
-		writeAPIError(w, invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": ")))
+		writeAPIError(w, invalidConfiguration(configProblem(err)))
 		return
 	}
 	var obj map[string]json.RawMessage
@@ -307,7 +318,7 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 	}
 	cfg, err := config.ParseCreateBody(kind, key, body)
 	if err != nil {
-		status, text := shapeError(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+		status, text := shapeError(configProblem(err))
 		writeText(w, status, text)
 		return
 	}

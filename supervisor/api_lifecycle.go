@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
 // Lifecycle operations (DESIGN decision 13): POST /{sinks,sources}/{key}/{op}.
@@ -50,7 +50,7 @@ func (s *Supervisor) lifecycleRoutes(mux *http.ServeMux, base string, kind confi
 func writeError(w http.ResponseWriter, err error) {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		ae = &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+		ae = internalError(err)
 	}
 	writeAPIError(w, ae)
 }
@@ -120,7 +120,7 @@ func (s *Supervisor) setTarget(m *managed, target string) (*child, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.target = target
-	if m.proc != nil && !m.proc.exited() {
+	if m.proc.alive() {
 		return m.proc, nil
 	}
 	return nil, nil
@@ -166,13 +166,54 @@ func (s *Supervisor) tellRunner(ctx context.Context, m *managed, c *child, pause
 	return err
 }
 
+// restart stops the connector's runner and starts it again with the provider's active config
+// (DESIGN decision 6). The new config and its plugin path are checked before anything is stopped,
+// so a bad config leaves the running connector as it is. A restart already in progress makes this
+// one a no-op, as upstream.
+func (s *Supervisor) restart(ctx context.Context, m *managed) error {
+	if !m.restarting.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer m.restarting.Store(false)
+	m.ops.Lock()
+	defer m.ops.Unlock()
+	if s.closing.Load() {
+		return shuttingDown()
+	}
+	cfg, err := s.provider.Get(ctx, m.kind, m.key)
+	if err != nil {
+		if errors.Is(err, provider.ErrNotFound) {
+			return notRunning(m.kind, m.key)
+		}
+		m.noteIdleError(err.Error())
+		return invalidConfiguration(err.Error())
+	}
+	path, err := s.prepare(cfg)
+	if err != nil {
+		m.noteIdleError(err.Error())
+		return invalidConfiguration(configProblem(err))
+	}
+	s.log.Info("restarting connector on request", "connector", m.label(), "version", cfg.Version)
+	m.stopLoop()
+	m.mu.Lock()
+	stopped := m.target == targetStopped // an operator stopped it: it stays stopped, with the new config
+	m.mu.Unlock()
+	if !cfg.Enabled || stopped {
+		m.mu.Lock()
+		m.cfg, m.path, m.status, m.lastErr, m.placeholder = cfg, path, statusStopped, nil, false
+		m.mu.Unlock()
+		return nil
+	}
+	return firstStartError(<-m.launch(cfg, path))
+}
+
 // startStopped starts a stopped connector's runner again with its running config, from its stored
 // offsets or state.
 func (s *Supervisor) startStopped(m *managed) error {
 	cfg := m.snapshot().cfg
 	path, err := s.prepare(cfg)
 	if err != nil {
-		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
+		return invalidConfiguration(configProblem(err))
 	}
 	if _, err := s.setTarget(m, targetRunning); err != nil {
 		return err

@@ -33,7 +33,7 @@ func (s *Supervisor) offsetRoutes(mux *http.ServeMux, base string, kind config.C
 // disabled connector is stopped; so is one stopped through the API.)
 func connectorStopped(m *managed) bool {
 	sn := m.snapshot()
-	return sn.status == statusStopped && (sn.proc == nil || sn.proc.exited())
+	return sn.status == statusStopped && !sn.proc.alive()
 }
 
 // whileStopped answers 409 unless the connector is stopped (connectorStopped). When it is, it

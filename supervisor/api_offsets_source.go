@@ -172,7 +172,7 @@ func (s *Supervisor) iggyStateBackend(client iggyclient.Client) state.IggyBacken
 func (s *Supervisor) stateError(err error) *apiError {
 	var pathErr *fs.PathError
 	if !s.iggyState() || errors.As(err, &pathErr) {
-		return &apiError{status: http.StatusInternalServerError, Code: "error", Reason: err.Error()}
+		return internalError(err)
 	}
 	return s.iggyError(err)
 }

@@ -18,15 +18,16 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
-// Connector statuses, spelled as upstream's REST API spells them (http-api.md §5.2).
+// Connector statuses: the values runners publish in their stats pages (metrics.Status*), so the
+// two sides cannot spell one differently.
 const (
-	statusStarting = "starting"
-	statusRunning  = "running"
-	statusStopping = "stopping"
-	statusStopped  = "stopped"
-	statusError    = "error"
-	statusPaused   = "paused"  // ours (decision 13): an operator paused it; its runner is alive
-	statusStandby  = "standby" // a source replica waiting for its lease (state backend iggy)
+	statusStarting = metrics.StatusStarting
+	statusRunning  = metrics.StatusRunning
+	statusStopping = metrics.StatusStopping
+	statusStopped  = metrics.StatusStopped
+	statusError    = metrics.StatusError
+	statusPaused   = metrics.StatusPaused  // ours (decision 13): an operator paused it; its runner is alive
+	statusStandby  = metrics.StatusStandby // a source replica waiting for its lease (state backend iggy)
 )
 
 // errShuttingDown: the supervisor is draining its runners; nothing new is started.
@@ -74,7 +75,8 @@ func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
 		status: statusStopped, version: "unknown", target: targetRunning}
 }
 
-func (m *managed) label() string { return string(m.kind) + "/" + m.key }
+// label names the connector in logs (connectorLabel).
+func (m *managed) label() string { return labelOf(m.kind, m.key) }
 
 func (m *managed) setStatus(status string) {
 	m.mu.Lock()

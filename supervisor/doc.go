@@ -6,12 +6,12 @@
 // backoff), process.go (spawning and stopping runner processes; pkg/logging relays their output,
 // tagged with connector_key), runnerapi.go (talking to a runner's endpoint), api.go and server.go
 // (routes, auth, CORS, TLS), api_lifecycle.go (POST .../pause, resume, stop, start: the transitions
-// and their 409 rules), targetstate.go (each connector's target state, running, paused or stopped,
+// and their 409 rules; POST .../restart), targetstate.go (each connector's target state, running, paused or stopped,
 // in a file beside the state files, read at startup), api_offsets.go (the offsets routes, rewritten only while the
 // connector is stopped, and reaching Iggy for them), api_offsets_sink.go (sink consumer-group
 // offsets from Iggy through pkg/iggyclient.Admin), api_offsets_source.go (source state through
 // pkg/state, from the configured state backend: files or Iggy), api_validate.go (validate a config body by running the runner binary's
-// --check in a child process; the supervisor never loads a plugin), stats.go (/stats, /metrics, restart: composed from each connector's
+// --check in a child process; the supervisor never loads a plugin), stats.go (/stats, /metrics: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
 // (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables). README.md documents the API
 // with curl examples.

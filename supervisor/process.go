@@ -227,6 +227,9 @@ func (c *child) note(line string) {
 	}
 }
 
+// alive reports whether c is a runner process that has not exited (false for no process).
+func (c *child) alive() bool { return c != nil && !c.exited() }
+
 func (c *child) exited() bool {
 	select {
 	case <-c.done:

@@ -37,7 +37,7 @@ func (s *Supervisor) sampleLoop() {
 func (s *Supervisor) sampleProcesses() {
 	pids := []int32{int32(os.Getpid())}
 	for _, m := range s.ordered {
-		if c := m.snapshot().proc; c != nil && !c.exited() {
+		if c := m.snapshot().proc; c.alive() {
 			pids = append(pids, int32(c.pid))
 		}
 	}
@@ -61,7 +61,7 @@ func (s *Supervisor) connectorProcesses() []metrics.ConnectorProcess {
 	var out []metrics.ConnectorProcess
 	for _, m := range s.ordered {
 		c := m.snapshot().proc
-		if c == nil || c.exited() {
+		if !c.alive() {
 			continue
 		}
 		if p, ok := figures.procs[int32(c.pid)]; ok {

@@ -3,59 +3,15 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/iggy-connectors-go/runtime/pkg/version"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
-	"github.com/iggy-connectors-go/runtime/pkg/provider"
+	"github.com/iggy-connectors-go/runtime/pkg/version"
 )
-
-// restart stops the connector's runner and starts it again with the provider's active config
-// (DESIGN decision 6). The new config and its plugin path are checked before anything is stopped,
-// so a bad config leaves the running connector as it is. A restart already in progress makes this
-// one a no-op, as upstream.
-func (s *Supervisor) restart(ctx context.Context, m *managed) error {
-	if !m.restarting.CompareAndSwap(false, true) {
-		return nil
-	}
-	defer m.restarting.Store(false)
-	m.ops.Lock()
-	defer m.ops.Unlock()
-	if s.closing.Load() {
-		return shuttingDown()
-	}
-	cfg, err := s.provider.Get(ctx, m.kind, m.key)
-	if err != nil {
-		if errors.Is(err, provider.ErrNotFound) {
-			return notRunning(m.kind, m.key)
-		}
-		m.noteIdleError(err.Error())
-		return invalidConfiguration(err.Error())
-	}
-	path, err := s.prepare(cfg)
-	if err != nil {
-		m.noteIdleError(err.Error())
-		return invalidConfiguration(strings.TrimPrefix(err.Error(), config.ErrInvalidConnector.Error()+": "))
-	}
-	s.log.Info("restarting connector on request", "connector", m.label(), "version", cfg.Version)
-	m.stopLoop()
-	m.mu.Lock()
-	stopped := m.target == targetStopped // an operator stopped it: it stays stopped, with the new config
-	m.mu.Unlock()
-	if !cfg.Enabled || stopped {
-		m.mu.Lock()
-		m.cfg, m.path, m.status, m.lastErr, m.placeholder = cfg, path, statusStopped, nil, false
-		m.mu.Unlock()
-		return nil
-	}
-	return firstStartError(<-m.launch(cfg, path))
-}
 
 func (s *Supervisor) handleStats(w http.ResponseWriter, r *http.Request) {
 	body, _ := json.Marshal(s.Stats(r.Context()))
@@ -102,10 +58,15 @@ func (s *Supervisor) Stats(context.Context) metrics.RuntimeStats {
 	return out
 }
 
+// runnerAttached reports whether proc is a live runner process attached to the connector's page.
+func runnerAttached(m *managed, proc *child) bool {
+	return proc.alive() && m.page.RunnerPID() == int32(proc.pid)
+}
+
 // runnerAnswers reports whether the connector has a runner process that is attached to its page
 // and beat within the runner timeout.
 func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool {
-	return proc != nil && !proc.exited() && pagePID == int32(proc.pid) && m.page.HeartbeatAge() <= s.env.RunnerCallLimit
+	return proc.alive() && pagePID == int32(proc.pid) && m.page.HeartbeatAge() <= s.env.RunnerCallLimit
 }
 
 // connectorStats is one connector's object: counters from its page (they count on across runner
@@ -113,8 +74,8 @@ func (s *Supervisor) runnerAnswers(m *managed, proc *child, pagePID int32) bool 
 // the supervisor's; live says whether a runner answers.
 func (s *Supervisor) connectorStats(m *managed, figures processFigures) (metrics.ConnectorStats, bool) {
 	sn := m.snapshot()
-	alive := sn.proc != nil && !sn.proc.exited()
-	attached := alive && m.page.RunnerPID() == int32(sn.proc.pid)
+	alive := sn.proc.alive()
+	attached := runnerAttached(m, sn.proc)
 	// A read creates the counter series at 0, as a runner's own /stats does; a connector that
 	// never had a runner keeps none.
 	st := m.page.Stats(attached)
@@ -166,16 +127,17 @@ func (s *Supervisor) updateRunning() {
 }
 
 // statusShown is the status /stats shows for the connector (connectorStats), read without creating
-// counter series: its live runner's, error for a runner that does not answer, else the supervisor's.
-func (s *Supervisor) statusShown(m *managed, sn snapshot) string {
-	if sn.proc == nil || sn.proc.exited() || m.page.RunnerPID() != int32(sn.proc.pid) {
+// counter series: its live runner's, error for a runner that does not answer (answers is
+// runnerAnswers, as the up gauge has it), else the supervisor's.
+func statusShown(m *managed, sn snapshot, answers bool) string {
+	if !runnerAttached(m, sn.proc) {
 		return sn.status
 	}
-	if !s.runnerAnswers(m, sn.proc, int32(sn.proc.pid)) {
+	if !answers {
 		return statusError
 	}
-	if st := m.page.Stats(false); st.PID == int32(sn.proc.pid) && st.Status != "" {
-		return st.Status
+	if status := m.page.Status(); status != "" && m.page.RunnerPID() == int32(sn.proc.pid) {
+		return status
 	}
 	return sn.status
 }
@@ -195,8 +157,9 @@ func (s *Supervisor) refreshMetrics() {
 		} else {
 			s.merged.Remove(m.label())
 		}
-		s.runtimeMetrics.SetUp(m.key, string(m.kind), s.runnerAnswers(m, sn.proc, m.page.RunnerPID()))
-		s.runtimeMetrics.SetState(m.key, string(m.kind), s.statusShown(m, sn))
+		up := s.runnerAnswers(m, sn.proc, m.page.RunnerPID())
+		s.runtimeMetrics.SetUp(m.key, string(m.kind), up)
+		s.runtimeMetrics.SetState(m.key, string(m.kind), statusShown(m, sn, up))
 	}
 	s.updateRunning()
 }

@@ -263,7 +263,9 @@ func (s *Supervisor) brokenConfigs(ctx context.Context, loaded []config.Connecto
 }
 
 // connectorLabel is "kind/key", as connectors are named in logs.
-func connectorLabel(c config.Connector) string { return string(c.Kind) + "/" + c.Key }
+func connectorLabel(c config.Connector) string { return labelOf(c.Kind, c.Key) }
+
+func labelOf(kind config.ConnectorKind, key string) string { return string(kind) + "/" + key }
 
 // allowList is plugins.allowed_dirs when set, else the default: the directories of the plugins the
 // startup configs name, and plugins/ next to the binary.

@@ -222,27 +222,53 @@ type texts struct {
 // readTexts reads a consistent copy of the published texts; ok is false when a writer stayed
 // inside the lock throughout (a runner killed while writing).
 func (c *cells) readTexts() (t texts, ok bool) {
-	for try := 0; try < 100; try++ {
-		s := c.seq.Load()
-		if s&1 == 1 {
-			runtime.Gosched()
-			continue
-		}
-		t = texts{pluginVersion: "unknown"}
-		if i := c.status.Load(); i < uint64(len(pageStatuses)) {
-			t.status = pageStatuses[i]
-		}
+	ok = c.readLocked(func() {
+		t = texts{status: c.loadStatus(), pluginVersion: "unknown"}
 		if n := c.errorLen.Load(); n > 0 && n-1 <= lastErrorBytes {
 			t.lastError = &LastError{Message: loadText(c.errorText[:], int(n-1)), Timestamp: c.errorTime.Load()}
 		}
 		if n := c.versionLen.Load(); n > 0 && n <= pluginVersionBytes {
 			t.pluginVersion = loadText(c.versionText[:], int(n))
 		}
+	})
+	if !ok {
+		return texts{pluginVersion: "unknown"}, false
+	}
+	return t, true
+}
+
+// readStatus is readTexts' status alone, without copying the texts ("" as readTexts gives it).
+func (c *cells) readStatus() string {
+	var status string
+	if !c.readLocked(func() { status = c.loadStatus() }) {
+		return ""
+	}
+	return status
+}
+
+// readLocked runs read until it ran with no writer inside the sequence lock (true), or gives up
+// after 100 tries (false: a writer stayed inside throughout).
+func (c *cells) readLocked(read func()) bool {
+	for try := 0; try < 100; try++ {
+		s := c.seq.Load()
+		if s&1 == 1 {
+			runtime.Gosched()
+			continue
+		}
+		read()
 		if c.seq.Load() == s {
-			return t, true
+			return true
 		}
 	}
-	return texts{pluginVersion: "unknown"}, false
+	return false
+}
+
+// loadStatus is the stored status ("" when none was published); call it inside readLocked.
+func (c *cells) loadStatus() string {
+	if i := c.status.Load(); i < uint64(len(pageStatuses)) {
+		return pageStatuses[i]
+	}
+	return ""
 }
 
 func storeText(words []atomic.Uint64, s string) {

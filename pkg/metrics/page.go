@@ -182,6 +182,10 @@ func (p *Page) Families() []*dto.MetricFamily { return p.c.families(p.labels) }
 // is the key and enabled true; process figures are left zero.
 func (p *Page) Stats(create bool) ConnectorStats { return p.c.stats(p.key, p.kind, create) }
 
+// Status is the status the runner published, as Stats has it ("" when none did yet), without
+// composing the rest of the object: the supervisor reads it for every connector on every scrape.
+func (p *Page) Status() string { return p.c.readStatus() }
+
 // HeartbeatAge is how long ago the attached runner last beat; a runner beats every HeartbeatEvery
 // while its process runs, so an age well beyond that means it is stopped or starved.
 func (p *Page) HeartbeatAge() time.Duration { return p.c.heartbeatAge() }

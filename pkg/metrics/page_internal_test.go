@@ -32,7 +32,13 @@ func TestStatusLockSurvivesADeadWriter(t *testing.T) {
 	if _, ok := c.readTexts(); ok {
 		t.Fatal("read texts under a writer that never left")
 	}
+	if got := c.readStatus(); got != "" {
+		t.Fatalf("read status %q under a writer that never left, want \"\"", got)
+	}
 	c.publish(StatusError, &LastError{Message: "boom", Timestamp: 1}, "1.0.0")
+	if got := c.readStatus(); got != StatusError {
+		t.Fatalf("status after the next write = %q", got)
+	}
 	got, ok := c.readTexts()
 	if !ok || got.status != StatusError || got.lastError == nil || got.lastError.Message != "boom" || got.pluginVersion != "1.0.0" {
 		t.Fatalf("after the next write: %+v ok=%v", got, ok)

@@ -245,11 +245,17 @@ func TestHeartbeatAge(t *testing.T) {
 // to the stored list, decision 13) included.
 func TestPageCarriesEveryStatus(t *testing.T) {
 	sup := newPage(t, "gen", metrics.KindSource)
+	if got := sup.Status(); got != "" {
+		t.Errorf("Status of a page nothing was published in = %q, want \"\"", got)
+	}
 	runner := attach(t, nil, openPage(t, sup.Path(), "gen", metrics.KindSource))
 	for _, status := range []string{metrics.StatusRunning, metrics.StatusPaused, metrics.StatusStopping, metrics.StatusStopped, metrics.StatusStarting} {
 		runner.SetStatus(status)
 		if got := sup.Stats(false).Status; got != status {
 			t.Errorf("published %q, the page reads %q", status, got)
+		}
+		if got := sup.Status(); got != status {
+			t.Errorf("published %q, Status reads %q", status, got)
 		}
 	}
 }
