@@ -41,10 +41,6 @@ const EnvStartPaused = "IGGY_CONNECTOR_START_PAUSED"
 // start-paused flag.
 var SupervisorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey, EnvStatsPage, EnvInstanceID, EnvStartPaused}
 
-// SelectorVars are the variables above, which a supervisor sets itself and never passes on from
-// its own environment.
-var SelectorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey}
-
 // The runner's last line on stderr before it exits: the reason, after a prefix saying which kind.
 const (
 	FatalPrefix       = "iggy-connector-runner: fatal: "                 // before ExitFatal
