@@ -274,7 +274,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	c.metaBuf = postcard.AppendMessagesMetadata(c.metaBuf[:0], postcard.MessagesMetadata{
 		PartitionID: batch.PartitionID, CurrentOffset: batch.CurrentOffset, Schema: t.Schema,
 	})
-	c.msgsBuf = postcard.AppendRawMessages(c.msgsBuf[:0], postcard.RawMessages{Schema: t.Schema, Messages: records})
+	c.encodeRecords(records)
 
 	report := telemetry.SinkBatch{
 		Start: start, Stream: t.Stream, Topic: t.Topic, PartitionID: batch.PartitionID,
@@ -350,6 +350,11 @@ func (c *sinkConsumer) consume(pollCtx context.Context) error {
 			return fmt.Errorf("sink %q: stopped while retrying a failed consume (offset not stored): %w", r.spec.Key, err)
 		}
 	}
+}
+
+// encodeRecords writes recs as the RawMessages buffer consume hands to the plugin.
+func (c *sinkConsumer) encodeRecords(recs []postcard.RawMessage) {
+	c.msgsBuf = postcard.AppendRawMessages(c.msgsBuf[:0], postcard.RawMessages{Schema: c.t.Schema, Messages: recs})
 }
 
 // consumeOnce hands the encoded batch to the plugin once.

@@ -82,11 +82,6 @@ func (c *sinkConsumer) batchFailed(batch iggyclient.Batch, err error) error {
 	return err
 }
 
-// encodeRecords writes recs as the RawMessages buffer consume hands to the plugin.
-func (c *sinkConsumer) encodeRecords(recs []postcard.RawMessage) {
-	c.msgsBuf = postcard.AppendRawMessages(c.msgsBuf[:0], postcard.RawMessages{Schema: c.t.Schema, Messages: recs})
-}
-
 // deadLetterFailures sends the failed records of a polled batch to the dead-letter topic, each
 // with its payload and user headers as polled. A consume failure without a dead-letter topic is
 // logged here (the other stages were logged when the batch was prepared).

@@ -411,7 +411,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	msgs := b.msg.Messages
 	m.produced(len(msgs))
 
-	res := p.batch.prepare(&b.msg, func(msg string, err error) { r.log.Debug(msg, "error", err) })
+	res := p.batch.prepare(&b.msg, p.debugFailure)
 	decodeDur, prepareDur := res.decode, res.prepare
 	if res.decodeErrs > 0 {
 		m.errors(res.decodeErrs)
@@ -503,6 +503,9 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 		"iggy_send_us", sendDur.Microseconds(), "state_saved", stateSaved, "state_save_us", stateDur.Microseconds(),
 		"total_us", total.Microseconds())
 }
+
+// debugFailure logs a message that prepare failed on (its error names the message), at debug level.
+func (p *sourcePump) debugFailure(msg string, err error) { p.r.log.Debug(msg, "error", err) }
 
 // settle delivers the batch result and tracks consecutive NACKs. A result the plugin refuses while
 // the connector is not stopping means its poll loop has stopped (hook failure or a 30 s timeout race).

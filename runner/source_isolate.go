@@ -43,7 +43,7 @@ func (p *sourcePump) deadLetterFailed(ctx context.Context, pm *postcard.Produced
 	}
 	rest := *pm
 	rest.Messages = good
-	second := p.batch.prepare(&rest, func(msg string, err error) { p.r.log.Debug(msg, "error", err) })
+	second := p.batch.prepare(&rest, p.debugFailure)
 	res.decodeErrs, res.errs, res.firstErr = second.decodeErrs, second.errs, second.firstErr
 	return nil
 }

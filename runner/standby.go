@@ -132,24 +132,18 @@ func stopOr(ctx context.Context, err error) error {
 // itself gives the partition away. A check that has not come back is judged by the time since
 // the last confirmation instead.
 func (l *sourceLease) watch(ctx context.Context, lost func(error)) {
-	confirmed := make(chan bool, 1)
+	taken := make(chan struct{}) // closed when the server answered that another member owns it
 	go func() {
 		for sleepCtx(ctx, leaseCheckEvery) {
 			owns, err := l.client.OwnsPartition(ctx, l.stream, l.topic, leaseGroup, 0)
 			if err != nil {
 				continue // judged by the time since the last confirmation
 			}
-			if owns {
-				l.confirm()
-			}
-			select {
-			case confirmed <- owns:
-			case <-ctx.Done():
-				return
-			}
 			if !owns {
+				close(taken)
 				return
 			}
+			l.confirm()
 		}
 	}()
 	tick := time.NewTicker(leaseCheckEvery)
@@ -158,11 +152,9 @@ func (l *sourceLease) watch(ctx context.Context, lost func(error)) {
 		select {
 		case <-ctx.Done():
 			return
-		case owns := <-confirmed:
-			if !owns {
-				l.giveUp(lost, fmt.Errorf("%w: the server assigned partition 0 of %s/%s to another runner", ErrLeaseLost, l.stream, l.topic))
-				return
-			}
+		case <-taken:
+			l.giveUp(lost, fmt.Errorf("%w: the server assigned partition 0 of %s/%s to another runner", ErrLeaseLost, l.stream, l.topic))
+			return
 		case <-tick.C:
 			if since := l.sinceConfirmed(); since >= leaseConfirmWithin {
 				l.giveUp(lost, fmt.Errorf("%w: not confirmed by the server for %s", ErrLeaseLost, since.Round(time.Millisecond)))

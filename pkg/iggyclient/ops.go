@@ -184,13 +184,19 @@ func (c *sdkClient) ensureGroup(sdk *tcp.IggyTcpClient, g groupKey) error {
 	return sdk.JoinConsumerGroup(streamID, topicID, groupID)
 }
 
-// groupIdentifiers resolves the three identifiers of a group operation.
-// Groups are always addressed by name: the server assigns their ids.
-func (c *sdkClient) groupIdentifiers(stream, topic, group string) (streamID, topicID, groupID iggcon.Identifier, err error) {
+// topicIdentifiers are the SDK identifiers of stream and topic.
+func (c *sdkClient) topicIdentifiers(stream, topic string) (streamID, topicID iggcon.Identifier, err error) {
 	if streamID, err = c.identifier("stream", stream); err != nil {
 		return
 	}
-	if topicID, err = c.identifier("topic", topic); err != nil {
+	topicID, err = c.identifier("topic", topic)
+	return
+}
+
+// groupIdentifiers resolves the three identifiers of a group operation.
+// Groups are always addressed by name: the server assigns their ids.
+func (c *sdkClient) groupIdentifiers(stream, topic, group string) (streamID, topicID, groupID iggcon.Identifier, err error) {
+	if streamID, topicID, err = c.topicIdentifiers(stream, topic); err != nil {
 		return
 	}
 	if v, ok := c.groupIDs.Load(group); ok {
@@ -218,11 +224,7 @@ func (c *sdkClient) TopicInfo(ctx context.Context, stream, topic string) (TopicI
 
 // topicDetails is the SDK's GetTopic.
 func (c *sdkClient) topicDetails(ctx context.Context, stream, topic string) (*iggcon.TopicDetails, error) {
-	streamID, err := c.identifier("stream", stream)
-	if err != nil {
-		return nil, err
-	}
-	topicID, err := c.identifier("topic", topic)
+	streamID, topicID, err := c.topicIdentifiers(stream, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +255,7 @@ func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, spec 
 	if partitions == 0 || partitions > maxPartitions {
 		return fmt.Errorf("partition count %d is out of range 1..%d", partitions, maxPartitions)
 	}
-	streamID, err := c.identifier("stream", stream)
-	if err != nil {
-		return err
-	}
-	topicID, err := c.identifier("topic", topic)
+	streamID, topicID, err := c.topicIdentifiers(stream, topic)
 	if err != nil {
 		return err
 	}
@@ -308,11 +306,7 @@ func (c *sdkClient) send(ctx context.Context, stream, topic string, p Partitioni
 	if len(msgs) == 0 {
 		return fmt.Errorf("%w: no messages", ErrInvalidMessage)
 	}
-	streamID, err := c.identifier("stream", stream)
-	if err != nil {
-		return err
-	}
-	topicID, err := c.identifier("topic", topic)
+	streamID, topicID, err := c.topicIdentifiers(stream, topic)
 	if err != nil {
 		return err
 	}

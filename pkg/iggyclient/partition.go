@@ -14,11 +14,7 @@ var partitionReader = iggcon.DefaultConsumer()
 
 // PollPartition implements Client.
 func (c *sdkClient) PollPartition(ctx context.Context, r PartitionPoll) (Batch, error) {
-	streamID, err := c.identifier("stream", r.Stream)
-	if err != nil {
-		return Batch{}, fmt.Errorf("poll partition: %w", err)
-	}
-	topicID, err := c.identifier("topic", r.Topic)
+	streamID, topicID, err := c.topicIdentifiers(r.Stream, r.Topic)
 	if err != nil {
 		return Batch{}, fmt.Errorf("poll partition: %w", err)
 	}

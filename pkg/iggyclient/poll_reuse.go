@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"reflect"
 	"sync"
-	"unsafe"
 
 	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
@@ -228,10 +226,4 @@ func decodePollReply(body []byte, msgs []InMessage, headers []HeaderEntry, log f
 // requestLockOf returns the SDK client's request mutex (the unexported field "mtx", which every
 // SDK call holds for its round trip), so a request of ours never interleaves with the SDK's own
 // (the heartbeat's ping). nil if a newer SDK moved it; the tests then fail.
-func requestLockOf(sdk *tcp.IggyTcpClient) *sync.Mutex {
-	f := reflect.ValueOf(sdk).Elem().FieldByName("mtx")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[sync.Mutex]() {
-		return nil
-	}
-	return (*sync.Mutex)(unsafe.Pointer(f.UnsafeAddr()))
-}
+func requestLockOf(sdk *tcp.IggyTcpClient) *sync.Mutex { return sdkRequestLockField(sdk) }

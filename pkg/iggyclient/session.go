@@ -80,11 +80,27 @@ func (s *session) close() {
 // while a call waits for an answer. Tests that cancel a call against a
 // silent server fail if a newer SDK moves the field.
 func connOf(sdk *tcp.IggyTcpClient) net.Conn {
-	f := reflect.ValueOf(sdk).Elem().FieldByName("conn")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[net.Conn]() {
-		return nil
+	if p := sdkConnField(sdk); p != nil {
+		return *p
 	}
-	return *(*net.Conn)(unsafe.Pointer(f.UnsafeAddr()))
+	return nil
+}
+
+var (
+	sdkConnField        = sdkField[net.Conn]("conn")
+	sdkRequestLockField = sdkField[sync.Mutex]("mtx")
+)
+
+// sdkField returns an accessor of the SDK client's unexported field name of type T, or one that
+// returns nil when a newer SDK moved or retyped it. The field is looked up once, not per call:
+// connOf and requestLockOf run on every poll and send.
+func sdkField[T any](name string) func(*tcp.IggyTcpClient) *T {
+	f, ok := reflect.TypeFor[tcp.IggyTcpClient]().FieldByName(name)
+	if !ok || len(f.Index) != 1 || f.Type != reflect.TypeFor[T]() {
+		return func(*tcp.IggyTcpClient) *T { return nil }
+	}
+	offset := f.Offset
+	return func(sdk *tcp.IggyTcpClient) *T { return (*T)(unsafe.Add(unsafe.Pointer(sdk), offset)) }
 }
 
 // groupKey names a consumer group the client has joined and must rejoin

@@ -41,10 +41,6 @@ const EnvStartPaused = "IGGY_CONNECTOR_START_PAUSED"
 // start-paused flag.
 var SupervisorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey, EnvStatsPage, EnvInstanceID, EnvStartPaused}
 
-// SelectorVars are the variables above, which a supervisor sets itself and never passes on from
-// its own environment.
-var SelectorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey}
-
 // The runner's last line on stderr before it exits: the reason, after a prefix saying which kind.
 const (
 	FatalPrefix       = "iggy-connector-runner: fatal: "                 // before ExitFatal
@@ -53,9 +49,12 @@ const (
 
 // ConfigErrorLine is the line announcing a configuration error: ConfigErrorPrefix and the reason
 // on one line (line breaks in it become "; ").
-func ConfigErrorLine(reason string) string {
-	lines := strings.FieldsFunc(reason, func(r rune) bool { return r == '\n' || r == '\r' })
-	return ConfigErrorPrefix + strings.Join(lines, "; ")
+func ConfigErrorLine(reason string) string { return ConfigErrorPrefix + oneLine(reason) }
+
+// oneLine joins the lines of s with "; ", dropping empty ones.
+func oneLine(s string) string {
+	lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
+	return strings.Join(lines, "; ")
 }
 
 // ArgCheck makes a runner check its configuration instead of running it: it writes one
@@ -64,10 +63,7 @@ const ArgCheck = "--check"
 
 // CheckLine is one problem as `--check` writes it: the field of the connector document (or the
 // area, "iggy", "config") and the message, on one line.
-func CheckLine(field, message string) string {
-	lines := strings.FieldsFunc(message, func(r rune) bool { return r == '\n' || r == '\r' })
-	return field + ": " + strings.Join(lines, "; ")
-}
+func CheckLine(field, message string) string { return field + ": " + oneLine(message) }
 
 // ParseCheckLine splits a CheckLine into its field and message.
 func ParseCheckLine(line string) (field, message string) {
