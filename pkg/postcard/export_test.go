@@ -18,3 +18,10 @@ func DecodeUint128(b []byte) (Uint128, error)  { r := reader{buf: b}; return r.u
 func DecodeBase64(text []byte) ([]byte, error) {
 	return decodeBase64(text, func(n int) []byte { return make([]byte, n) })
 }
+
+// DecodeProducedMessagesSlow decodes b field by field only, without the plain-message fast path.
+func DecodeProducedMessagesSlow(b []byte) (ProducedMessages, error) {
+	slowProducedOnly = true
+	defer func() { slowProducedOnly = false }()
+	return DecodeProducedMessages(b)
+}

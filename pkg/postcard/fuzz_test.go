@@ -3,9 +3,11 @@ package postcard_test
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // The fuzz targets feed arbitrary bytes to the decoders of data that comes
@@ -60,6 +62,33 @@ func FuzzDecodeProducedMessages(f *testing.F) {
 		assertEqual(t, again, v)
 		if enc2 := postcard.AppendProducedMessages(nil, again); !bytes.Equal(enc2, enc) {
 			t.Fatalf("encoding not stable:\n% X\n% X", enc, enc2)
+		}
+	})
+}
+
+// FuzzDecodeProducedMessagesPlainPath: the plain-message fast path decodes exactly what the
+// field-by-field path decodes, and fails exactly where it fails, with the same error.
+func FuzzDecodeProducedMessagesPlainPath(f *testing.F) {
+	plain := producedBatch(3, 20)
+	for i := range plain.Messages {
+		plain.Messages[i] = postcard.ProducedMessage{Payload: plain.Messages[i].Payload}
+	}
+	f.Add(postcard.AppendProducedMessages(nil, plain))
+	mixed := producedBatch(3, 200) // ids, timestamps, headers and two-byte lengths
+	mixed.Messages[1] = postcard.ProducedMessage{Payload: []byte("x")}
+	f.Add(postcard.AppendProducedMessages(nil, mixed))
+	f.Add([]byte{0, 1, 0, 0, 0, 0, 0, 5, 'a'}) // a length past the end
+	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("testdata", "fuzz", "FuzzDecodeProducedMessages")) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, fastErr := postcard.DecodeProducedMessages(b)
+		slow, slowErr := postcard.DecodeProducedMessagesSlow(b)
+		if (fastErr == nil) != (slowErr == nil) || fastErr != nil && fastErr.Error() != slowErr.Error() {
+			t.Fatalf("errors differ: fast %v, slow %v", fastErr, slowErr)
+		}
+		if fastErr == nil {
+			assertEqual(t, fast, slow)
 		}
 	})
 }
