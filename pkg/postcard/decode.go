@@ -218,20 +218,32 @@ func (r *reader) producedMessage(m *ProducedMessage, slab *[]producedOptionals, 
 var slowProducedOnly = false
 
 // plainProducedMessage decodes the common message in one step: every optional field None and a
-// payload length of one varint byte, as sources that set no ids or headers produce. Anything
-// else answers false with nothing consumed, and the field-by-field path decodes it.
+// payload under 2 MiB (a length of at most three varint bytes), as sources that set no ids or
+// headers produce. Anything else answers false with nothing consumed, and the field-by-field path
+// decodes it.
 func (r *reader) plainProducedMessage(m *ProducedMessage) bool {
 	b := r.buf[r.off:]
 	// tagNone is 0: the five tags OR to 0 only when all five are None.
-	if len(b) < 6 || b[0]|b[1]|b[2]|b[3]|b[4] != tagNone || b[5] >= 0x80 {
+	if len(b) < 6 || b[0]|b[1]|b[2]|b[3]|b[4] != tagNone {
 		return false
 	}
-	n := int(b[5])
-	if n > len(b)-6 {
+	n, at := 0, 5
+	for shift := 0; ; shift += 7 {
+		if at == len(b) || shift > 14 {
+			return false
+		}
+		c := b[at]
+		at++
+		n |= int(c&0x7f) << shift
+		if c < 0x80 {
+			break
+		}
+	}
+	if n > len(b)-at {
 		return false // the slow path names the length that does not fit
 	}
-	m.Payload = b[6 : 6+n : 6+n]
-	r.off += 6 + n
+	m.Payload = b[at : at+n : at+n]
+	r.off += at + n
 	return true
 }
 

@@ -77,7 +77,9 @@ func FuzzDecodeProducedMessagesPlainPath(f *testing.F) {
 	mixed := producedBatch(3, 200) // ids, timestamps, headers and two-byte lengths
 	mixed.Messages[1] = postcard.ProducedMessage{Payload: []byte("x")}
 	f.Add(postcard.AppendProducedMessages(nil, mixed))
-	f.Add([]byte{0, 1, 0, 0, 0, 0, 0, 5, 'a'}) // a length past the end
+	f.Add([]byte{0, 1, 0, 0, 0, 0, 0, 5, 'a'})                    // a length past the end
+	f.Add([]byte{0, 1, 0, 0, 0, 0, 0, 0x81, 0x80, 0x80, 0x00, 0}) // a four-byte length (non-minimal)
+	f.Add([]byte{0, 1, 0, 0, 0, 0, 0, 0x81, 0x00, 'a', 0})        // a two-byte non-minimal length of 1
 	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("testdata", "fuzz", "FuzzDecodeProducedMessages")) {
 		f.Add(seed)
 	}
