@@ -61,14 +61,8 @@ const (
 	flagIsRemote    = 0x200
 )
 
-// OTLP Span.SpanKind and Status.StatusCode values.
+// OTLP Status.StatusCode values.
 const (
-	kindInternal = 1
-	kindServer   = 2
-	kindClient   = 3
-	kindProducer = 4
-	kindConsumer = 5
-
 	statusOK    = 1
 	statusError = 2
 )
@@ -207,20 +201,13 @@ func spanFlagsOf(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
 	return flags
 }
 
+// otlpSpanKind maps a span kind to OTLP's SpanKind: the API numbers them the
+// same way, 1 (internal) to 5 (consumer); anything else is unspecified.
 func otlpSpanKind(k trace.SpanKind) uint64 {
-	switch k {
-	case trace.SpanKindInternal:
-		return kindInternal
-	case trace.SpanKindServer:
-		return kindServer
-	case trace.SpanKindClient:
-		return kindClient
-	case trace.SpanKindProducer:
-		return kindProducer
-	case trace.SpanKindConsumer:
-		return kindConsumer
+	if k < trace.SpanKindInternal || k > trace.SpanKindConsumer {
+		return 0
 	}
-	return 0
+	return uint64(k)
 }
 
 func otlpStatusCode(c codes.Code) uint64 {
