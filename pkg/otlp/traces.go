@@ -1,6 +1,8 @@
 package otlp
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -71,6 +73,7 @@ const (
 // order they came.
 type group struct {
 	res   *resource.Resource
+	key   attribute.Distinct // res.Equivalent()
 	scope instrumentation.Scope
 	items []int
 }
@@ -80,13 +83,12 @@ type group struct {
 // each, so a linear search beats a map.
 func groupBy(n int, of func(i int) (*resource.Resource, instrumentation.Scope)) []group {
 	var groups []group
-	var keys []attribute.Distinct
 	for i := range n {
 		res, scope := of(i)
 		key := res.Equivalent()
 		at := -1
 		for j := range groups {
-			if keys[j] == key && groups[j].scope == scope {
+			if groups[j].key == key && groups[j].scope == scope {
 				at = j
 				break
 			}
@@ -95,16 +97,12 @@ func groupBy(n int, of func(i int) (*resource.Resource, instrumentation.Scope)) 
 			// Keep a resource's scopes together: insert after its last group.
 			at = len(groups)
 			for j := len(groups) - 1; j >= 0; j-- {
-				if keys[j] == key {
+				if groups[j].key == key {
 					at = j + 1
 					break
 				}
 			}
-			groups = append(groups, group{})
-			keys = append(keys, attribute.Distinct{})
-			copy(groups[at+1:], groups[at:])
-			copy(keys[at+1:], keys[at:])
-			groups[at], keys[at] = group{res: res, scope: scope}, key
+			groups = slices.Insert(groups, at, group{res: res, key: key, scope: scope})
 		}
 		groups[at].items = append(groups[at].items, i)
 	}
@@ -118,13 +116,13 @@ func AppendTraceRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
 		return spans[i].Resource(), spans[i].InstrumentationScope()
 	})
 	for i := 0; i < len(groups); {
-		res := groups[i].res
+		res, key := groups[i].res, groups[i].key
 		var rs int
 		b, rs = beginMessage(b, requestResourceSpans)
 		if res != nil {
 			b = appendResource(b, resourceSpansResource, res)
 		}
-		for ; i < len(groups) && groups[i].res.Equivalent() == res.Equivalent(); i++ {
+		for ; i < len(groups) && groups[i].key == key; i++ {
 			g := groups[i]
 			var ss int
 			b, ss = beginMessage(b, resourceSpansScopes)
