@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -64,8 +64,7 @@ type exporter struct {
 	stopped context.Context // done once Shutdown was called
 	stop    context.CancelFunc
 
-	mu       sync.Mutex
-	sizeHint int // the last request's size, to size the next buffer
+	sizeHint atomic.Int64 // the last request's size, to size the next buffer
 }
 
 func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter, error) {
@@ -94,7 +93,9 @@ func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter
 		return nil, fmt.Errorf("otlp %s transport %q: must be %q or %q", signal, cfg.Transport, GRPC, HTTP)
 	}
 	stopped, stop := context.WithCancel(context.Background())
-	return &exporter{signal: signal, url: cfg.URL, send: s, timeout: cfg.Timeout, retry: cfg.Retry, stopped: stopped, stop: stop, sizeHint: 4096}, nil
+	e := &exporter{signal: signal, url: cfg.URL, send: s, timeout: cfg.Timeout, retry: cfg.Retry, stopped: stopped, stop: stop}
+	e.sizeHint.Store(4096)
+	return e, nil
 }
 
 // export encodes a request with appendRequest and sends it, retrying within
@@ -103,14 +104,9 @@ func (e *exporter) export(ctx context.Context, appendRequest func([]byte) []byte
 	if e.stopped.Err() != nil {
 		return ErrShutdown
 	}
-	e.mu.Lock()
-	hint := e.sizeHint
-	e.mu.Unlock()
 	prefix := e.send.prefixLen()
-	body := appendRequest(make([]byte, prefix, prefix+hint))
-	e.mu.Lock()
-	e.sizeHint = len(body)
-	e.mu.Unlock()
+	body := appendRequest(make([]byte, prefix, prefix+int(e.sizeHint.Load())))
+	e.sizeHint.Store(int64(len(body)))
 	body, err := e.send.finish(body)
 	if err != nil {
 		return fmt.Errorf("otlp %s export: %w", e.signal, err)
