@@ -67,7 +67,7 @@ type exporter struct {
 	sizeHint atomic.Int64 // the last request's size, to size the next buffer
 }
 
-func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter, error) {
+func newExporter(cfg Config, signal, what, grpcPath string) (*exporter, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("otlp %s endpoint %q: %w", signal, cfg.URL, err)
@@ -82,11 +82,7 @@ func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter
 	var s sender
 	switch cfg.Transport {
 	case HTTP:
-		path := u.Path
-		if path == "" {
-			path = httpPath
-		}
-		s = newHTTPSender((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String(), what, cfg.TLS, cfg.Headers, gzip)
+		s = newHTTPSender((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), what, cfg.TLS, cfg.Headers, gzip)
 	case GRPC:
 		s = newGRPCSender(u.Scheme, u.Host, grpcPath, what, cfg.TLS, cfg.Headers, gzip)
 	default:
@@ -143,7 +139,7 @@ type SpanExporter struct{ e *exporter }
 // NewSpanExporter makes a span exporter. Nothing is dialled until the first
 // export.
 func NewSpanExporter(cfg Config) (*SpanExporter, error) {
-	e, err := newExporter(cfg, "traces", "spans", "/v1/traces", traceExportPath)
+	e, err := newExporter(cfg, "traces", "spans", traceExportPath)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +165,7 @@ type LogExporter struct{ e *exporter }
 // NewLogExporter makes a log exporter. Nothing is dialled until the first
 // export.
 func NewLogExporter(cfg Config) (*LogExporter, error) {
-	e, err := newExporter(cfg, "logs", "log records", "/v1/logs", logsExportPath)
+	e, err := newExporter(cfg, "logs", "log records", logsExportPath)
 	if err != nil {
 		return nil, err
 	}
