@@ -130,7 +130,7 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 // success in it must still be read.
 func TestGzipGRPCReply(t *testing.T) {
 	recv := startReceiver(t, "grpc", testkit.WithReplies(testkit.OTLPReply{Rejected: 2, RejectMessage: "compressed"}))
-	cfg := transports[1].config(recv.URL)
+	cfg := configFor(t, "grpc", recv.URL)
 	cfg.Compression = otlp.Gzip
 	ps, ok := errorsAsPartial(exportSpans(t, cfg))
 	if !ok || ps.Rejected != 2 || ps.Message != "compressed" {
