@@ -136,14 +136,10 @@ func testRecords(t *testing.T) []sdklog.Record {
 	emit(scoped, context.Background(), otellog.Severity(99), attribute.MapValue(attribute.String("k", "v")), "")
 	emit(lp.Logger(""), context.Background(), otellog.SeverityDebug, attribute.Int64Value(5), "")
 	emit(emptyLP.Logger("x"), context.Background(), otellog.SeverityWarn, attribute.StringValue("no resource"), "")
-	var out []sdklog.Record
-	for _, r := range rec.records {
-		out = append(out, r)
+	if len(rec.records) != 6 {
+		t.Fatalf("recorded %d log records, want 6", len(rec.records))
 	}
-	if len(out) != 6 {
-		t.Fatalf("recorded %d log records, want 6", len(out))
-	}
-	return out
+	return rec.records
 }
 
 // exporterPair is the official exporter and ours for one signal over one

@@ -32,14 +32,32 @@ var transports = []struct {
 
 var fastRetry = otlp.Retry{Enabled: true, InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond, MaxElapsedTime: 10 * time.Second}
 
-func exportSpans(t *testing.T, cfg otlp.Config) error {
+// configFor is the exporter configuration of one transport pointing at url.
+func configFor(t *testing.T, transport, url string) otlp.Config {
+	t.Helper()
+	for _, tr := range transports {
+		if tr.name == transport {
+			return tr.config(url)
+		}
+	}
+	t.Fatalf("no transport %q", transport)
+	return otlp.Config{}
+}
+
+// newSpanExporter makes a span exporter, shut down when the test ends.
+func newSpanExporter(t *testing.T, cfg otlp.Config) *otlp.SpanExporter {
 	t.Helper()
 	exp, err := otlp.NewSpanExporter(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer exp.Shutdown(context.Background())
-	return exp.ExportSpans(t.Context(), testSpans()[:2])
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	return exp
+}
+
+func exportSpans(t *testing.T, cfg otlp.Config) error {
+	t.Helper()
+	return newSpanExporter(t, cfg).ExportSpans(t.Context(), testSpans()[:2])
 }
 
 // wantKept checks the receiver kept the two exported spans.
@@ -66,19 +84,14 @@ func TestRetryableRepliesAreRetried(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, tr := range transports {
-				if tr.name != tt.transport {
-					continue
-				}
-				recv := startReceiver(t, tr.name, testkit.WithReplies(tt.replies...))
-				if err := exportSpans(t, tr.config(recv.URL)); err != nil {
-					t.Fatalf("export: %v", err)
-				}
-				if got, want := recv.Exports(), len(tt.replies)+1; got != want {
-					t.Errorf("receiver saw %d exports, want %d (one per refusal plus the success)", got, want)
-				}
-				wantKept(t, recv)
+			recv := startReceiver(t, tt.transport, testkit.WithReplies(tt.replies...))
+			if err := exportSpans(t, configFor(t, tt.transport, recv.URL)); err != nil {
+				t.Fatalf("export: %v", err)
 			}
+			if got, want := recv.Exports(), len(tt.replies)+1; got != want {
+				t.Errorf("receiver saw %d exports, want %d (one per refusal plus the success)", got, want)
+			}
+			wantKept(t, recv)
 		})
 	}
 }
@@ -109,19 +122,14 @@ func TestFailedRepliesAreNotRetried(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, tr := range transports {
-				if tr.name != tt.transport {
-					continue
-				}
-				recv := startReceiver(t, tr.name, testkit.WithReplies(tt.reply))
-				err := exportSpans(t, tr.config(recv.URL))
-				if err == nil {
-					t.Fatal("export succeeded against a refusing collector")
-				}
-				tt.check(t, err)
-				if n := recv.Exports(); n != 1 {
-					t.Errorf("receiver saw %d exports, want 1 (not retried)", n)
-				}
+			recv := startReceiver(t, tt.transport, testkit.WithReplies(tt.reply))
+			err := exportSpans(t, configFor(t, tt.transport, recv.URL))
+			if err == nil {
+				t.Fatal("export succeeded against a refusing collector")
+			}
+			tt.check(t, err)
+			if n := recv.Exports(); n != 1 {
+				t.Errorf("receiver saw %d exports, want 1 (not retried)", n)
 			}
 		})
 	}
@@ -192,12 +200,8 @@ func TestDeadCollectorFailsWithinTheTimeout(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			cfg := tr.config(testkit.DeadURL(t))
 			cfg.Timeout = 500 * time.Millisecond
-			exp, err := otlp.NewSpanExporter(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer exp.Shutdown(context.Background())
-			err = within(t, 20*time.Second, func() error { return exp.ExportSpans(context.Background(), testSpans()) })
+			exp := newSpanExporter(t, cfg)
+			err := within(t, 20*time.Second, func() error { return exp.ExportSpans(context.Background(), testSpans()) })
 			if err == nil || !strings.Contains(err.Error(), "refused") {
 				t.Errorf("error = %v, want connection refused", err)
 			}
@@ -211,12 +215,8 @@ func TestHungCollector(t *testing.T) {
 			recv := startReceiver(t, tr.name, testkit.WithExportDelay(time.Hour))
 			cfg := tr.config(recv.URL)
 			cfg.Timeout = 300 * time.Millisecond
-			exp, err := otlp.NewSpanExporter(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer exp.Shutdown(context.Background())
-			err = within(t, 20*time.Second, func() error { return exp.ExportSpans(context.Background(), testSpans()) })
+			exp := newSpanExporter(t, cfg)
+			err := within(t, 20*time.Second, func() error { return exp.ExportSpans(context.Background(), testSpans()) })
 			if err == nil {
 				t.Fatal("export to a hung collector succeeded")
 			}
@@ -225,17 +225,14 @@ func TestHungCollector(t *testing.T) {
 			recv := startReceiver(t, tr.name, testkit.WithExportDelay(time.Hour))
 			cfg := tr.config(recv.URL)
 			cfg.Timeout = time.Hour
-			exp, err := otlp.NewSpanExporter(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			exp := newSpanExporter(t, cfg)
 			go func() {
 				for recv.Exports() == 0 {
 					time.Sleep(5 * time.Millisecond)
 				}
 				_ = exp.Shutdown(context.Background())
 			}()
-			err = within(t, 20*time.Second, func() error { return exp.ExportSpans(context.Background(), testSpans()) })
+			err := within(t, 20*time.Second, func() error { return exp.ExportSpans(context.Background(), testSpans()) })
 			if !errors.Is(err, otlp.ErrShutdown) {
 				t.Fatalf("error = %v, want ErrShutdown", err)
 			}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -64,11 +64,10 @@ type exporter struct {
 	stopped context.Context // done once Shutdown was called
 	stop    context.CancelFunc
 
-	mu       sync.Mutex
-	sizeHint int // the last request's size, to size the next buffer
+	sizeHint atomic.Int64 // the last request's size, to size the next buffer
 }
 
-func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter, error) {
+func newExporter(cfg Config, signal, what, grpcPath string) (*exporter, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("otlp %s endpoint %q: %w", signal, cfg.URL, err)
@@ -83,18 +82,16 @@ func newExporter(cfg Config, signal, what, httpPath, grpcPath string) (*exporter
 	var s sender
 	switch cfg.Transport {
 	case HTTP:
-		path := u.Path
-		if path == "" {
-			path = httpPath
-		}
-		s = newHTTPSender((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}).String(), what, cfg.TLS, cfg.Headers, gzip)
+		s = newHTTPSender((&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), what, cfg.TLS, cfg.Headers, gzip)
 	case GRPC:
 		s = newGRPCSender(u.Scheme, u.Host, grpcPath, what, cfg.TLS, cfg.Headers, gzip)
 	default:
 		return nil, fmt.Errorf("otlp %s transport %q: must be %q or %q", signal, cfg.Transport, GRPC, HTTP)
 	}
 	stopped, stop := context.WithCancel(context.Background())
-	return &exporter{signal: signal, url: cfg.URL, send: s, timeout: cfg.Timeout, retry: cfg.Retry, stopped: stopped, stop: stop, sizeHint: 4096}, nil
+	e := &exporter{signal: signal, url: cfg.URL, send: s, timeout: cfg.Timeout, retry: cfg.Retry, stopped: stopped, stop: stop}
+	e.sizeHint.Store(4096)
+	return e, nil
 }
 
 // export encodes a request with appendRequest and sends it, retrying within
@@ -103,14 +100,9 @@ func (e *exporter) export(ctx context.Context, appendRequest func([]byte) []byte
 	if e.stopped.Err() != nil {
 		return ErrShutdown
 	}
-	e.mu.Lock()
-	hint := e.sizeHint
-	e.mu.Unlock()
 	prefix := e.send.prefixLen()
-	body := appendRequest(make([]byte, prefix, prefix+hint))
-	e.mu.Lock()
-	e.sizeHint = len(body)
-	e.mu.Unlock()
+	body := appendRequest(make([]byte, prefix, prefix+int(e.sizeHint.Load())))
+	e.sizeHint.Store(int64(len(body)))
 	body, err := e.send.finish(body)
 	if err != nil {
 		return fmt.Errorf("otlp %s export: %w", e.signal, err)
@@ -147,7 +139,7 @@ type SpanExporter struct{ e *exporter }
 // NewSpanExporter makes a span exporter. Nothing is dialled until the first
 // export.
 func NewSpanExporter(cfg Config) (*SpanExporter, error) {
-	e, err := newExporter(cfg, "traces", "spans", "/v1/traces", traceExportPath)
+	e, err := newExporter(cfg, "traces", "spans", traceExportPath)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +165,7 @@ type LogExporter struct{ e *exporter }
 // NewLogExporter makes a log exporter. Nothing is dialled until the first
 // export.
 func NewLogExporter(cfg Config) (*LogExporter, error) {
-	e, err := newExporter(cfg, "logs", "log records", "/v1/logs", logsExportPath)
+	e, err := newExporter(cfg, "logs", "log records", logsExportPath)
 	if err != nil {
 		return nil, err
 	}

@@ -102,14 +102,12 @@ func wantValue(t *testing.T, got *commonpb.AnyValue, want attribute.Value) {
 		}
 	case attribute.STRINGSLICE, attribute.INT64SLICE:
 		v, ok := got.Value.(*commonpb.AnyValue_ArrayValue)
-		elems := want.AsSlice()
+		var elems []attribute.Value
 		if want.Type() == attribute.STRINGSLICE {
-			elems = nil
 			for _, s := range want.AsStringSlice() {
 				elems = append(elems, attribute.StringValue(s))
 			}
 		} else {
-			elems = nil
 			for _, i := range want.AsInt64Slice() {
 				elems = append(elems, attribute.Int64Value(i))
 			}

@@ -45,13 +45,13 @@ func AppendLogsRequest(b []byte, records []sdklog.Record) []byte {
 		return records[i].Resource(), records[i].InstrumentationScope()
 	})
 	for i := 0; i < len(groups); {
-		res := groups[i].res
+		res, key := groups[i].res, groups[i].key
 		var rl int
 		b, rl = beginMessage(b, requestResourceLogs)
 		if res.Len() > 0 {
 			b = appendResource(b, resourceLogsResource, res)
 		}
-		for ; i < len(groups) && groups[i].res.Equivalent() == res.Equivalent(); i++ {
+		for ; i < len(groups) && groups[i].key == key; i++ {
 			g := groups[i]
 			var sl int
 			b, sl = beginMessage(b, resourceLogsScopes)

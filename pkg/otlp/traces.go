@@ -1,6 +1,8 @@
 package otlp
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -61,14 +63,8 @@ const (
 	flagIsRemote    = 0x200
 )
 
-// OTLP Span.SpanKind and Status.StatusCode values.
+// OTLP Status.StatusCode values.
 const (
-	kindInternal = 1
-	kindServer   = 2
-	kindClient   = 3
-	kindProducer = 4
-	kindConsumer = 5
-
 	statusOK    = 1
 	statusError = 2
 )
@@ -77,6 +73,7 @@ const (
 // order they came.
 type group struct {
 	res   *resource.Resource
+	key   attribute.Distinct // res.Equivalent()
 	scope instrumentation.Scope
 	items []int
 }
@@ -86,13 +83,12 @@ type group struct {
 // each, so a linear search beats a map.
 func groupBy(n int, of func(i int) (*resource.Resource, instrumentation.Scope)) []group {
 	var groups []group
-	var keys []attribute.Distinct
 	for i := range n {
 		res, scope := of(i)
 		key := res.Equivalent()
 		at := -1
 		for j := range groups {
-			if keys[j] == key && groups[j].scope == scope {
+			if groups[j].key == key && groups[j].scope == scope {
 				at = j
 				break
 			}
@@ -101,16 +97,12 @@ func groupBy(n int, of func(i int) (*resource.Resource, instrumentation.Scope)) 
 			// Keep a resource's scopes together: insert after its last group.
 			at = len(groups)
 			for j := len(groups) - 1; j >= 0; j-- {
-				if keys[j] == key {
+				if groups[j].key == key {
 					at = j + 1
 					break
 				}
 			}
-			groups = append(groups, group{})
-			keys = append(keys, attribute.Distinct{})
-			copy(groups[at+1:], groups[at:])
-			copy(keys[at+1:], keys[at:])
-			groups[at], keys[at] = group{res: res, scope: scope}, key
+			groups = slices.Insert(groups, at, group{res: res, key: key, scope: scope})
 		}
 		groups[at].items = append(groups[at].items, i)
 	}
@@ -124,13 +116,13 @@ func AppendTraceRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
 		return spans[i].Resource(), spans[i].InstrumentationScope()
 	})
 	for i := 0; i < len(groups); {
-		res := groups[i].res
+		res, key := groups[i].res, groups[i].key
 		var rs int
 		b, rs = beginMessage(b, requestResourceSpans)
 		if res != nil {
 			b = appendResource(b, resourceSpansResource, res)
 		}
-		for ; i < len(groups) && groups[i].res.Equivalent() == res.Equivalent(); i++ {
+		for ; i < len(groups) && groups[i].key == key; i++ {
 			g := groups[i]
 			var ss int
 			b, ss = beginMessage(b, resourceSpansScopes)
@@ -207,20 +199,13 @@ func spanFlagsOf(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
 	return flags
 }
 
+// otlpSpanKind maps a span kind to OTLP's SpanKind: the API numbers them the
+// same way, 1 (internal) to 5 (consumer); anything else is unspecified.
 func otlpSpanKind(k trace.SpanKind) uint64 {
-	switch k {
-	case trace.SpanKindInternal:
-		return kindInternal
-	case trace.SpanKindServer:
-		return kindServer
-	case trace.SpanKindClient:
-		return kindClient
-	case trace.SpanKindProducer:
-		return kindProducer
-	case trace.SpanKindConsumer:
-		return kindConsumer
+	if k < trace.SpanKindInternal || k > trace.SpanKindConsumer {
+		return 0
 	}
-	return 0
+	return uint64(k)
 }
 
 func otlpStatusCode(c codes.Code) uint64 {

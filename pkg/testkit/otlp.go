@@ -122,17 +122,19 @@ func (r *OTLPReceiver) serverTLS(tb testing.TB) *tls.Config {
 	return cfg
 }
 
-// next counts an export, keeps its headers and returns the reply it gets.
-func (r *OTLPReceiver) next(headers http.Header) OTLPReply {
+// next counts an export, keeps its headers, holds it for the configured
+// delay and returns the reply it gets.
+func (r *OTLPReceiver) next(ctx context.Context, headers http.Header) OTLPReply {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.exports++
 	r.headers = headers
-	if len(r.replies) == 0 {
-		return OTLPReply{}
+	var reply OTLPReply
+	if len(r.replies) > 0 {
+		reply = r.replies[0]
+		r.replies = r.replies[1:]
 	}
-	reply := r.replies[0]
-	r.replies = r.replies[1:]
+	r.mu.Unlock()
+	r.wait(ctx)
 	return reply
 }
 
@@ -183,8 +185,7 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 		if !readOTLP(w, req, &in) {
 			return
 		}
-		reply := r.next(req.Header.Clone())
-		r.wait(req.Context())
+		reply := r.next(req.Context(), req.Header.Clone())
 		if writeHTTPFailure(w, reply) {
 			return
 		}
@@ -196,8 +197,7 @@ func StartOTLPReceiver(tb testing.TB, opts ...OTLPReceiverOption) *OTLPReceiver 
 		if !readOTLP(w, req, &in) {
 			return
 		}
-		reply := r.next(req.Header.Clone())
-		r.wait(req.Context())
+		reply := r.next(req.Context(), req.Header.Clone())
 		if writeHTTPFailure(w, reply) {
 			return
 		}
@@ -290,8 +290,7 @@ type otlpTraceService struct {
 }
 
 func (s otlpTraceService) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	reply := s.r.next(incomingHeaders(ctx))
-	s.r.wait(ctx)
+	reply := s.r.next(ctx, incomingHeaders(ctx))
 	if err := grpcFailure(ctx, reply); err != nil {
 		return nil, err
 	}
@@ -315,8 +314,7 @@ type otlpLogsService struct {
 }
 
 func (s otlpLogsService) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
-	reply := s.r.next(incomingHeaders(ctx))
-	s.r.wait(ctx)
+	reply := s.r.next(ctx, incomingHeaders(ctx))
 	if err := grpcFailure(ctx, reply); err != nil {
 		return nil, err
 	}
