@@ -44,9 +44,7 @@ func sinkOffsets(t *testing.T, p *testkit.SupervisorProc, key string) []partitio
 	var out struct {
 		Offsets []partitionOffset `json:"offsets"`
 	}
-	if err := json.Unmarshal([]byte(call(t, p, http.MethodGet, "/sinks/"+key+"/offsets", "", http.StatusOK)), &out); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, p, nil, "/sinks/"+key+"/offsets", &out)
 	return out.Offsets
 }
 
@@ -175,9 +173,7 @@ type sourceStateBody struct {
 func sourceState(t *testing.T, p *testkit.SupervisorProc, key string) sourceStateBody {
 	t.Helper()
 	var out sourceStateBody
-	if err := json.Unmarshal([]byte(call(t, p, http.MethodGet, "/sources/"+key+"/offsets", "", http.StatusOK)), &out); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, p, nil, "/sources/"+key+"/offsets", &out)
 	return out
 }
 
