@@ -20,7 +20,8 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
-// routes registers every route of http-api.md §3, and the lifecycle routes (api_lifecycle.go).
+// routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets
+// and validate routes.
 func (s *Supervisor) routes() (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
