@@ -20,7 +20,8 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
-// routes registers every route of http-api.md §3, and the lifecycle routes (api_lifecycle.go).
+// routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets
+// and validate routes.
 func (s *Supervisor) routes() (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
@@ -54,7 +55,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		mux.HandleFunc("GET "+base+"/{key}/configs/active", s.withKind(kind, s.handleActive))
 		mux.HandleFunc("PUT "+base+"/{key}/configs/active", s.withBudget(slow, s.withKind(kind, s.handleSetActive)))
 		mux.HandleFunc("GET "+base+"/{key}/configs/plugin", s.withKind(kind, s.handlePluginConfig))
-		mux.HandleFunc("POST "+base+"/{key}/restart", s.withBudget(slow, s.withKind(kind, s.handleRestart)))
+		mux.HandleFunc("POST "+base+"/{key}/restart", s.withBudget(slow, s.withKind(kind, s.connectorOp(s.restart))))
 		s.lifecycleRoutes(mux, base, kind, slow)
 		s.offsetRoutes(mux, base, kind)   // api_offsets.go
 		s.validateRoutes(mux, base, kind) // api_validate.go
@@ -550,16 +551,4 @@ func hasNull(v any) bool {
 		}
 	}
 	return false
-}
-
-func (s *Supervisor) handleRestart(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
-	m, ok := s.running(w, r, kind)
-	if !ok {
-		return
-	}
-	if err := s.restart(r.Context(), m); err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }

@@ -32,27 +32,30 @@ var lifecycleConflicts = map[string]map[string]string{
 // lifecycleRoutes registers the four operations under base ("/sinks" or "/sources").
 func (s *Supervisor) lifecycleRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind, budget time.Duration) {
 	for _, op := range []string{opPause, opResume, opStop, opStart} {
-		mux.HandleFunc("POST "+base+"/{key}/"+op, s.withBudget(budget, s.withKind(kind, func(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
-			m, ok := s.running(w, r, kind)
-			if !ok {
-				return
-			}
-			if err := s.transition(r.Context(), m, op); err != nil {
-				writeError(w, err)
-				return
-			}
-			w.WriteHeader(http.StatusNoContent)
-		})))
+		mux.HandleFunc("POST "+base+"/{key}/"+op, s.withBudget(budget, s.withKind(kind, s.connectorOp(func(ctx context.Context, m *managed) error {
+			return s.transition(ctx, m, op)
+		}))))
 	}
 }
 
-// writeError answers err: an *apiError as it says, anything else as 500.
-func writeError(w http.ResponseWriter, err error) {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		ae = internalError(err)
+// connectorOp is the handler of an operation on the path's connector (a lifecycle operation,
+// restart): 204 when do succeeds, else its *apiError as it says, anything else as 500.
+func (s *Supervisor) connectorOp(do func(context.Context, *managed) error) kindHandler {
+	return func(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
+		m, ok := s.running(w, r, kind)
+		if !ok {
+			return
+		}
+		if err := do(r.Context(), m); err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) {
+				ae = internalError(err)
+			}
+			writeAPIError(w, ae)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 	}
-	writeAPIError(w, ae)
 }
 
 func conflict(m *managed, op, reason string) *apiError {

@@ -63,27 +63,23 @@ func (s *Supervisor) iggyError(err error) *apiError {
 	return &apiError{status: http.StatusBadGateway, Code: "iggy_error", Reason: fmt.Sprintf("Iggy at %s: %v", s.runtime.Iggy.Address, err)}
 }
 
-// dialIggy connects with the settings every runner gets ([iggy]), through dial: iggyclient.Dial
-// for a Client or iggyclient.DialAdmin for an Admin.
-func dialIggy[T any](ctx context.Context, s *Supervisor, dial func(context.Context, iggyclient.Options) (T, error)) (T, error) {
-	token, err := s.runtime.Iggy.ResolveToken()
-	if err != nil {
-		var none T
-		return none, fmt.Errorf("iggy.token: %w", err)
-	}
+// connectIggy connects for a request with the settings every runner gets ([iggy]), through dial:
+// iggyclient.Dial for a Client or iggyclient.DialAdmin for an Admin. It answers 503 or 502 when
+// Iggy cannot be reached.
+func connectIggy[T any](w http.ResponseWriter, r *http.Request, s *Supervisor, dial func(context.Context, iggyclient.Options) (T, error)) (conn T, ok bool) {
 	i := s.runtime.Iggy
-	ctx, cancel := context.WithTimeout(ctx, iggyDialTimeout)
+	token, err := i.ResolveToken()
+	if err != nil {
+		writeAPIError(w, s.iggyError(fmt.Errorf("iggy.token: %w", err)))
+		return conn, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), iggyDialTimeout)
 	defer cancel()
-	return dial(ctx, iggyclient.Options{
+	conn, err = dial(ctx, iggyclient.Options{
 		Address: i.Address, Username: i.Username, Password: i.Password, Token: token,
 		TLSEnabled: i.TLS.Enabled, TLSCAFile: i.TLS.CAFile, TLSDomain: i.TLS.Domain,
 		HeartbeatInterval: -1, Logger: s.log.With("component", "iggy"),
 	})
-}
-
-// connectIggy is dialIggy for a request, answering 503 or 502 when Iggy cannot be reached.
-func connectIggy[T any](w http.ResponseWriter, r *http.Request, s *Supervisor, dial func(context.Context, iggyclient.Options) (T, error)) (T, bool) {
-	conn, err := dialIggy(r.Context(), s, dial)
 	if err != nil {
 		writeAPIError(w, s.iggyError(err))
 		return conn, false

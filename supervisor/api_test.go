@@ -62,7 +62,7 @@ value.static = "out"
 table = "orders"
 batch = 50
 `)
-	f.write(t, "connectors/off.toml", strings.Replace(sinkFile("off", f.plugin("null_sink"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
+	f.write(t, "connectors/off.toml", disabled(sinkFile("off", f.plugin("null_sink"), "demo", "events", "")))
 	f.write(t, "connectors/lost.toml", sinkFile("lost", "plugins/no_such_plugin", "demo", "events", "")+"\n[plugin_config]\na = 1\n")
 	// The null sink refuses a missing plugin_config: its open fails.
 	f.write(t, "connectors/broken.toml", sinkFile("broken", f.plugin("null_sink"), "demo", "events", ""))

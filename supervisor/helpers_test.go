@@ -126,6 +126,11 @@ linger_time = "5ms"
 `, key, key, path, extra, stream, topic)
 }
 
+// disabled is a connector file (sinkFile, sourceFile) with enabled = false.
+func disabled(file string) string {
+	return strings.Replace(file, "enabled = true", "enabled = false", 1)
+}
+
 // getJSON fetches path from the supervisor's API and decodes the JSON body into v.
 func getJSON(t testing.TB, p *testkit.SupervisorProc, header http.Header, path string, v any) {
 	t.Helper()

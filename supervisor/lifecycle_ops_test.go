@@ -76,7 +76,7 @@ func TestLifecycleRoutes(t *testing.T) {
 	f.writeRuntime(t, `api_key = "`+apiKey+`"`)
 	f.write(t, "connectors/busy.toml", sinkFile("busy", f.plugin("fault"), "demo", "events", "")+"\n[plugin_config]\nsleep_ms = 15\n")
 	f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("fault"), "demo", "made", "")+"\n[plugin_config]\nmessages_per_batch = 10\ninterval_ms = 10\n")
-	f.write(t, "connectors/off.toml", strings.Replace(sinkFile("off", f.plugin("null_sink"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
+	f.write(t, "connectors/off.toml", disabled(sinkFile("off", f.plugin("null_sink"), "demo", "events", "")))
 	f.write(t, "connectors/lost.toml", sinkFile("lost", "plugins/no_such_plugin", "demo", "events", "")+"\n[plugin_config]\na = 1\n")
 	f.write(t, "connectors/bad.toml", "type = \"sink\"\nkey = \"bad\"\nenabled = true\n[[streams]\n")
 	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)

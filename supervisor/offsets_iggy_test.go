@@ -72,7 +72,7 @@ func TestSourceStateOnTheIggyBackend(t *testing.T) {
 	// One message per 20 ms (the upper bound of messages_range is exclusive).
 	f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("random_source"), "demo", "numbers", "")+
 		"[plugin_config]\ninterval = \"20ms\"\nmax_count = 1000\nmessages_range = [1, 2]\n")
-	f.write(t, "connectors/parked.toml", strings.Replace(sourceFile("parked", f.plugin("random_source"), "demo", "numbers", ""), "enabled = true", "enabled = false", 1))
+	f.write(t, "connectors/parked.toml", disabled(sourceFile("parked", f.plugin("random_source"), "demo", "numbers", "")))
 	// The state file of a source that ran on the file backend: MessagePack [42].
 	f.write(t, "state/source_parked.state", "\x91\x2a")
 	fileTime := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -44,9 +44,7 @@ func sinkOffsets(t *testing.T, p *testkit.SupervisorProc, key string) []partitio
 	var out struct {
 		Offsets []partitionOffset `json:"offsets"`
 	}
-	if err := json.Unmarshal([]byte(call(t, p, http.MethodGet, "/sinks/"+key+"/offsets", "", http.StatusOK)), &out); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, p, nil, "/sinks/"+key+"/offsets", &out)
 	return out.Offsets
 }
 
@@ -83,7 +81,7 @@ func TestSinkOffsetsReadRewindAndReprocess(t *testing.T) {
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
 	f.write(t, "connectors/reader.toml", sinkFile("reader", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
-	parked := strings.Replace(sinkFile("parked", f.plugin("stdout_sink"), "demo", "events", ""), "enabled = true", "enabled = false", 1)
+	parked := disabled(sinkFile("parked", f.plugin("stdout_sink"), "demo", "events", ""))
 	f.write(t, "connectors/parked.toml", parked)
 	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
 
@@ -175,9 +173,7 @@ type sourceStateBody struct {
 func sourceState(t *testing.T, p *testkit.SupervisorProc, key string) sourceStateBody {
 	t.Helper()
 	var out sourceStateBody
-	if err := json.Unmarshal([]byte(call(t, p, http.MethodGet, "/sources/"+key+"/offsets", "", http.StatusOK)), &out); err != nil {
-		t.Fatal(err)
-	}
+	getJSON(t, p, nil, "/sources/"+key+"/offsets", &out)
 	return out
 }
 
@@ -193,7 +189,7 @@ interval = "5ms"
 max_count = 1000
 messages_range = [1, 4]
 `
-	f.write(t, "connectors/gen.toml", strings.Replace(sourceFile("gen", f.plugin("random_source"), "demo", "numbers", ""), "enabled = true", "enabled = false", 1)+gen)
+	f.write(t, "connectors/gen.toml", disabled(sourceFile("gen", f.plugin("random_source"), "demo", "numbers", ""))+gen)
 	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
 
 	call(t, p, http.MethodGet, "/sources/nope/offsets", "", http.StatusNotFound)
@@ -276,8 +272,8 @@ func testOffsetsWithoutIggy(t *testing.T, backend string) {
 		t.Fatal(err)
 	}
 	f.write(t, "config.toml", strings.Replace(string(rt), broker.Addr(), nobody, 1))
-	f.write(t, "connectors/parked.toml", strings.Replace(sinkFile("parked", f.plugin("null_sink"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
-	f.write(t, "connectors/gen.toml", strings.Replace(sourceFile("gen", f.plugin("random_source"), "demo", "events", ""), "enabled = true", "enabled = false", 1))
+	f.write(t, "connectors/parked.toml", disabled(sinkFile("parked", f.plugin("null_sink"), "demo", "events", "")))
+	f.write(t, "connectors/gen.toml", disabled(sourceFile("gen", f.plugin("random_source"), "demo", "events", "")))
 	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_STATE_BACKEND="+backend), waitLong)
 	type request struct{ method, path, body string }
 	unavailable := []request{{http.MethodGet, "/sinks/parked/offsets", ""}, {http.MethodDelete, "/sinks/parked/offsets", ""}}

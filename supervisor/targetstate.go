@@ -54,7 +54,7 @@ func (s *Supervisor) loadTarget(kind config.ConnectorKind, key string) string {
 			err = fmt.Errorf("unknown target %q (want %q, %q or %q)", doc.Target, targetRunning, targetPaused, targetStopped)
 		}
 	}
-	s.log.Error("connector target-state file is unreadable; the connector runs", "connector", string(kind)+"/"+key, "file", path, "error", err)
+	s.log.Error("connector target-state file is unreadable; the connector runs", "connector", labelOf(kind, key), "file", path, "error", err)
 	return targetRunning
 }
 
@@ -63,7 +63,7 @@ func (s *Supervisor) loadTarget(kind config.ConnectorKind, key string) string {
 func (s *Supervisor) saveTarget(kind config.ConnectorKind, key, target string) error {
 	data, _ := json.Marshal(targetFile{Target: target, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err := atomicfile.Write(s.targetPath(kind, key), append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("save the target state of %s/%s: %w", kind, key, err)
+		return fmt.Errorf("save the target state of %s: %w", labelOf(kind, key), err)
 	}
 	return nil
 }
