@@ -537,8 +537,8 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 }
 
 // batchResult calls the plugin's batch result on this goroutine, watched: if it has not returned
-// after the plugin call timeout, resultWedged reports the connector hung while the call goes on.
-// The error then wraps ErrPluginHung.
+// after the plugin call timeout, resultWedged reports the connector hung while the call goes on,
+// and batchResult returns ErrPluginHung once it does.
 func (p *sourcePump) batchResult(batchID uint64, ack bool) error {
 	limit := p.r.settings.Env.PluginCallTimeout
 	if limit <= 0 {
@@ -551,7 +551,7 @@ func (p *sourcePump) batchResult(batchID uint64, ack bool) error {
 	}
 	err := p.lib.BatchResultContext(context.Background(), p.id, batchID, ack)
 	if !p.watchdog.Stop() {
-		return fmt.Errorf("iggy_source_batch_result: %w after %s", ErrPluginHung, limit)
+		return ErrPluginHung // resultWedged reported it
 	}
 	return err
 }
