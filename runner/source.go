@@ -66,8 +66,9 @@ type sourcePump struct {
 	resultHungOnce sync.Once
 }
 
-// runSource loads the state and the plugin, opens it with that state, checks the target streams,
-// starts the plugin's poll loop and forwards its batches until ctx ends or the source stalls.
+// runSource takes the lease (iggy state backend), loads the state and the plugin, opens it with
+// that state, checks the target streams and runs sourceSession until ctx ends or the source
+// stalls; a pause ends a session, and its resume opens the plugin again with the state saved last.
 func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error {
 	spec := r.spec
 	if len(spec.SourceStreams) == 0 {
