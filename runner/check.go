@@ -105,8 +105,7 @@ func checkPlugin(s Settings) *Problem {
 func checkSinkTopics(ctx context.Context, s Settings) []Problem {
 	ctx, cancel := context.WithTimeout(ctx, checkIggyTimeout)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	admin, err := iggyclient.DialAdmin(ctx, s.Iggy.options(s.Env, quiet))
+	admin, err := iggyclient.DialAdmin(ctx, s.Iggy.options(s.Env, slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return []Problem{{Field: "iggy", Message: fmt.Sprintf("cannot check the streams and topics: %v", err)}}
 	}

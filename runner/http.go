@@ -102,6 +102,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 		writeJSON(w, r.Stats())
 	})
 	mux.Handle("GET "+metricsPath, metrics.Handler(gatherer, log))
+	mux.HandleFunc("GET "+readyPath, func(w http.ResponseWriter, _ *http.Request) { serveReady(w, r) })
 	mux.HandleFunc("POST /pause", r.handlePause)
 	mux.HandleFunc("POST /resume", r.handleResume)
 
@@ -110,7 +111,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	guarded := apikey.Require(cfg.APIKey, httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
 	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == readyPath {
-			serveReady(w, req, r)
+			mux.ServeHTTP(w, req)
 			return
 		}
 		guarded.ServeHTTP(w, req)
@@ -135,12 +136,7 @@ const readyPath = "/ready"
 
 // serveReady answers GET (and HEAD) /ready: 200 with the health body when Ready, else 503 with it,
 // so a probe's log shows why.
-func serveReady(w http.ResponseWriter, req *http.Request, r *Runner) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
-		return
-	}
+func serveReady(w http.ResponseWriter, r *Runner) {
 	body, _ := json.Marshal(r.Health())
 	w.Header().Set("Content-Type", "application/json")
 	if !r.Ready() {

@@ -161,21 +161,7 @@ func TestStandaloneSourceStartPausedPauseResume(t *testing.T) {
 	if code, err := p.Wait(waitLong); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
-	seen := map[int]int{}
-	maxSeq := -1
-	for _, m := range readTopic(t, srv, "demo", "events") {
-		var v struct{ Seq int }
-		if err := json.Unmarshal(m.Payload, &v); err != nil {
-			t.Fatalf("payload %q: %v", m.Payload, err)
-		}
-		seen[v.Seq]++
-		maxSeq = max(maxSeq, v.Seq)
-	}
-	for seq := 0; seq <= maxSeq; seq++ {
-		if seen[seq] != 1 {
-			t.Errorf("seq %d is in the topic %d times, want once", seq, seen[seq])
-		}
-	}
+	checkSequence(t, readTopic(t, srv, "demo", "events"), 0) // every sequence number once
 	if opens := strings.Count(p.Logs(), "Opened fault source connector"); opens != 2 {
 		t.Errorf("the source plugin was opened %d times, want 2 (resume from start-paused, resume after pause)", opens)
 	}

@@ -98,8 +98,8 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 }
 
 // pluginInstanceID is the id the plugin is opened with: the supervisor's numbering when it passed
-// one (IGGY_CONNECTOR_INSTANCE_ID), else the process's next id. A runner opens its plugin once, so
-// the given id is never used twice in this process.
+// one (IGGY_CONNECTOR_INSTANCE_ID), else the process's next id. A runner has one plugin instance
+// (a source reopened after a pause keeps its id), so the given id is never used by two at once.
 func (r *Runner) pluginInstanceID() uint32 {
 	if id := r.settings.Env.InstanceID; id != 0 {
 		return id

@@ -66,8 +66,9 @@ type sourcePump struct {
 	resultHungOnce sync.Once
 }
 
-// runSource loads the state and the plugin, opens it with that state, checks the target streams,
-// starts the plugin's poll loop and forwards its batches until ctx ends or the source stalls.
+// runSource takes the lease (iggy state backend), loads the state and the plugin, opens it with
+// that state, checks the target streams and runs sourceSession until ctx ends or the source
+// stalls; a pause ends a session, and its resume opens the plugin again with the state saved last.
 func (r *Runner) runSource(ctx context.Context, client iggyclient.Client) error {
 	spec := r.spec
 	if len(spec.SourceStreams) == 0 {
@@ -537,8 +538,8 @@ func (p *sourcePump) settle(batchID uint64, ack bool) {
 }
 
 // batchResult calls the plugin's batch result on this goroutine, watched: if it has not returned
-// after the plugin call timeout, resultWedged reports the connector hung while the call goes on.
-// The error then wraps ErrPluginHung.
+// after the plugin call timeout, resultWedged reports the connector hung while the call goes on,
+// and batchResult returns ErrPluginHung once it does.
 func (p *sourcePump) batchResult(batchID uint64, ack bool) error {
 	limit := p.r.settings.Env.PluginCallTimeout
 	if limit <= 0 {
@@ -551,7 +552,7 @@ func (p *sourcePump) batchResult(batchID uint64, ack bool) error {
 	}
 	err := p.lib.BatchResultContext(context.Background(), p.id, batchID, ack)
 	if !p.watchdog.Stop() {
-		return fmt.Errorf("iggy_source_batch_result: %w after %s", ErrPluginHung, limit)
+		return ErrPluginHung // resultWedged reported it
 	}
 	return err
 }
