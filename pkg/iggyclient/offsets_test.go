@@ -2,7 +2,6 @@ package iggyclient_test
 
 import (
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -19,7 +18,7 @@ func TestAdminReadsWritesAndDeletesGroupOffsets(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 	testkit.FillTopic(t, srv, "demo", "orders", 5)
 	ctx := testContext(t)
-	admin, err := iggyclient.DialAdmin(ctx, iggyclient.Options{Address: srv.Addr(), Username: "iggy", Password: "iggy", Logger: slog.New(slog.DiscardHandler)})
+	admin, err := iggyclient.DialAdmin(ctx, testkit.ClientOptions(srv))
 	if err != nil {
 		t.Fatal(err)
 	}
