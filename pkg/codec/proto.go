@@ -144,10 +144,6 @@ func (protoStreamDecoder) AppendJSONText(dst, b []byte) ([]byte, bool) {
 
 func (protoStreamEncoder) Schema() postcard.Schema { return postcard.SchemaProto }
 
-// Encode wraps the payload in a google.protobuf.Any holding a StringValue
-// (JSON, Text, Proto) or a BytesValue (Raw, FlatBuffer, Avro). Unlike
-// upstream, Any.value is the encoded wrapper message, as the type URL says,
-// not the bare text or bytes.
 // EncodeJSONText implements JSONTextEncoder: a JSON payload's text goes into the StringValue as
 // MarshalJSON would write it.
 func (e protoStreamEncoder) EncodeJSONText(canonical []byte) []byte {
@@ -155,6 +151,10 @@ func (e protoStreamEncoder) EncodeJSONText(canonical []byte) []byte {
 	return AppendProtoAny(make([]byte, 0, len(inner)+len(ProtoStringValueURL)+8), ProtoStringValueURL, inner)
 }
 
+// Encode wraps the payload in a google.protobuf.Any holding a StringValue
+// (JSON, Text, Proto) or a BytesValue (Raw, FlatBuffer, Avro). Unlike
+// upstream, Any.value is the encoded wrapper message, as the type URL says,
+// not the bare text or bytes.
 func (e protoStreamEncoder) Encode(p Payload) ([]byte, error) {
 	var inner []byte
 	typeURL := ProtoStringValueURL

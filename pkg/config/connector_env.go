@@ -42,7 +42,8 @@ var topLevelEnvFields = []envField{
 	{"BENCHMARK", "benchmark", envBool},
 }
 
-func envFields(kind ConnectorKind) []envField {
+// streamEnvFields are the STREAMS_<i>_* overrides of a connector of kind.
+func streamEnvFields(kind ConnectorKind) []envField {
 	common := []envField{
 		{"STREAM", "stream", envString},
 		{"SCHEMA", "schema", envString},
@@ -104,21 +105,17 @@ func applyTypedEnv(doc map[string]any, kind ConnectorKind, key string, env []str
 	}
 	var streams []any
 	for i := 0; i <= maxStreamIndex; i++ {
-		for _, f := range envFields(kind) {
-			name := prefix + "STREAMS_" + strconv.Itoa(i) + "_" + f.suffix
-			value, ok := vars[name]
-			if !ok || value == "" {
-				continue
-			}
-			v, err := coerceEnv(f.target, value)
-			if err != nil {
-				return fmt.Errorf("environment variable %s: %w", name, err)
-			}
-			for len(streams) <= i {
-				streams = append(streams, map[string]any{})
-			}
-			streams[i].(map[string]any)[f.key] = v
+		stream, err := readEnvFields(prefix+"STREAMS_"+strconv.Itoa(i)+"_", streamEnvFields(kind), vars)
+		if err != nil {
+			return err
 		}
+		if stream == nil {
+			continue
+		}
+		for len(streams) < i {
+			streams = append(streams, map[string]any{})
+		}
+		streams = append(streams, stream)
 	}
 	if streams != nil {
 		doc["streams"] = streams
@@ -195,7 +192,7 @@ func ConnectorEnvWarnings(kind ConnectorKind, key string, env []string) []string
 		known[prefix+f.suffix] = true
 	}
 	for i := 0; i <= maxStreamIndex; i++ {
-		for _, f := range envFields(kind) {
+		for _, f := range streamEnvFields(kind) {
 			known[prefix+"STREAMS_"+strconv.Itoa(i)+"_"+f.suffix] = true
 		}
 	}

@@ -106,7 +106,7 @@ func (g *group) cooperativeRebalance() {
 		}
 	}
 	for _, taker := range idle() {
-		if targeted[taker.id] {
+		if targeted[taker.clientID] {
 			continue
 		}
 		donor := -1
@@ -122,8 +122,8 @@ func (g *group) cooperativeRebalance() {
 		d := g.members[donor]
 		for i := len(d.partitions) - 1; i >= 0; i-- {
 			if !d.revoking(d.partitions[i]) {
-				d.pending = append(d.pending, revocation{partition: d.partitions[i], target: taker.id, since: time.Now()})
-				targeted[taker.id] = true
+				d.pending = append(d.pending, revocation{partition: d.partitions[i], target: taker.clientID, since: time.Now()})
+				targeted[taker.clientID] = true
 				break
 			}
 		}
@@ -145,21 +145,12 @@ func (g *group) settleRevocations(released partitionReleased, timeout time.Durat
 			}
 			m.partitions = slices.DeleteFunc(m.partitions, func(p uint32) bool { return p == r.partition })
 			m.cursor = 0
-			if t := g.memberByID(r.target); t != nil {
+			if t := g.member(r.target); t != nil {
 				t.partitions = append(t.partitions, r.partition)
 			}
 		}
 		m.pending = kept
 	}
-}
-
-func (g *group) memberByID(id uint32) *member {
-	for _, m := range g.members {
-		if m.id == id {
-			return m
-		}
-	}
-	return nil
 }
 
 func (m *member) revoking(partition uint32) bool {

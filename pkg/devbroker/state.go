@@ -80,7 +80,7 @@ type member struct {
 // there (or the rebalancing timeout passes), then hands to the member that joined idle.
 type revocation struct {
 	partition uint32
-	target    uint32 // member id
+	target    uint32 // the client id of the member that takes it
 	since     time.Time
 }
 

@@ -16,18 +16,11 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// dial connects to the dev broker as iggy/iggy with a fast backoff and
+// dial connects to the dev broker with testkit.ClientOptions, changed by change, and
 // closes the client when the test ends.
 func dial(t testing.TB, srv *devbroker.Server, change ...func(*iggyclient.Options)) iggyclient.Client {
 	t.Helper()
-	o := iggyclient.Options{
-		Address:      srv.Addr(),
-		Username:     "iggy",
-		Password:     "iggy",
-		ReconnectMin: 5 * time.Millisecond,
-		ReconnectMax: 50 * time.Millisecond,
-		Logger:       slog.New(slog.DiscardHandler),
-	}
+	o := testkit.ClientOptions(srv)
 	for _, f := range change {
 		f(&o)
 	}

@@ -160,7 +160,7 @@ func (c *sdkClient) asMember(ctx context.Context, stream, topic, group string,
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("consumer group %q on stream %q topic %q: %w", group, stream, topic, classify(err))
+		return fmt.Errorf("consumer group %q on stream %q topic %q: %w", group, stream, topic, err) // run classified it
 	}
 	return nil
 }

@@ -2,7 +2,7 @@ package iggyclient_test
 
 import (
 	"errors"
-	"log/slog"
+	"strings"
 	"testing"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
@@ -18,7 +18,7 @@ func TestAdminReadsWritesAndDeletesGroupOffsets(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 	testkit.FillTopic(t, srv, "demo", "orders", 5)
 	ctx := testContext(t)
-	admin, err := iggyclient.DialAdmin(ctx, iggyclient.Options{Address: srv.Addr(), Username: "iggy", Password: "iggy", Logger: slog.New(slog.DiscardHandler)})
+	admin, err := iggyclient.DialAdmin(ctx, testkit.ClientOptions(srv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +30,11 @@ func TestAdminReadsWritesAndDeletesGroupOffsets(t *testing.T) {
 	}
 	if _, err := admin.Partitions(ctx, "demo", "nope"); !errors.Is(err, iggyclient.ErrNotFound) {
 		t.Errorf("Partitions of a missing topic: %v, want ErrNotFound", err)
+	}
+	// Classified once, as the client's other calls are: the sentinel's text is not repeated.
+	if err := admin.SetGroupOffsets(ctx, "demo", "nope", "g", map[uint32]uint64{0: 1}); !errors.Is(err, iggyclient.ErrNotFound) ||
+		strings.Count(err.Error(), "topic (or its stream) not found") != 1 {
+		t.Errorf("SetGroupOffsets on a missing topic: %v, want ErrNotFound named once", err)
 	}
 	if ok, err := admin.StreamExists(ctx, "nope"); ok || err != nil {
 		t.Errorf("StreamExists(nope) = %v, %v", ok, err)

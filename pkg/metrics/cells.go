@@ -349,16 +349,18 @@ type seriesLabels struct {
 }
 
 func newSeriesLabels(key, kind string) *seriesLabels {
-	pair := func(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
-	l := &seriesLabels{connector: []*dto.LabelPair{pair(LabelConnectorKey, key), pair(LabelConnectorType, kind)}}
+	l := &seriesLabels{connector: []*dto.LabelPair{labelPair(LabelConnectorKey, key), labelPair(LabelConnectorType, kind)}}
 	for i, stage := range knownStages {
-		l.stage[i] = append(l.connector[:2:2], pair(LabelStage, stage))
+		l.stage[i] = append(l.connector[:2:2], labelPair(LabelStage, stage))
 	}
 	for i, stage := range DeadLetterStages {
-		l.deadLetter[i] = append(l.connector[:2:2], pair(LabelStage, stage))
+		l.deadLetter[i] = append(l.connector[:2:2], labelPair(LabelStage, stage))
 	}
 	return l
 }
+
+// labelPair is one label of a series.
+func labelPair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
 
 // stageBucketBounds are StageBuckets, addressable for dto.Bucket.
 var stageBucketBounds = func() []float64 { return append([]float64(nil), StageBuckets...) }()

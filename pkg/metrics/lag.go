@@ -105,12 +105,11 @@ func (l *lagCells) family(connector []*dto.LabelPair) *dto.MetricFamily {
 	if len(series) == 0 {
 		return nil
 	}
-	pair := func(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
 	metrics := make([]*dto.Metric, len(series))
 	for i, s := range series {
 		v := float64(s.lag)
-		labels := append(connector[:2:2], pair(LabelPartition, strconv.FormatUint(uint64(s.key.partition), 10)),
-			pair(LabelStream, s.key.stream), pair(LabelTopic, s.key.topic))
+		labels := append(connector[:2:2], labelPair(LabelPartition, strconv.FormatUint(uint64(s.key.partition), 10)),
+			labelPair(LabelStream, s.key.stream), labelPair(LabelTopic, s.key.topic))
 		metrics[i] = &dto.Metric{Label: labels, Gauge: &dto.Gauge{Value: &v}}
 	}
 	sort.SliceStable(metrics, func(a, b int) bool {

@@ -219,7 +219,6 @@ func appendShortest(dst []byte, f float64, bitSize, maxKK int) []byte {
 	}
 }
 
-// writeFamilies writes families (already ordered) and the final "# EOF".
 // seriesNames maps the sample names that families of other types write besides their own name
 // (a histogram's _bucket, _sum, _count; a counter's _total; _created) to their family. A family of
 // that name would repeat a TYPE line for the same metric, which no parser accepts, so it is left
@@ -246,6 +245,7 @@ func seriesNames(families []*dto.MetricFamily) map[string]*dto.MetricFamily {
 	return taken
 }
 
+// writeFamilies writes families (already ordered) and the final "# EOF".
 func writeFamilies(w io.Writer, families []*dto.MetricFamily) error {
 	var errs []error
 	var one bytes.Buffer

@@ -16,14 +16,19 @@ func DialClient(tb testing.TB, srv *devbroker.Server) iggyclient.Client {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := iggyclient.Dial(ctx, iggyclient.Options{
-		Address: srv.Addr(), Username: "iggy", Password: "iggy",
-		ReconnectMin: 5 * time.Millisecond, ReconnectMax: 50 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	c, err := iggyclient.Dial(ctx, ClientOptions(srv))
 	if err != nil {
 		tb.Fatalf("dial %s: %v", srv.Addr(), err)
 	}
 	tb.Cleanup(func() { c.Close() })
 	return c
+}
+
+// ClientOptions are the options DialClient dials srv with: iggy/iggy, a fast reconnect, no logs.
+func ClientOptions(srv *devbroker.Server) iggyclient.Options {
+	return iggyclient.Options{
+		Address: srv.Addr(), Username: "iggy", Password: "iggy",
+		ReconnectMin: 5 * time.Millisecond, ReconnectMax: 50 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+	}
 }
