@@ -125,17 +125,8 @@ func TestSupervisorRunsUpstreamLayout(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("example_stream", map[string]uint32{"example_topic": 1}))
 	app := upstreamLayout(t, broker.Addr())
 	sup := testkit.StartSupervisor(t, app, []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"}, 90*time.Second)
-	type stats struct {
-		Connectors []metrics.ConnectorStats `json:"connectors"`
-	}
-	waitFor(t, sup.URL("/stats"), sup.Exited, func(s stats) bool {
-		running, consumed := 0, false
-		for _, c := range s.Connectors {
-			if c.Status == "running" {
-				running++
-			}
-			consumed = consumed || (c.Key == "stdout" && c.MessagesConsumed != nil && *c.MessagesConsumed > 0)
-		}
+	waitFor(t, sup.URL("/stats"), sup.Exited, func(s metrics.RuntimeStats) bool {
+		running, consumed := runningConnectors(s)
 		return running == 2 && consumed
 	})
 	entries, err := os.ReadDir(filepath.Join(app, "local_state"))

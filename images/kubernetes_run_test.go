@@ -238,16 +238,8 @@ func TestKubernetesRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	type stats struct {
-		Connectors []metrics.ConnectorStats `json:"connectors"`
-	}
-	waitFor(t, "http://"+sp.Addr+"/stats", sp.Exited, func(s stats) bool {
-		running := 0
-		for _, c := range s.Connectors {
-			if c.Status == "running" {
-				running++
-			}
-		}
+	waitFor(t, "http://"+sp.Addr+"/stats", sp.Exited, func(s metrics.RuntimeStats) bool {
+		running, _ := runningConnectors(s)
 		return running == 2
 	})
 	waitFor(t, "http://"+live[roleRunner]+"/stats", proc.Exited, func(s metrics.ConnectorStats) bool {
