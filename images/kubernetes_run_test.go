@@ -140,11 +140,7 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 		ok := slices.ContainsFunc(o.services, func(s corev1.Service) bool {
 			return labelsMatch(m.Spec.Selector.MatchLabels, s.Labels) &&
 				slices.ContainsFunc(kcs, func(kc kubeContainer) bool { return labelsMatch(s.Spec.Selector, kc.deployment.Spec.Template.Labels) }) &&
-				slices.ContainsFunc(m.Spec.Endpoints, func(e struct {
-					Port     string `json:"port"`
-					Path     string `json:"path"`
-					Interval string `json:"interval"`
-				}) bool {
+				slices.ContainsFunc(m.Spec.Endpoints, func(e monitorEndpoint) bool {
 					return e.Path == "/metrics" && slices.ContainsFunc(s.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == e.Port })
 				})
 		})

@@ -60,12 +60,15 @@ type serviceMonitor struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
 		Selector  metav1.LabelSelector `json:"selector"`
-		Endpoints []struct {
-			Port     string `json:"port"`
-			Path     string `json:"path"`
-			Interval string `json:"interval"`
-		} `json:"endpoints"`
+		Endpoints []monitorEndpoint    `json:"endpoints"`
 	} `json:"spec"`
+}
+
+// monitorEndpoint is one endpoint of a ServiceMonitor (the port name, path and interval it scrapes).
+type monitorEndpoint struct {
+	Port     string `json:"port"`
+	Path     string `json:"path"`
+	Interval string `json:"interval"`
 }
 
 // objects are the decoded objects of one build or render.
