@@ -63,9 +63,9 @@ func TestKubernetesManifests(t *testing.T) {
 			o, kcs := loadKubeContainers(t, root, src)
 			got := counts{deployments: len(o.deployments), secrets: len(o.secrets), claims: len(o.claims), budgets: len(o.budgets), monitors: len(o.monitors)}
 			for _, kc := range kcs {
-				connectors, _ := checkContainer(t.Context(), kc.container) // its errors: checkKubeContainer
+				connectors, errs := checkKubeContainer(t.Context(), kc)
 				got.connectors += len(connectors)
-				reportErrors(t, checkKubeContainer(t, kc))
+				reportErrors(t, errs)
 				reportErrors(t, checkAnnotations(kc))
 			}
 			reportErrors(t, checkShape(o, kcs))
@@ -309,7 +309,8 @@ func TestKubernetesCheckerRejects(t *testing.T) {
 				kcs, kerrs := kubeContainers(root, t.TempDir(), o)
 				errs = append(errs, kerrs...)
 				for _, kc := range kcs {
-					errs = append(errs, checkKubeContainer(t, kc)...)
+					_, cerrs := checkKubeContainer(t.Context(), kc)
+					errs = append(errs, cerrs...)
 					errs = append(errs, checkAnnotations(kc)...)
 				}
 				errs = append(errs, checkShape(o, kcs)...)
@@ -362,7 +363,8 @@ func TestHelmChartRejects(t *testing.T) {
 			}
 			kcs, errs := kubeContainers(root, t.TempDir(), o)
 			for _, kc := range kcs {
-				errs = append(errs, checkKubeContainer(t, kc)...)
+				_, cerrs := checkKubeContainer(t.Context(), kc)
+				errs = append(errs, cerrs...)
 			}
 			if !slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, tc.want) }) {
 				t.Fatalf("want an error matching %v, got %v", tc.want, errs)

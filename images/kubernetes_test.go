@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
@@ -383,12 +382,12 @@ func containerPort(spec corev1.Container, port intstr.IntOrString) (int, error) 
 }
 
 // checkKubeContainer runs the shared checks, then the probe ports against the HTTP address the
-// program binds and the security context.
-func checkKubeContainer(t *testing.T, kc kubeContainer) []error {
-	_, errs := checkContainer(t.Context(), kc.container)
+// program binds and the security context; it returns the container's connectors.
+func checkKubeContainer(ctx context.Context, kc kubeContainer) ([]config.Connector, []error) {
+	connectors, errs := checkContainer(ctx, kc.container)
 	rt, err := effectiveRuntime(kc.container)
 	if err != nil {
-		return errs
+		return connectors, errs
 	}
 	_, portText, _ := strings.Cut(rt.HTTP.Address, ":")
 	for _, p := range kc.probes {
@@ -396,7 +395,7 @@ func checkKubeContainer(t *testing.T, kc kubeContainer) []error {
 			errs = append(errs, fmt.Errorf("%s: %s probe port %d: %w %q", kc.origin, p.kind, p.port, errPort, rt.HTTP.Address))
 		}
 	}
-	return append(errs, checkSecurity(kc)...)
+	return connectors, append(errs, checkSecurity(kc)...)
 }
 
 // checkSecurity wants the pod non-root, no privilege escalation, no capabilities and a read-only
