@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -167,15 +168,11 @@ func helmRender(chartDir, valuesFile string, extra map[string]any) ([][]byte, er
 	if err != nil {
 		return nil, fmt.Errorf("load chart %s: %w", chartDir, err)
 	}
-	vals := chartutil.Values{}
-	if valuesFile != "" {
-		if vals, err = chartutil.ReadValuesFile(valuesFile); err != nil {
-			return nil, err
-		}
+	vals, err := chartValues(valuesFile)
+	if err != nil {
+		return nil, err
 	}
-	for k, v := range extra {
-		vals[k] = v
-	}
+	maps.Copy(vals, extra)
 	if err := chrt.Validate(); err != nil {
 		return nil, err
 	}
