@@ -123,7 +123,7 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 			continue // a settings error is reported by checkContainer
 		}
 		claimed := slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil && v.Name == "state" })
-		switch backend := envOfSpec(kc.spec, "IGGY_CONNECTORS_STATE_BACKEND"); {
+		switch backend := kc.env["IGGY_CONNECTORS_STATE_BACKEND"]; {
 		case backend == "iggy" && claimed:
 			bad("Deployment %s: the iggy state backend needs no state volume", d.Name)
 		case backend != "iggy" && (replicas != 1 || !claimed):
@@ -150,15 +150,6 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 		}
 	}
 	return errs
-}
-
-func envOfSpec(spec corev1.Container, name string) string {
-	for _, e := range spec.Env {
-		if e.Name == name {
-			return e.Value
-		}
-	}
-	return ""
 }
 
 func labelsMatch(selector, labels map[string]string) bool {
