@@ -3,7 +3,6 @@ package images_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,17 +124,8 @@ func TestSupervisorRunsUpstreamLayout(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("example_stream", map[string]uint32{"example_topic": 1}))
 	app := upstreamLayout(t, broker.Addr())
 	sup := testkit.StartSupervisor(t, app, []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"}, 90*time.Second)
-	type stats struct {
-		Connectors []metrics.ConnectorStats `json:"connectors"`
-	}
-	waitFor(t, sup.URL("/stats"), sup.Exited, func(s stats) bool {
-		running, consumed := 0, false
-		for _, c := range s.Connectors {
-			if c.Status == "running" {
-				running++
-			}
-			consumed = consumed || (c.Key == "stdout" && c.MessagesConsumed != nil && *c.MessagesConsumed > 0)
-		}
+	waitFor(t, sup.URL("/stats"), sup.Exited, func(s metrics.RuntimeStats) bool {
+		running, consumed := runningConnectors(s)
 		return running == 2 && consumed
 	})
 	entries, err := os.ReadDir(filepath.Join(app, "local_state"))
@@ -157,16 +147,15 @@ func TestSupervisorRefusesUnwritableState(t *testing.T) {
 	}
 	// The binaries where uid 10001 can run them, and every directory up to /app open to it.
 	bin := t.TempDir()
-	for _, b := range []string{testkit.SupervisorBinary(t), testkit.RunnerBinary(t)} {
-		copyExecutable(t, b, filepath.Join(bin, filepath.Base(b)))
-	}
-	cmd := exec.Command(filepath.Join(bin, filepath.Base(testkit.SupervisorBinary(t))))
+	supervisor := copyExecutable(t, testkit.SupervisorBinary(t), bin)
+	runnerBin := copyExecutable(t, testkit.RunnerBinary(t), bin)
+	cmd := exec.Command(supervisor)
 	cmd.Dir = app
 	cmd.Env = []string{
 		"PATH=/usr/bin:/bin",
 		"IGGY_CONNECTORS_CONFIG_PATH=config.toml",
 		"IGGY_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0",
-		"IGGY_SUPERVISOR_RUNNER_PATH=" + filepath.Join(bin, filepath.Base(testkit.RunnerBinary(t))),
+		"IGGY_SUPERVISOR_RUNNER_PATH=" + runnerBin,
 	}
 	if os.Geteuid() == 0 {
 		// Root writes anywhere: run as the image's user, for whom the root-owned directory is
@@ -208,21 +197,16 @@ func TestSupervisorRefusesUnwritableState(t *testing.T) {
 	}
 }
 
-func copyExecutable(t *testing.T, from, to string) {
+// copyExecutable copies the executable from into dir and returns the copy's path.
+func copyExecutable(t *testing.T, from, dir string) string {
 	t.Helper()
-	src, err := os.Open(from)
+	data, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
+	to := filepath.Join(dir, filepath.Base(from))
+	if err := os.WriteFile(to, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return to
 }

@@ -111,6 +111,18 @@ func waitFor[T any](t *testing.T, url string, exited func() bool, ok func(T) boo
 	}
 }
 
+// runningConnectors counts the connectors a supervisor's /stats shows running and tells whether
+// its stdout sink has consumed records.
+func runningConnectors(s metrics.RuntimeStats) (running int, stdoutConsumed bool) {
+	for _, c := range s.Connectors {
+		if c.Status == "running" {
+			running++
+		}
+		stdoutConsumed = stdoutConsumed || (c.Key == "stdout" && c.MessagesConsumed != nil && *c.MessagesConsumed > 0)
+	}
+	return running, stdoutConsumed
+}
+
 // TestOrchestratorRunnersRun runs the runner of the Nomad job and of the ECS task definition with
 // their environment, feeds its topic through the official SDK and waits for the sink to consume.
 func TestOrchestratorRunnersRun(t *testing.T) {
@@ -226,19 +238,8 @@ func TestSupervisorExampleRuns(t *testing.T) {
 	addr := proc.Addr
 	probe(t, addr, proc.Exited)
 
-	type stats struct {
-		Connectors []metrics.ConnectorStats `json:"connectors"`
-	}
-	waitFor(t, "http://"+addr+"/stats", proc.Exited, func(s stats) bool {
-		running, consumed := 0, false
-		for _, c := range s.Connectors {
-			if c.Status == "running" {
-				running++
-			}
-			if c.Key == "stdout" && c.MessagesConsumed != nil && *c.MessagesConsumed > 0 {
-				consumed = true
-			}
-		}
+	waitFor(t, "http://"+addr+"/stats", proc.Exited, func(s metrics.RuntimeStats) bool {
+		running, consumed := runningConnectors(s)
 		return running == 2 && consumed
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -63,9 +64,9 @@ func TestKubernetesManifests(t *testing.T) {
 			o, kcs := loadKubeContainers(t, root, src)
 			got := counts{deployments: len(o.deployments), secrets: len(o.secrets), claims: len(o.claims), budgets: len(o.budgets), monitors: len(o.monitors)}
 			for _, kc := range kcs {
-				connectors, _ := checkContainer(t.Context(), kc.container) // its errors: checkKubeContainer
+				connectors, errs := checkKubeContainer(t.Context(), kc)
 				got.connectors += len(connectors)
-				reportErrors(t, checkKubeContainer(t, kc))
+				reportErrors(t, errs)
 				reportErrors(t, checkAnnotations(kc))
 			}
 			reportErrors(t, checkShape(o, kcs))
@@ -122,7 +123,7 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 			continue // a settings error is reported by checkContainer
 		}
 		claimed := slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil && v.Name == "state" })
-		switch backend := envOfSpec(kc.spec, "IGGY_CONNECTORS_STATE_BACKEND"); {
+		switch backend := kc.env["IGGY_CONNECTORS_STATE_BACKEND"]; {
 		case backend == "iggy" && claimed:
 			bad("Deployment %s: the iggy state backend needs no state volume", d.Name)
 		case backend != "iggy" && (replicas != 1 || !claimed):
@@ -140,11 +141,7 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 		ok := slices.ContainsFunc(o.services, func(s corev1.Service) bool {
 			return labelsMatch(m.Spec.Selector.MatchLabels, s.Labels) &&
 				slices.ContainsFunc(kcs, func(kc kubeContainer) bool { return labelsMatch(s.Spec.Selector, kc.deployment.Spec.Template.Labels) }) &&
-				slices.ContainsFunc(m.Spec.Endpoints, func(e struct {
-					Port     string `json:"port"`
-					Path     string `json:"path"`
-					Interval string `json:"interval"`
-				}) bool {
+				slices.ContainsFunc(m.Spec.Endpoints, func(e monitorEndpoint) bool {
 					return e.Path == "/metrics" && slices.ContainsFunc(s.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == e.Port })
 				})
 		})
@@ -153,15 +150,6 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 		}
 	}
 	return errs
-}
-
-func envOfSpec(spec corev1.Container, name string) string {
-	for _, e := range spec.Env {
-		if e.Name == name {
-			return e.Value
-		}
-	}
-	return ""
 }
 
 func labelsMatch(selector, labels map[string]string) bool {
@@ -238,16 +226,8 @@ func TestKubernetesRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	type stats struct {
-		Connectors []metrics.ConnectorStats `json:"connectors"`
-	}
-	waitFor(t, "http://"+sp.Addr+"/stats", sp.Exited, func(s stats) bool {
-		running := 0
-		for _, c := range s.Connectors {
-			if c.Status == "running" {
-				running++
-			}
-		}
+	waitFor(t, "http://"+sp.Addr+"/stats", sp.Exited, func(s metrics.RuntimeStats) bool {
+		running, _ := runningConnectors(s)
 		return running == 2
 	})
 	waitFor(t, "http://"+live[roleRunner]+"/stats", proc.Exited, func(s metrics.ConnectorStats) bool {
@@ -321,7 +301,8 @@ func TestKubernetesCheckerRejects(t *testing.T) {
 				kcs, kerrs := kubeContainers(root, t.TempDir(), o)
 				errs = append(errs, kerrs...)
 				for _, kc := range kcs {
-					errs = append(errs, checkKubeContainer(t, kc)...)
+					_, cerrs := checkKubeContainer(t.Context(), kc)
+					errs = append(errs, cerrs...)
 					errs = append(errs, checkAnnotations(kc)...)
 				}
 				errs = append(errs, checkShape(o, kcs)...)
@@ -374,7 +355,8 @@ func TestHelmChartRejects(t *testing.T) {
 			}
 			kcs, errs := kubeContainers(root, t.TempDir(), o)
 			for _, kc := range kcs {
-				errs = append(errs, checkKubeContainer(t, kc)...)
+				_, cerrs := checkKubeContainer(t.Context(), kc)
+				errs = append(errs, cerrs...)
 			}
 			if !slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, tc.want) }) {
 				t.Fatalf("want an error matching %v, got %v", tc.want, errs)
@@ -384,12 +366,7 @@ func TestHelmChartRejects(t *testing.T) {
 }
 
 func merged(a, b map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
+	out := maps.Clone(a)
+	maps.Copy(out, b)
 	return out
 }

@@ -6,13 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
@@ -60,12 +60,15 @@ type serviceMonitor struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
 		Selector  metav1.LabelSelector `json:"selector"`
-		Endpoints []struct {
-			Port     string `json:"port"`
-			Path     string `json:"path"`
-			Interval string `json:"interval"`
-		} `json:"endpoints"`
+		Endpoints []monitorEndpoint    `json:"endpoints"`
 	} `json:"spec"`
+}
+
+// monitorEndpoint is one endpoint of a ServiceMonitor (the port name, path and interval it scrapes).
+type monitorEndpoint struct {
+	Port     string `json:"port"`
+	Path     string `json:"path"`
+	Interval string `json:"interval"`
 }
 
 // objects are the decoded objects of one build or render.
@@ -165,15 +168,11 @@ func helmRender(chartDir, valuesFile string, extra map[string]any) ([][]byte, er
 	if err != nil {
 		return nil, fmt.Errorf("load chart %s: %w", chartDir, err)
 	}
-	vals := chartutil.Values{}
-	if valuesFile != "" {
-		if vals, err = chartutil.ReadValuesFile(valuesFile); err != nil {
-			return nil, err
-		}
+	vals, err := chartValues(valuesFile)
+	if err != nil {
+		return nil, err
 	}
-	for k, v := range extra {
-		vals[k] = v
-	}
+	maps.Copy(vals, extra)
 	if err := chrt.Validate(); err != nil {
 		return nil, err
 	}
@@ -380,12 +379,12 @@ func containerPort(spec corev1.Container, port intstr.IntOrString) (int, error) 
 }
 
 // checkKubeContainer runs the shared checks, then the probe ports against the HTTP address the
-// program binds and the security context.
-func checkKubeContainer(t *testing.T, kc kubeContainer) []error {
-	_, errs := checkContainer(t.Context(), kc.container)
+// program binds and the security context; it returns the container's connectors.
+func checkKubeContainer(ctx context.Context, kc kubeContainer) ([]config.Connector, []error) {
+	connectors, errs := checkContainer(ctx, kc.container)
 	rt, err := effectiveRuntime(kc.container)
 	if err != nil {
-		return errs
+		return connectors, errs
 	}
 	_, portText, _ := strings.Cut(rt.HTTP.Address, ":")
 	for _, p := range kc.probes {
@@ -393,7 +392,7 @@ func checkKubeContainer(t *testing.T, kc kubeContainer) []error {
 			errs = append(errs, fmt.Errorf("%s: %s probe port %d: %w %q", kc.origin, p.kind, p.port, errPort, rt.HTTP.Address))
 		}
 	}
-	return append(errs, checkSecurity(kc)...)
+	return connectors, append(errs, checkSecurity(kc)...)
 }
 
 // checkSecurity wants the pod non-root, no privilege escalation, no capabilities and a read-only
