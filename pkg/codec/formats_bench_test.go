@@ -91,3 +91,17 @@ func BenchmarkFormatBatch(b *testing.B) {
 		roundTripBatch(b, enc, dec)
 	})
 }
+
+// BenchmarkProtoEncodeJSONText wraps one canonical 100 B JSON record in the Any a proto stream
+// sends, as a source with a json plugin and a proto stream does per message.
+func BenchmarkProtoEncodeJSONText(b *testing.B) {
+	enc, err := codec.NewEncoder(postcard.SchemaProto, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := []byte(`{"id":"6f1c0c4e-8f8e-4f43-9a53-0c6f0e7d3b1a","title":"Hello","name":"World","text":"abcdefghijklmn"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		enc.(codec.JSONTextEncoder).EncodeJSONText(text)
+	}
+}

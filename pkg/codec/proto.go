@@ -69,6 +69,38 @@ func AppendProtoWrapper(dst, v []byte) []byte {
 	return protowire.AppendBytes(dst, v)
 }
 
+// appendProtoAnyWrapper appends what AppendProtoAny(dst, typeURL, AppendProtoWrapper(nil, v))
+// appends, writing the wrapper in place instead of building it apart.
+func appendProtoAnyWrapper(dst []byte, typeURL string, v []byte) []byte {
+	if typeURL != "" {
+		dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+		dst = protowire.AppendString(dst, typeURL)
+	}
+	if len(v) == 0 {
+		return dst // an empty wrapper is empty, and Any omits an empty value
+	}
+	dst = protowire.AppendTag(dst, 2, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(v))))
+	return AppendProtoWrapper(dst, v)
+}
+
+// protoAnyWrapperSize is the length appendProtoAnyWrapper appends.
+func protoAnyWrapperSize(typeURL string, n int) int {
+	size := 0
+	if typeURL != "" {
+		size = protowire.SizeTag(1) + protowire.SizeBytes(len(typeURL))
+	}
+	if n > 0 {
+		size += protowire.SizeTag(2) + protowire.SizeBytes(protowire.SizeTag(1)+protowire.SizeBytes(n))
+	}
+	return size
+}
+
+// newProtoAnyWrapper is appendProtoAnyWrapper into a buffer of exactly its size.
+func newProtoAnyWrapper(typeURL string, v []byte) []byte {
+	return appendProtoAnyWrapper(make([]byte, 0, protoAnyWrapperSize(typeURL, len(v))), typeURL, v)
+}
+
 // DecodeProtoWrapper reads the value of a StringValue or BytesValue message
 // (field 1, the last occurrence winning). ok is false when b is not such a
 // message, e.g. the raw JSON text upstream's encoder puts in Any.value.
@@ -147,8 +179,7 @@ func (protoStreamEncoder) Schema() postcard.Schema { return postcard.SchemaProto
 // EncodeJSONText implements JSONTextEncoder: a JSON payload's text goes into the StringValue as
 // MarshalJSON would write it.
 func (e protoStreamEncoder) EncodeJSONText(canonical []byte) []byte {
-	inner := AppendProtoWrapper(nil, canonical)
-	return AppendProtoAny(make([]byte, 0, len(inner)+len(ProtoStringValueURL)+8), ProtoStringValueURL, inner)
+	return newProtoAnyWrapper(ProtoStringValueURL, canonical)
 }
 
 // Encode wraps the payload in a google.protobuf.Any holding a StringValue
@@ -156,7 +187,7 @@ func (e protoStreamEncoder) EncodeJSONText(canonical []byte) []byte {
 // upstream, Any.value is the encoded wrapper message, as the type URL says,
 // not the bare text or bytes.
 func (e protoStreamEncoder) Encode(p Payload) ([]byte, error) {
-	var inner []byte
+	var value []byte // the StringValue's or BytesValue's content
 	typeURL := ProtoStringValueURL
 	switch p.Kind {
 	case postcard.SchemaJSON:
@@ -164,7 +195,7 @@ func (e protoStreamEncoder) Encode(p Payload) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		inner = AppendProtoWrapper(nil, text)
+		value = text
 	case postcard.SchemaText:
 		// Upstream's content: the text with a timestamp and its encoding.
 		obj := NewOrderedMap(3)
@@ -175,16 +206,16 @@ func (e protoStreamEncoder) Encode(p Payload) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		inner = AppendProtoWrapper(nil, text)
+		value = text
 	case postcard.SchemaProto:
-		inner = AppendProtoWrapper(nil, []byte(p.Text))
+		value = []byte(p.Text)
 	case postcard.SchemaRaw, postcard.SchemaFlatBuffer, postcard.SchemaAvro:
 		typeURL = ProtoBytesValueURL
-		inner = AppendProtoWrapper(nil, p.Bytes)
+		value = p.Bytes
 	default:
 		return nil, fmt.Errorf("%w: payload kind %s", ErrInvalidPayloadType, p.Kind)
 	}
-	return AppendProtoAny(make([]byte, 0, len(inner)+len(typeURL)+8), typeURL, inner), nil
+	return newProtoAnyWrapper(typeURL, value), nil
 }
 
 // ProtoSchema is one protobuf message type, loaded from a .proto file or a
