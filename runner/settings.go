@@ -30,12 +30,14 @@ type iggySettings struct {
 	Address, Username, Password, Token string
 	TLSEnabled                         bool
 	TLSCAFile, TLSDomain               string
+	Protocol                           string // auto, 0.8 or 0.9
 }
 
 func (s iggySettings) options(e Env, log *slog.Logger) iggyclient.Options {
 	return iggyclient.Options{
 		Address: s.Address, Username: s.Username, Password: s.Password, Token: s.Token,
 		TLSEnabled: s.TLSEnabled, TLSCAFile: s.TLSCAFile, TLSDomain: s.TLSDomain,
+		Protocol:     s.Protocol,
 		ReconnectMin: e.ReconnectMin, ReconnectMax: e.ReconnectMax,
 		HeartbeatInterval: e.HeartbeatInterval,
 		Logger:            log.With("component", "iggy"),
@@ -79,6 +81,7 @@ func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
 		Iggy: iggySettings{
 			Address: rt.Iggy.Address, Username: rt.Iggy.Username, Password: rt.Iggy.Password, Token: token,
 			TLSEnabled: rt.Iggy.TLS.Enabled, TLSCAFile: rt.Iggy.TLS.CAFile, TLSDomain: rt.Iggy.TLS.Domain,
+			Protocol: rt.Iggy.Protocol,
 		},
 		HTTP: httpSettings{
 			Enabled: rt.HTTP.Enabled, Address: rt.HTTP.Address, APIKey: rt.HTTP.APIKey,

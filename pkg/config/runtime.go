@@ -95,7 +95,16 @@ type Iggy struct {
 	// it (see ResolveToken). When set it replaces username and password.
 	Token string
 	TLS   IggyTLS
+	// Protocol is the wire protocol: "auto" (detect at connect), "0.8" or "0.9" (a Go extension).
+	Protocol string
 }
+
+// The values of [iggy] protocol.
+const (
+	IggyProtocolAuto = "auto"
+	IggyProtocol08   = "0.8"
+	IggyProtocol09   = "0.9"
+)
 
 // IggyTLS is [iggy.tls].
 type IggyTLS struct {
@@ -207,6 +216,7 @@ func DefaultRuntime() Runtime {
 			Username: "iggy",
 			Password: "iggy",
 			TLS:      IggyTLS{CAFile: "core/certs/iggy_ca_cert.pem"},
+			Protocol: IggyProtocolAuto,
 		},
 		State: State{Path: "local_state", Backend: StateBackendFile, Stream: "connector_state"},
 		Connectors: Connectors{

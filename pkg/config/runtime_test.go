@@ -126,6 +126,8 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 			func(r config.Runtime) bool {
 				return r.State.Backend == config.StateBackendIggy && r.State.Stream == "offsets"
 			}},
+		{"iggy protocol defaults to auto", nil, func(r config.Runtime) bool { return r.Iggy.Protocol == config.IggyProtocolAuto }},
+		{"iggy protocol from env", []string{"IGGY_CONNECTORS_IGGY_PROTOCOL=0.9"}, func(r config.Runtime) bool { return r.Iggy.Protocol == config.IggyProtocol09 }},
 		{"state backend defaults", nil, func(r config.Runtime) bool {
 			return r.State.Backend == config.StateBackendFile && r.State.Stream == "connector_state"
 		}},
@@ -190,6 +192,8 @@ func TestLoadRuntimeRejects(t *testing.T) {
 		{"tls without ca", "[iggy.tls]\nenabled = true\nca_file = \"\"", nil, []string{"iggy.tls.ca_file"}},
 		{"bad cors method", "[http.cors]\nallowed_methods = [\"FETCH\"]", nil, []string{"http.cors.allowed_methods", "FETCH"}},
 		{"unknown state backend", "[state]\nbackend = \"s3\"", nil, []string{"state.backend", "s3", "file, iggy"}},
+		{"unknown iggy protocol", "[iggy]\nprotocol = \"0.7\"", nil, []string{"iggy.protocol", "0.7", "auto, 0.8, 0.9"}},
+		{"iggy protocol from env", "", []string{"IGGY_CONNECTORS_IGGY_PROTOCOL=1.0"}, []string{"IGGY_CONNECTORS_IGGY_PROTOCOL", "1.0"}},
 		{"state backend from env", "", []string{"IGGY_CONNECTORS_STATE_BACKEND=Iggy"}, []string{"IGGY_CONNECTORS_STATE_BACKEND", "Iggy"}},
 		{"iggy backend without stream", "[state]\nbackend = \"iggy\"\nstream = \"\"", nil, []string{"state.stream", "iggy"}},
 		{"array of non-strings", "[http.cors]\nallowed_origins = [1]", nil, []string{"http.cors.allowed_origins", "element 0"}},
@@ -232,7 +236,7 @@ func nonDefaultRuntime() config.Runtime {
 		Limits: config.HTTPLimits{ReadTimeout: time.Second, WriteTimeout: 0, IdleTimeout: time.Minute, MaxBodyBytes: 10, MaxConnections: 3}}
 	r.Plugins.AllowedDirs = []string{"/opt/plugins", "relative/dir"}
 	r.Iggy = config.Iggy{Address: "iggy:8090", Username: "u", Password: "123", Token: "file:~/pat",
-		TLS: config.IggyTLS{Enabled: true, CAFile: "ca.pem", Domain: "iggy.internal"}}
+		TLS: config.IggyTLS{Enabled: true, CAFile: "ca.pem", Domain: "iggy.internal"}, Protocol: config.IggyProtocol09}
 	r.State.Path = "/var/lib/state"
 	r.Connectors = config.Connectors{ConfigType: "http", ConfigDir: "dir", BaseURL: "http://cfg/api", Timeout: 1500 * time.Millisecond,
 		RequestHeaders: map[string]string{"authorization": "Bearer x"},

@@ -1,52 +1,27 @@
-// Package iggyclient is the one small interface the connector pumps use to
-// talk to an Iggy server, and its implementation over the official Go SDK
-// v0.8.0.
+// Package iggyclient is the one small interface the connector pumps use to talk to an Iggy
+// server, and the choice of the protocol it is spoken in.
 //
-// The interface (Client) covers exactly what a sink or source needs: poll a
-// consumer group, store a group offset, send messages, look a topic up,
-// create a missing stream and topic (with a retention, for state topics),
-// make sure a consumer group exists and is joined, read one partition as a
-// standalone consumer (a source's newest state), and tell whether the server
-// assigned a partition to this connection's group membership (the lease of
-// standby sources; partition.go). Keeping the SDK behind it
-// means a newer SDK (Iggy 0.9+ speaks a different wire protocol) can replace
-// v0.8.0 without touching the pumps.
+// The interface (Client) covers exactly what a sink or source needs: poll a consumer group,
+// store a group offset, send messages, look a topic up, create a missing stream and topic (with
+// a retention, for state topics), make sure a consumer group exists and is joined, read one
+// partition as a standalone consumer (a source's newest state), and tell whether the server
+// assigned a partition to this connection's group membership (the lease of standby sources).
+// Admin is the offset administration of operator tools. Both, with their types and sentinel
+// errors, are defined in the subpackage api and named here again, so callers import only this
+// package.
 //
-// The client pings the server every HeartbeatInterval, busy or idle: Iggy
-// with heartbeat verification on counts only pings and drops a client silent
-// for 1.2 of its intervals.
+// Two implementations stand behind them, one subpackage per protocol:
+//   - v08: Iggy 0.8.x, over the official Go SDK v0.8.0;
+//   - v09: Iggy 0.9.x (256-byte VSR headers, sessions, checksummed batches), our own client on
+//     pkg/wire09, since no 0.9 Go SDK is served.
 //
-// The SDK never reconnects by itself (iggy-protocol.md §7). This package
-// does: a call that meets a lost connection redials with capped exponential
-// backoff (Options.ReconnectMin/Max), logs in again, rejoins every consumer
-// group it was asked to ensure, and then retries the call. Poll, StoreOffset
-// and Send are all retried, so Send delivers at least once (a resend after a
-// lost reply can duplicate). Missing streams or topics (ErrNotFound) and bad
-// credentials (ErrUnauthorized) are returned at once and never retried.
+// Options.Protocol ([iggy] protocol) picks one; with "auto", the default, Dial asks the server
+// first (detect.go: a 0.9 Ping, then a 0.8 Ping, within DetectTimeout) and logs the protocol
+// it chose. The pumps never see which protocol is spoken.
 //
-// Calls honour their context even while the server does not answer: the
-// SDK has no deadlines, so the client closes the SDK's socket to interrupt a
-// call whose context ends (the next call reconnects).
+// Files: iggyclient.go (the names of api), dial.go (Dial, DialAdmin and the implementations),
+// detect.go (protocol detection).
 //
-// A poll loop that is done with each batch before the next poll passes
-// PollRequest.Reuse: the reply is then read and decoded into that memory on
-// the SDK's own connection, under its request lock (poll_reuse.go), instead of
-// through the SDK, which allocates per message; the result is the same batch.
-// PollRequest.StoreFirst puts a StoreConsumerOffset request in front of the poll
-// in the same write, and reads both replies: a sink that stores each consumed
-// batch's offset and polls at once saves a round trip per batch, and the
-// poll (strategy "next") sees the offset, since the server serves one
-// connection's requests in order.
-// Send likewise encodes its request straight into one reused buffer and writes it on
-// the SDK's connection under the same lock (send_direct.go): the bytes the SDK's
-// SendMessages writes, without its per-message slices and two whole-request copies.
-//
-// Admin (offsets.go, DialAdmin) is for operator tools, not pumps: a topic's
-// partitions with their current offsets, a consumer group's stored offset per
-// partition (read without joining), and rewriting or deleting those offsets
-// as a short-lived member of the group (the server only takes offset writes
-// from a member that owns the partition: ErrPartitionOwned otherwise).
-//
-// Stream and topic strings that parse as a u32 are numeric ids, anything else
-// is a name (pipeline.md §1.1). Consumer group strings are always names.
+// Stream and topic strings that parse as a u32 are numeric ids, anything else is a name
+// (pipeline.md §1.1). Consumer group strings are always names.
 package iggyclient

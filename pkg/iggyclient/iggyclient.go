@@ -1,222 +1,72 @@
 package iggyclient
 
-import (
-	"context"
-	"errors"
-	"log/slog"
-	"time"
+import "github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
+// The interface and its types live in api, shared by the protocol implementations; these names
+// keep every caller on one import.
+type (
+	Client        = api.Client
+	Admin         = api.Admin
+	Options       = api.Options
+	PollRequest   = api.PollRequest
+	PollBuffers   = api.PollBuffers
+	StoredOffset  = api.StoredOffset
+	Batch         = api.Batch
+	InMessage     = api.InMessage
+	OutMessage    = api.OutMessage
+	HeaderEntry   = api.HeaderEntry
+	Partitioning  = api.Partitioning
+	TopicSpec     = api.TopicSpec
+	PartitionPoll = api.PartitionPoll
+	TopicInfo     = api.TopicInfo
+	PartitionInfo = api.PartitionInfo
 )
 
-// Client is everything the pumps need from an Iggy server. Implementations
-// are safe for concurrent use; calls on one client share one connection, so
-// they run one at a time on the wire.
-type Client interface {
-	// Poll fetches the group's next messages (polling strategy "next") from
-	// whichever partition the server assigns. An empty Batch is not an error.
-	Poll(ctx context.Context, r PollRequest) (Batch, error)
-	// StoreOffset stores the group's offset on one partition.
-	StoreOffset(ctx context.Context, stream, topic, group string, partitionID uint32, offset uint64) error
-	// Send appends msgs to the topic in one request.
-	Send(ctx context.Context, stream, topic string, p Partitioning, msgs []OutMessage) error
-	// TopicInfo describes a topic; ErrNotFound when the stream or topic is missing.
-	TopicInfo(ctx context.Context, stream, topic string) (TopicInfo, error)
-	// EnsureTopic creates the stream and the topic (with the given number of
-	// partitions and the server's default expiry and size) when missing, as
-	// upstream's producer init does. Only names can be created: a missing
-	// numeric id gives ErrNotFound.
-	EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error
-	// EnsureTopicWith is EnsureTopic with the retention of a topic it creates (an existing
-	// topic is left as it is).
-	EnsureTopicWith(ctx context.Context, stream, topic string, spec TopicSpec) error
-	// PollPartition reads one partition as a standalone consumer that stores no offset: the
-	// newest messages (PollLast), the oldest (PollFirst) or from an offset.
-	PollPartition(ctx context.Context, r PartitionPoll) (Batch, error)
-	// OwnsPartition reports whether the server has assigned the partition to this
-	// connection's membership of the group (joining it when it is not a member). It reads
-	// one message without committing, so the partition must hold at least one message: the
-	// server answers an empty poll both to the owner of an empty partition and to a member
-	// that does not own it.
-	OwnsPartition(ctx context.Context, stream, topic, group string, partition uint32) (bool, error)
-	// EnsureConsumerGroup creates the group if it is missing and joins it.
-	// The client rejoins it by itself after every reconnect.
-	EnsureConsumerGroup(ctx context.Context, stream, topic, group string) error
-	// Close ends the connection; later calls return ErrClosed.
-	Close() error
-}
-
-// Options configure Dial.
-type Options struct {
-	Address string // host:port of the server's TCP transport
-
-	// Username and Password log in unless Token (a personal access token) is
-	// set, which then wins.
-	Username, Password string
-	Token              string
-
-	TLSEnabled bool
-	TLSCAFile  string // PEM file with the CA that signed the server certificate; empty = system roots
-	TLSDomain  string // server name to verify; empty = the host part of Address
-
-	// ReconnectMin and ReconnectMax bound the exponential backoff between
-	// reconnect attempts. Zero values default to 100 ms and 5 s.
-	ReconnectMin, ReconnectMax time.Duration
-
-	// HeartbeatInterval is how often the client pings the server, busy or
-	// idle (the SDK's own client pings every 5 s): a server with heartbeat
-	// verification drops a client silent for 1.2 of its intervals. Zero
-	// means 5 s, a negative value turns the heartbeat off.
-	HeartbeatInterval time.Duration
-
-	Logger *slog.Logger // nil = slog.Default()
-}
-
-// PollRequest asks for up to Count messages of a consumer group.
-type PollRequest struct {
-	Stream, Topic, Group string
-	Count                uint32
-	// AutoCommit makes the server store the group offset of the last
-	// returned message while serving the poll.
-	AutoCommit bool
-	// Reuse, when set, is memory from the previous Poll that the caller is
-	// done with: the reply is decoded into it (see PollBuffers) and the
-	// returned Batch is valid only until the next Poll with the same Reuse.
-	Reuse *PollBuffers
-	// StoreFirst, when set, stores that group offset before the poll, written in
-	// the same request write on the same connection (the server serves a
-	// connection's requests in order, so the poll already sees the stored
-	// offset): a sink that stores after consuming saves a round trip per batch.
-	// Its outcome is Batch.StoreErr; a failed poll leaves it unknown (store again).
-	StoreFirst *StoredOffset
-}
-
-// StoredOffset is a group offset to store on one partition.
-type StoredOffset struct {
-	PartitionID uint32
-	Offset      uint64
-}
-
-// Batch is one poll's result. Its slices are owned by the caller: the client
-// never reuses or changes them after Poll returns, unless the caller handed
-// them back through PollRequest.Reuse.
-type Batch struct {
-	PartitionID   uint32
-	CurrentOffset uint64 // the partition's last offset (high-water mark)
-	Messages      []InMessage
-	// StoreErr is the error of PollRequest.StoreFirst's store, nil when it was
-	// stored (or none was asked for). The batch is valid either way.
-	StoreErr error
-}
-
-// InMessage is a stored message as the server returned it.
-type InMessage struct {
-	ID                                           [16]byte
-	Offset, Checksum, Timestamp, OriginTimestamp uint64
-	// Headers are the parsed user headers; nil when there are none or when
-	// they could not be parsed (pipeline.md §1.4 step 1).
-	Headers []HeaderEntry
-	Payload []byte
-}
-
-// OutMessage is a message to send. An all-zero ID lets the server assign a
-// random UUID.
-type OutMessage struct {
-	ID      [16]byte
-	Headers []HeaderEntry
-	Payload []byte
-}
-
-// HeaderEntry is one user header in Iggy's wire terms. Kind and KeyKind are
-// wire kind codes 1..15 (see the Kind* constants); a KeyKind of 0 is taken
-// as KindString when sending, since keys are nearly always strings.
-type HeaderEntry struct {
-	Kind    uint8 // kind of Value
-	Key     []byte
-	KeyKind uint8
-	Value   []byte
-}
-
-// Header kind codes on the Iggy wire (iggy-protocol.md §5.2).
+// Header kinds, partitioning kinds, partition-poll starts and protocol names (see api).
 const (
-	KindRaw     uint8 = 1
-	KindString  uint8 = 2
-	KindBool    uint8 = 3
-	KindInt8    uint8 = 4
-	KindInt16   uint8 = 5
-	KindInt32   uint8 = 6
-	KindInt64   uint8 = 7
-	KindInt128  uint8 = 8
-	KindUint8   uint8 = 9
-	KindUint16  uint8 = 10
-	KindUint32  uint8 = 11
-	KindUint64  uint8 = 12
-	KindUint128 uint8 = 13
-	KindFloat32 uint8 = 14
-	KindFloat64 uint8 = 15
+	KindRaw     = api.KindRaw
+	KindString  = api.KindString
+	KindBool    = api.KindBool
+	KindInt8    = api.KindInt8
+	KindInt16   = api.KindInt16
+	KindInt32   = api.KindInt32
+	KindInt64   = api.KindInt64
+	KindInt128  = api.KindInt128
+	KindUint8   = api.KindUint8
+	KindUint16  = api.KindUint16
+	KindUint32  = api.KindUint32
+	KindUint64  = api.KindUint64
+	KindUint128 = api.KindUint128
+	KindFloat32 = api.KindFloat32
+	KindFloat64 = api.KindFloat64
+
+	PartitionBalanced     = api.PartitionBalanced
+	PartitionByID         = api.PartitionByID
+	PartitionByMessageKey = api.PartitionByMessageKey
+
+	PollFirst  = api.PollFirst
+	PollLast   = api.PollLast
+	PollOffset = api.PollOffset
+
+	ProtocolAuto = api.ProtocolAuto
+	Protocol08   = api.Protocol08
+	Protocol09   = api.Protocol09
 )
 
-// Partitioning kinds accepted in Partitioning.Kind.
-const (
-	PartitionBalanced     = "balanced"     // the server round-robins per request
-	PartitionByID         = "partition_id" // Partitioning.PartitionID
-	PartitionByMessageKey = "messages_key" // hash of Partitioning.Key
-)
-
-// Partitioning chooses the partition of one Send. The zero value is balanced.
-type Partitioning struct {
-	Kind        string // PartitionBalanced (or ""), PartitionByID, PartitionByMessageKey
-	PartitionID uint32
-	Key         []byte // 1..255 bytes
-}
-
-// TopicSpec is a topic EnsureTopicWith creates. Zero MessageExpiry and MaxTopicSize mean the
-// server's defaults.
-type TopicSpec struct {
-	Partitions    uint32
-	MessageExpiry time.Duration // sealed segments older than this are deleted
-	MaxTopicSize  uint64        // bytes; the oldest sealed segments go beyond it (>= the server's segment size)
-}
-
-// Where a PartitionPoll starts.
-const (
-	PollFirst  = "first"
-	PollLast   = "last"
-	PollOffset = "offset"
-)
-
-// PartitionPoll asks for up to Count messages of one partition.
-type PartitionPoll struct {
-	Stream, Topic string
-	Partition     uint32
-	From          string // PollFirst, PollLast or PollOffset
-	Offset        uint64 // with PollOffset
-	Count         uint32
-}
-
-// TopicInfo is what the pumps need to know about a topic.
-type TopicInfo struct {
-	Partitions uint32
-}
-
-// Sentinel errors callers branch on.
+// Sentinel errors callers branch on (see api).
 var (
-	// ErrNotFound: the stream, topic, partition or consumer group does not exist.
-	ErrNotFound = errors.New("not found")
-	// ErrUnauthorized: the server refused the credentials (or the token).
-	ErrUnauthorized = errors.New("unauthorized")
-	// ErrInvalidMessage: a message, header or partitioning that the protocol
-	// cannot carry; nothing was sent.
-	ErrInvalidMessage = errors.New("invalid message")
-	// ErrInvalidIdentifier: a stream, topic or group string that Iggy
-	// cannot carry (empty, or longer than 255 bytes).
-	ErrInvalidIdentifier = errors.New("invalid identifier")
-	// ErrClosed: the client was closed.
-	ErrClosed = errors.New("iggy client closed")
+	ErrNotFound          = api.ErrNotFound
+	ErrUnauthorized      = api.ErrUnauthorized
+	ErrInvalidMessage    = api.ErrInvalidMessage
+	ErrInvalidIdentifier = api.ErrInvalidIdentifier
+	ErrClosed            = api.ErrClosed
+	ErrPartitionOwned    = api.ErrPartitionOwned
+	ErrOffsetOutOfRange  = api.ErrOffsetOutOfRange
 )
 
-// Protocol limits (iggy-protocol.md §1.4, §5.2).
-const (
-	maxHeaderFieldLen  = 255
-	maxUserHeadersSize = 100_000
-	maxPayloadSize     = 10_000_000
-	maxPartitions      = 1000
+// AppendUserHeaders and ParseUserHeaders encode and decode user headers (see api).
+var (
+	AppendUserHeaders = api.AppendUserHeaders
+	ParseUserHeaders  = api.ParseUserHeaders
+	ParseProtocol     = api.ParseProtocol
 )

@@ -1,13 +1,13 @@
-package iggyclient
+package api
 
 import (
 	"encoding/binary"
 	"fmt"
 )
 
-// fixedHeaderSize is the size a fixed-width kind must have, or 0 for the
+// FixedHeaderSize is the size a fixed-width kind must have, or 0 for the
 // variable-length kinds raw and string.
-func fixedHeaderSize(kind uint8) int {
+func FixedHeaderSize(kind uint8) int {
 	switch kind {
 	case KindBool, KindInt8, KindUint8:
 		return 1
@@ -27,10 +27,10 @@ func checkHeaderField(what string, kind uint8, b []byte) error {
 	if kind < KindRaw || kind > KindFloat64 {
 		return fmt.Errorf("header %s kind %d is not a wire kind 1..15", what, kind)
 	}
-	if len(b) == 0 || len(b) > maxHeaderFieldLen {
-		return fmt.Errorf("header %s is %d bytes, want 1..%d", what, len(b), maxHeaderFieldLen)
+	if len(b) == 0 || len(b) > MaxHeaderFieldLen {
+		return fmt.Errorf("header %s is %d bytes, want 1..%d", what, len(b), MaxHeaderFieldLen)
 	}
-	if n := fixedHeaderSize(kind); n != 0 && len(b) != n {
+	if n := FixedHeaderSize(kind); n != 0 && len(b) != n {
 		return fmt.Errorf("header %s of kind %d is %d bytes, want %d", what, kind, len(b), n)
 	}
 	return nil
@@ -59,8 +59,8 @@ func AppendUserHeaders(dst []byte, hs []HeaderEntry) ([]byte, error) {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(h.Value)))
 		dst = append(dst, h.Value...)
 	}
-	if n := len(dst) - start; n > maxUserHeadersSize {
-		return dst[:start], fmt.Errorf("%w: user headers take %d bytes, the limit is %d", ErrInvalidMessage, n, maxUserHeadersSize)
+	if n := len(dst) - start; n > MaxUserHeadersSize {
+		return dst[:start], fmt.Errorf("%w: user headers take %d bytes, the limit is %d", ErrInvalidMessage, n, MaxUserHeadersSize)
 	}
 	return dst, nil
 }

@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -27,12 +29,12 @@ func mustIdentifier[T uint32 | string](t testing.TB, v T) iggcon.Identifier {
 // The request bytes of iggy-protocol.md §8.4.
 func TestAppendSendRequestVectors(t *testing.T) {
 	stream, topic := mustIdentifier(t, uint32(0)), mustIdentifier(t, uint32(0))
-	hello := []OutMessage{{Payload: []byte("hello"), Headers: []HeaderEntry{{KeyKind: KindString, Key: []byte("k"), Kind: KindString, Value: []byte("v")}}}}
+	hello := []api.OutMessage{{Payload: []byte("hello"), Headers: []api.HeaderEntry{{KeyKind: api.KindString, Key: []byte("k"), Kind: api.KindString, Value: []byte("v")}}}}
 	const origin = 1_700_000_000_000_000
 	for _, c := range []struct {
 		name string
 		p    iggcon.Partitioning
-		msgs []OutMessage
+		msgs []api.OutMessage
 		want string
 	}{
 		{"balanced, one message with a header", iggcon.None(), hello,
@@ -40,7 +42,7 @@ func TestAppendSendRequestVectors(t *testing.T) {
 				"00000000 51000000 0000000000000000" +
 				"0000000000000000 00000000000000000000000000000000 0000000000000000 0000000000000000" +
 				"00401e18240a0600 0c000000 05000000 0000000000000000 68656c6c6f 02010000006b 020100000076"},
-		{"partition 0, no headers", iggcon.PartitionId(0), []OutMessage{{Payload: []byte("hello")}},
+		{"partition 0, no headers", iggcon.PartitionId(0), []api.OutMessage{{Payload: []byte("hello")}},
 			"73000000 65000000 16000000 010400000000 010400000000 020400000000 01000000" +
 				"00000000 45000000 0000000000000000" +
 				"0000000000000000 00000000000000000000000000000000 0000000000000000 0000000000000000" +
@@ -66,15 +68,15 @@ func TestAppendSendRequestVectors(t *testing.T) {
 // buffer is left as it was.
 func TestAppendSendRequestRefusesWhatTheSDKPathRefuses(t *testing.T) {
 	stream, topic := mustIdentifier(t, "s"), mustIdentifier(t, "t")
-	for _, msgs := range [][]OutMessage{
+	for _, msgs := range [][]api.OutMessage{
 		{{Payload: []byte("ok")}, {}},
-		{{Payload: make([]byte, maxPayloadSize+1)}},
-		{{Payload: []byte("x"), Headers: []HeaderEntry{{Key: []byte("k"), Kind: KindInt64, Value: []byte{1}}}}},
-		{{Payload: []byte("x"), Headers: []HeaderEntry{{Key: nil, Kind: KindString, Value: []byte("v")}}}},
+		{{Payload: make([]byte, api.MaxPayloadSize+1)}},
+		{{Payload: []byte("x"), Headers: []api.HeaderEntry{{Key: []byte("k"), Kind: api.KindInt64, Value: []byte{1}}}}},
+		{{Payload: []byte("x"), Headers: []api.HeaderEntry{{Key: nil, Kind: api.KindString, Value: []byte("v")}}}},
 	} {
 		_, sdkErr := sdkMessages(nil, msgs, 1)
 		got, err := appendSendRequest([]byte("kept"), stream, topic, iggcon.None(), msgs, 1)
-		if err == nil || sdkErr == nil || err.Error() != sdkErr.Error() || !errors.Is(err, ErrInvalidMessage) {
+		if err == nil || sdkErr == nil || err.Error() != sdkErr.Error() || !errors.Is(err, api.ErrInvalidMessage) {
 			t.Fatalf("error %v, the SDK path's %v", err, sdkErr)
 		}
 		if string(got) != "kept" {
@@ -132,8 +134,8 @@ func recordingSDK(t *testing.T) (*tcp.IggyTcpClient, <-chan []byte) {
 
 // randomBatch is a batch with every shape the runner sends: ids zero or set, payloads of 1 byte
 // to a few KiB, none to several headers of every wire kind.
-func randomBatch(rng *rand.Rand) []OutMessage {
-	msgs := make([]OutMessage, 1+rng.IntN(40))
+func randomBatch(rng *rand.Rand) []api.OutMessage {
+	msgs := make([]api.OutMessage, 1+rng.IntN(40))
 	for i := range msgs {
 		m := &msgs[i]
 		if rng.IntN(2) == 0 {
@@ -146,12 +148,12 @@ func randomBatch(rng *rand.Rand) []OutMessage {
 			m.Payload[j] = byte(rng.UintN(256))
 		}
 		for range rng.IntN(4) {
-			kind := KindRaw + uint8(rng.IntN(int(KindFloat64-KindRaw+1)))
-			n := fixedHeaderSize(kind)
+			kind := api.KindRaw + uint8(rng.IntN(int(api.KindFloat64-api.KindRaw+1)))
+			n := api.FixedHeaderSize(kind)
 			if n == 0 {
 				n = 1 + rng.IntN(40)
 			}
-			m.Headers = append(m.Headers, HeaderEntry{Key: []byte{'k', byte('a' + rng.IntN(26))}, Kind: kind, Value: bytes.Repeat([]byte{byte(rng.UintN(256))}, n)})
+			m.Headers = append(m.Headers, api.HeaderEntry{Key: []byte{'k', byte('a' + rng.IntN(26))}, Kind: kind, Value: bytes.Repeat([]byte{byte(rng.UintN(256))}, n)})
 		}
 	}
 	return msgs
@@ -214,7 +216,7 @@ func TestSendDirectFindsTheSDKSocketAndLock(t *testing.T) {
 }
 
 func BenchmarkAppendSendRequest1000x100B(b *testing.B) {
-	msgs := make([]OutMessage, 1000)
+	msgs := make([]api.OutMessage, 1000)
 	for i := range msgs {
 		msgs[i].Payload = bytes.Repeat([]byte{'x'}, 100)
 	}

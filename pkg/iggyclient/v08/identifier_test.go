@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"errors"
 	"strings"
 	"testing"
@@ -52,8 +54,8 @@ func TestParseIdentifier(t *testing.T) {
 
 func TestParseIdentifierRejectsUnusableNames(t *testing.T) {
 	for _, in := range []string{"", strings.Repeat("n", 256)} {
-		if _, err := parseIdentifier(in); !errors.Is(err, ErrInvalidIdentifier) {
-			t.Errorf("parseIdentifier(%d bytes): error %v, want ErrInvalidIdentifier", len(in), err)
+		if _, err := parseIdentifier(in); !errors.Is(err, api.ErrInvalidIdentifier) {
+			t.Errorf("parseIdentifier(%d bytes): error %v, want api.ErrInvalidIdentifier", len(in), err)
 		}
 	}
 }

@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"encoding/binary"
 	"log/slog"
 	"reflect"
@@ -39,7 +41,7 @@ var wireHeader = []byte{2, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}
 
 // sdkDecode is the SDK's reading of a reply, as Poll without buffers returns it; ok is false when
 // the SDK panics on it.
-func sdkDecode(body []byte) (b Batch, ok bool) {
+func sdkDecode(body []byte) (b api.Batch, ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
@@ -47,18 +49,18 @@ func sdkDecode(body []byte) (b Batch, ok bool) {
 	}()
 	polled, err := binaryserialization.DeserializeFetchMessagesResponse(body, iggcon.MESSAGE_COMPRESSION_NONE)
 	if err != nil {
-		return Batch{}, false
+		return api.Batch{}, false
 	}
 	return (&sdkClient{log: slog.New(slog.DiscardHandler)}).toBatch(polled), true
 }
 
-func ownDecode(body []byte) (Batch, error) {
+func ownDecode(body []byte) (api.Batch, error) {
 	b, _, _, err := decodePollReply(body, nil, nil, func(string, ...any) {})
 	return b, err
 }
 
 // sameBatch compares batches the way callers read them (an empty message list either way).
-func sameBatch(a, b Batch) bool {
+func sameBatch(a, b api.Batch) bool {
 	if len(a.Messages) == 0 && len(b.Messages) == 0 {
 		return a.PartitionID == b.PartitionID && a.CurrentOffset == b.CurrentOffset
 	}

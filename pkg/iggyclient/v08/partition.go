@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"context"
 	"fmt"
 
@@ -12,22 +14,22 @@ import (
 // its id only has to be a valid one.
 var partitionReader = iggcon.DefaultConsumer()
 
-// PollPartition implements Client.
-func (c *sdkClient) PollPartition(ctx context.Context, r PartitionPoll) (Batch, error) {
+// PollPartition implements api.Client.
+func (c *sdkClient) PollPartition(ctx context.Context, r api.PartitionPoll) (api.Batch, error) {
 	streamID, topicID, err := c.topicIdentifiers(r.Stream, r.Topic)
 	if err != nil {
-		return Batch{}, fmt.Errorf("poll partition: %w", err)
+		return api.Batch{}, fmt.Errorf("poll partition: %w", err)
 	}
 	var strategy iggcon.PollingStrategy
 	switch r.From {
-	case PollFirst:
+	case api.PollFirst:
 		strategy = iggcon.FirstPollingStrategy()
-	case PollLast:
+	case api.PollLast:
 		strategy = iggcon.LastPollingStrategy()
-	case PollOffset:
+	case api.PollOffset:
 		strategy = iggcon.OffsetPollingStrategy(r.Offset)
 	default:
-		return Batch{}, fmt.Errorf("poll partition: unknown start %q (want %q, %q or %q)", r.From, PollFirst, PollLast, PollOffset)
+		return api.Batch{}, fmt.Errorf("poll partition: unknown start %q (want %q, %q or %q)", r.From, api.PollFirst, api.PollLast, api.PollOffset)
 	}
 	partition := r.Partition
 	var polled *iggcon.PolledMessage
@@ -37,12 +39,12 @@ func (c *sdkClient) PollPartition(ctx context.Context, r PartitionPoll) (Batch, 
 		return err
 	})
 	if err != nil {
-		return Batch{}, fmt.Errorf("poll stream %q topic %q partition %d: %w", r.Stream, r.Topic, r.Partition, err)
+		return api.Batch{}, fmt.Errorf("poll stream %q topic %q partition %d: %w", r.Stream, r.Topic, r.Partition, err)
 	}
 	return c.toBatch(polled), nil
 }
 
-// OwnsPartition implements Client. The server serves a group poll naming a partition only to
+// OwnsPartition implements api.Client. The server serves a group poll naming a partition only to
 // the member it is assigned to (Iggy 0.8 answers everyone else an empty poll, as the dev broker
 // does), so one message read from the first offset tells the owner.
 func (c *sdkClient) OwnsPartition(ctx context.Context, stream, topic, group string, partition uint32) (bool, error) {

@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -8,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"reflect"
 	"strconv"
 	"sync"
@@ -20,12 +21,7 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 )
 
-const (
-	defaultReconnectMin = 100 * time.Millisecond
-	defaultReconnectMax = 5 * time.Second
-	defaultHeartbeat    = 5 * time.Second
-	probeDialTimeout    = 10 * time.Second
-)
+const probeDialTimeout = 10 * time.Second
 
 // session is one logged-in SDK connection.
 type session struct {
@@ -107,9 +103,9 @@ func sdkField[T any](name string) func(*tcp.IggyTcpClient) *T {
 // after every reconnect.
 type groupKey struct{ stream, topic, group string }
 
-// sdkClient implements Client over the SDK's TCP client.
+// sdkClient implements api.Client over the SDK's TCP client.
 type sdkClient struct {
-	opts      Options
+	opts      api.Options
 	log       *slog.Logger
 	tlsConfig *tls.Config // nil without TLS; only used to probe the server
 
@@ -134,9 +130,9 @@ type sdkClient struct {
 
 // Dial connects to the server and logs in. While the server is unreachable
 // it keeps trying with backoff until ctx ends; bad credentials fail at once
-// with ErrUnauthorized.
-func Dial(ctx context.Context, o Options) (Client, error) {
-	if err := o.normalize(); err != nil {
+// with api.ErrUnauthorized.
+func Dial(ctx context.Context, o api.Options) (api.Client, error) {
+	if err := o.Normalize(); err != nil {
 		return nil, err
 	}
 	c := &sdkClient{
@@ -145,13 +141,11 @@ func Dial(ctx context.Context, o Options) (Client, error) {
 		dialing: make(chan struct{}, 1),
 		groups:  make(map[groupKey]struct{}),
 	}
-	if o.TLSEnabled {
-		cfg, err := o.probeTLSConfig()
-		if err != nil {
-			return nil, err
-		}
-		c.tlsConfig = cfg
+	cfg, err := o.TLSConfig()
+	if err != nil {
+		return nil, err
 	}
+	c.tlsConfig = cfg
 	c.closing, c.stop = context.WithCancel(context.Background())
 	if err := c.run(ctx, func(*tcp.IggyTcpClient) error { return nil }); err != nil {
 		_ = c.Close()
@@ -159,58 +153,6 @@ func Dial(ctx context.Context, o Options) (Client, error) {
 	}
 	c.background.Go(c.heartbeat)
 	return c, nil
-}
-
-func (o *Options) normalize() error {
-	if o.Address == "" {
-		return errors.New("iggy options: address is empty")
-	}
-	if _, _, err := net.SplitHostPort(o.Address); err != nil {
-		return fmt.Errorf("iggy options: address %q: %w", o.Address, err)
-	}
-	if o.Token == "" && (o.Username == "" || o.Password == "") {
-		return errors.New("iggy options: missing credentials: set a token, or both username and password")
-	}
-	if o.ReconnectMin <= 0 {
-		o.ReconnectMin = defaultReconnectMin
-	}
-	if o.ReconnectMax <= 0 {
-		o.ReconnectMax = defaultReconnectMax
-	}
-	if o.ReconnectMax < o.ReconnectMin {
-		return fmt.Errorf("iggy options: reconnect max %s is below reconnect min %s", o.ReconnectMax, o.ReconnectMin)
-	}
-	if o.HeartbeatInterval == 0 {
-		o.HeartbeatInterval = defaultHeartbeat
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	return nil
-}
-
-// probeTLSConfig mirrors what the SDK will build, so that a certificate or
-// CA problem surfaces as a clear error here: the SDK itself would retry a
-// failing handshake forever.
-func (o *Options) probeTLSConfig() (*tls.Config, error) {
-	serverName := o.TLSDomain
-	if serverName == "" {
-		host, _, _ := net.SplitHostPort(o.Address)
-		serverName = host
-	}
-	cfg := &tls.Config{ServerName: serverName, MinVersion: tls.VersionTLS12}
-	if o.TLSCAFile != "" {
-		pem, err := os.ReadFile(o.TLSCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("iggy options: read TLS CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("iggy options: TLS CA file %q holds no PEM certificate", o.TLSCAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	return cfg, nil
 }
 
 // Close ends the session and stops background work. It is safe to call more
@@ -284,7 +226,7 @@ func (c *sdkClient) ctxErr(ctx context.Context) error {
 		return err
 	}
 	if c.closing.Err() != nil {
-		return ErrClosed
+		return api.ErrClosed
 	}
 	return nil
 }
@@ -311,7 +253,7 @@ func (c *sdkClient) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.closing.Done():
-		return ErrClosed
+		return api.ErrClosed
 	}
 }
 
@@ -357,7 +299,7 @@ func (c *sdkClient) session(ctx context.Context) (*session, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-c.closing.Done():
-		return nil, ErrClosed
+		return nil, api.ErrClosed
 	}
 	defer func() { <-c.dialing }()
 	// Another goroutine may have reconnected while this one waited.
@@ -372,7 +314,7 @@ func (c *sdkClient) session(ctx context.Context) (*session, error) {
 	if c.closed {
 		c.mu.Unlock()
 		s.close()
-		return nil, ErrClosed
+		return nil, api.ErrClosed
 	}
 	c.cur = s
 	c.mu.Unlock()
@@ -383,7 +325,7 @@ func (c *sdkClient) current() (*session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, ErrClosed
+		return nil, api.ErrClosed
 	}
 	return c.cur, nil
 }
@@ -499,7 +441,7 @@ func (c *sdkClient) dialSDK(ctx context.Context) (*tcp.IggyTcpClient, error) {
 }
 
 // rejoinGroups re-enters every group joined before. A group whose topic is
-// gone is logged and skipped (its next Poll reports ErrNotFound); only a
+// gone is logged and skipped (its next Poll reports api.ErrNotFound); only a
 // lost connection fails the session.
 func (c *sdkClient) rejoinGroups(ctx context.Context, s *session) error {
 	c.mu.Lock()
@@ -575,7 +517,7 @@ func parseIdentifier(s string) (iggcon.Identifier, error) {
 		}
 	}
 	if s == "" || len(s) > 255 {
-		return iggcon.Identifier{}, fmt.Errorf("%w: a name must be 1..255 bytes", ErrInvalidIdentifier)
+		return iggcon.Identifier{}, fmt.Errorf("%w: a name must be 1..255 bytes", api.ErrInvalidIdentifier)
 	}
 	return iggcon.NewIdentifier(s)
 }

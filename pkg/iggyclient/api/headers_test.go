@@ -1,4 +1,4 @@
-package iggyclient_test
+package api_test
 
 import (
 	"bytes"
@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 )
 
 // The spec's wire example (iggy-protocol.md §5.2): string "k" -> string "v".
 const specHeaderHex = "02010000006b020100000076"
 
 func TestAppendUserHeadersMatchesSpecExample(t *testing.T) {
-	got, err := iggyclient.AppendUserHeaders(nil, []iggyclient.HeaderEntry{
-		{KeyKind: iggyclient.KindString, Key: []byte("k"), Kind: iggyclient.KindString, Value: []byte("v")},
+	got, err := api.AppendUserHeaders(nil, []api.HeaderEntry{
+		{KeyKind: api.KindString, Key: []byte("k"), Kind: api.KindString, Value: []byte("v")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -26,8 +26,8 @@ func TestAppendUserHeadersMatchesSpecExample(t *testing.T) {
 }
 
 func TestAppendUserHeadersTakesKeyKindZeroAsString(t *testing.T) {
-	got, err := iggyclient.AppendUserHeaders(nil, []iggyclient.HeaderEntry{
-		{Key: []byte("k"), Kind: iggyclient.KindString, Value: []byte("v")},
+	got, err := api.AppendUserHeaders(nil, []api.HeaderEntry{
+		{Key: []byte("k"), Kind: api.KindString, Value: []byte("v")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -39,24 +39,24 @@ func TestAppendUserHeadersTakesKeyKindZeroAsString(t *testing.T) {
 
 func TestUserHeadersRoundTripEveryKind(t *testing.T) {
 	sizes := map[uint8]int{
-		iggyclient.KindRaw: 3, iggyclient.KindString: 5, iggyclient.KindBool: 1,
-		iggyclient.KindInt8: 1, iggyclient.KindInt16: 2, iggyclient.KindInt32: 4, iggyclient.KindInt64: 8, iggyclient.KindInt128: 16,
-		iggyclient.KindUint8: 1, iggyclient.KindUint16: 2, iggyclient.KindUint32: 4, iggyclient.KindUint64: 8, iggyclient.KindUint128: 16,
-		iggyclient.KindFloat32: 4, iggyclient.KindFloat64: 8,
+		api.KindRaw: 3, api.KindString: 5, api.KindBool: 1,
+		api.KindInt8: 1, api.KindInt16: 2, api.KindInt32: 4, api.KindInt64: 8, api.KindInt128: 16,
+		api.KindUint8: 1, api.KindUint16: 2, api.KindUint32: 4, api.KindUint64: 8, api.KindUint128: 16,
+		api.KindFloat32: 4, api.KindFloat64: 8,
 	}
-	var in []iggyclient.HeaderEntry
-	for kind := iggyclient.KindRaw; kind <= iggyclient.KindFloat64; kind++ {
+	var in []api.HeaderEntry
+	for kind := api.KindRaw; kind <= api.KindFloat64; kind++ {
 		value := bytes.Repeat([]byte{kind}, sizes[kind])
-		in = append(in, iggyclient.HeaderEntry{KeyKind: kind, Key: value, Kind: kind, Value: value})
+		in = append(in, api.HeaderEntry{KeyKind: kind, Key: value, Kind: kind, Value: value})
 	}
-	wire, err := iggyclient.AppendUserHeaders([]byte("prefix"), in)
+	wire, err := api.AppendUserHeaders([]byte("prefix"), in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(wire, []byte("prefix")) {
 		t.Fatalf("AppendUserHeaders dropped dst's content: %q", wire[:6])
 	}
-	out, err := iggyclient.ParseUserHeaders(nil, wire[len("prefix"):])
+	out, err := api.ParseUserHeaders(nil, wire[len("prefix"):])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,25 +72,25 @@ func TestUserHeadersRoundTripEveryKind(t *testing.T) {
 }
 
 func TestAppendUserHeadersRejects(t *testing.T) {
-	str := iggyclient.KindString
+	str := api.KindString
 	tests := []struct {
 		name    string
-		entries []iggyclient.HeaderEntry
+		entries []api.HeaderEntry
 		wantMsg string
 	}{
-		{"empty key", []iggyclient.HeaderEntry{{Key: nil, Kind: str, Value: []byte("v")}}, "header key is 0 bytes"},
-		{"empty value", []iggyclient.HeaderEntry{{Key: []byte("k"), Kind: str}}, "header value is 0 bytes"},
-		{"value too long", []iggyclient.HeaderEntry{{Key: []byte("k"), Kind: str, Value: make([]byte, 256)}}, "header value is 256 bytes"},
-		{"value kind 0", []iggyclient.HeaderEntry{{Key: []byte("k"), Kind: 0, Value: []byte("v")}}, "kind 0 is not a wire kind"},
-		{"key kind 16", []iggyclient.HeaderEntry{{KeyKind: 16, Key: []byte("k"), Kind: str, Value: []byte("v")}}, "kind 16 is not a wire kind"},
-		{"int32 of 3 bytes", []iggyclient.HeaderEntry{{Key: []byte("k"), Kind: iggyclient.KindInt32, Value: []byte{1, 2, 3}}}, "is 3 bytes, want 4"},
+		{"empty key", []api.HeaderEntry{{Key: nil, Kind: str, Value: []byte("v")}}, "header key is 0 bytes"},
+		{"empty value", []api.HeaderEntry{{Key: []byte("k"), Kind: str}}, "header value is 0 bytes"},
+		{"value too long", []api.HeaderEntry{{Key: []byte("k"), Kind: str, Value: make([]byte, 256)}}, "header value is 256 bytes"},
+		{"value kind 0", []api.HeaderEntry{{Key: []byte("k"), Kind: 0, Value: []byte("v")}}, "kind 0 is not a wire kind"},
+		{"key kind 16", []api.HeaderEntry{{KeyKind: 16, Key: []byte("k"), Kind: str, Value: []byte("v")}}, "kind 16 is not a wire kind"},
+		{"int32 of 3 bytes", []api.HeaderEntry{{Key: []byte("k"), Kind: api.KindInt32, Value: []byte{1, 2, 3}}}, "is 3 bytes, want 4"},
 		{"over 100000 bytes", manyHeaders(400), "the limit is 100000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dst := []byte("keep")
-			got, err := iggyclient.AppendUserHeaders(dst, tt.entries)
-			if !errors.Is(err, iggyclient.ErrInvalidMessage) || !strings.Contains(err.Error(), tt.wantMsg) {
+			got, err := api.AppendUserHeaders(dst, tt.entries)
+			if !errors.Is(err, api.ErrInvalidMessage) || !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Fatalf("error %v, want ErrInvalidMessage mentioning %q", err, tt.wantMsg)
 			}
 			if string(got) != "keep" {
@@ -100,10 +100,10 @@ func TestAppendUserHeadersRejects(t *testing.T) {
 	}
 }
 
-func manyHeaders(n int) []iggyclient.HeaderEntry {
-	hs := make([]iggyclient.HeaderEntry, n)
+func manyHeaders(n int) []api.HeaderEntry {
+	hs := make([]api.HeaderEntry, n)
 	for i := range hs {
-		hs[i] = iggyclient.HeaderEntry{Key: bytes.Repeat([]byte{'k'}, 255), Kind: iggyclient.KindRaw, Value: bytes.Repeat([]byte{'v'}, 255)}
+		hs[i] = api.HeaderEntry{Key: bytes.Repeat([]byte{'k'}, 255), Kind: api.KindRaw, Value: bytes.Repeat([]byte{'v'}, 255)}
 	}
 	return hs
 }
@@ -124,8 +124,8 @@ func TestParseUserHeadersRejects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			prior := []iggyclient.HeaderEntry{{Key: []byte("x")}}
-			got, err := iggyclient.ParseUserHeaders(prior, b)
+			prior := []api.HeaderEntry{{Key: []byte("x")}}
+			got, err := api.ParseUserHeaders(prior, b)
 			if err == nil || !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Fatalf("error %v, want one mentioning %q", err, tt.wantMsg)
 			}
@@ -138,7 +138,7 @@ func TestParseUserHeadersRejects(t *testing.T) {
 
 func TestParseUserHeadersAliasesInput(t *testing.T) {
 	wire, _ := hex.DecodeString(specHeaderHex)
-	hs, err := iggyclient.ParseUserHeaders(nil, wire)
+	hs, err := api.ParseUserHeaders(nil, wire)
 	if err != nil || len(hs) != 1 {
 		t.Fatalf("parse: %v, %d entries", err, len(hs))
 	}
@@ -159,11 +159,11 @@ func FuzzParseUserHeaders(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x06, 4, 0, 0, 0, 1, 2, 3, 4, 0x0f, 8, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		hs, err := iggyclient.ParseUserHeaders(nil, b)
+		hs, err := api.ParseUserHeaders(nil, b)
 		if err != nil {
 			return
 		}
-		again, err := iggyclient.AppendUserHeaders(nil, hs)
+		again, err := api.AppendUserHeaders(nil, hs)
 		if err != nil {
 			if len(b) > 100_000 && strings.Contains(err.Error(), "limit") {
 				return // parsing does not enforce the send-side total limit

@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -21,8 +23,8 @@ var sendRequests = sync.Pool{New: func() any { return new([]byte) }}
 // into one reused buffer: the bytes the SDK's SendMessages writes (without compression), minus its
 // per-message header slices and its two whole-request copies. direct is false when the SDK's
 // socket or lock cannot be found or the SDK would compress; nothing was sent then and the caller
-// sends through the SDK. A message the SDK would reject is an ErrInvalidMessage, nothing sent.
-func (c *sdkClient) sendDirect(ctx context.Context, stream, topic iggcon.Identifier, p iggcon.Partitioning, msgs []OutMessage, originTimestamp uint64) (direct bool, err error) {
+// sends through the SDK. A message the SDK would reject is an api.ErrInvalidMessage, nothing sent.
+func (c *sdkClient) sendDirect(ctx context.Context, stream, topic iggcon.Identifier, p iggcon.Partitioning, msgs []api.OutMessage, originTimestamp uint64) (direct bool, err error) {
 	bufp := sendRequests.Get().(*[]byte)
 	defer func() {
 		if cap(*bufp) <= maxReusedReply {
@@ -65,7 +67,7 @@ func directConn(sdk *tcp.IggyTcpClient) (net.Conn, *sync.Mutex, bool) {
 // [count u32], one 16-byte index per message ([offset 0 u32][cumulative end u32][timestamp 0 u64]),
 // then the messages (§5.1): a 64-byte header with checksum, offset and timestamp 0, the payload,
 // the user headers. b is returned unchanged in length on error.
-func appendSendRequest(b []byte, stream, topic iggcon.Identifier, p iggcon.Partitioning, msgs []OutMessage, originTimestamp uint64) ([]byte, error) {
+func appendSendRequest(b []byte, stream, topic iggcon.Identifier, p iggcon.Partitioning, msgs []api.OutMessage, originTimestamp uint64) ([]byte, error) {
 	start := len(b)
 	size := 4 + 4 + 4 + 2*(2+255) + 2 + len(p.Value) + 4 + len(msgs)*(indexSize+messageHeaderSize)
 	for i := range msgs {
@@ -93,8 +95,8 @@ func appendSendRequest(b []byte, stream, topic iggcon.Identifier, p iggcon.Parti
 	section := len(b)
 	for i := range msgs {
 		m := &msgs[i]
-		if len(m.Payload) == 0 || len(m.Payload) > maxPayloadSize {
-			return b[:start], fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", ErrInvalidMessage, i, len(m.Payload), maxPayloadSize)
+		if len(m.Payload) == 0 || len(m.Payload) > api.MaxPayloadSize {
+			return b[:start], fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", api.ErrInvalidMessage, i, len(m.Payload), api.MaxPayloadSize)
 		}
 		h := len(b)
 		b = binary.LittleEndian.AppendUint64(b, 0) // checksum
@@ -109,7 +111,7 @@ func appendSendRequest(b []byte, stream, topic iggcon.Identifier, p iggcon.Parti
 		if len(m.Headers) > 0 {
 			from := len(b)
 			var err error
-			if b, err = AppendUserHeaders(b, m.Headers); err != nil {
+			if b, err = api.AppendUserHeaders(b, m.Headers); err != nil {
 				return b[:start], fmt.Errorf("message %d: %w", i, err)
 			}
 			binary.LittleEndian.PutUint32(b[h+48:], uint32(len(b)-from))

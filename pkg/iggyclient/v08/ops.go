@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,16 +14,16 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 )
 
-// Poll implements Client.
-func (c *sdkClient) Poll(ctx context.Context, r PollRequest) (Batch, error) {
+// Poll implements api.Client.
+func (c *sdkClient) Poll(ctx context.Context, r api.PollRequest) (api.Batch, error) {
 	streamID, topicID, groupID, err := c.groupIdentifiers(r.Stream, r.Topic, r.Group)
 	if err != nil {
-		return Batch{}, fmt.Errorf("poll: %w", err)
+		return api.Batch{}, fmt.Errorf("poll: %w", err)
 	}
 	consumer := iggcon.NewGroupConsumer(groupID)
 	var (
 		polled   *iggcon.PolledMessage
-		reused   Batch
+		reused   api.Batch
 		raw      bool
 		storeErr error
 	)
@@ -43,9 +45,9 @@ func (c *sdkClient) Poll(ctx context.Context, r PollRequest) (Batch, error) {
 		return err
 	})
 	if err != nil {
-		return Batch{}, fmt.Errorf("poll stream %q topic %q group %q: %w", r.Stream, r.Topic, r.Group, err)
+		return api.Batch{}, fmt.Errorf("poll stream %q topic %q group %q: %w", r.Stream, r.Topic, r.Group, err)
 	}
-	var b Batch
+	var b api.Batch
 	if raw {
 		b = reused
 	} else {
@@ -59,17 +61,17 @@ func (c *sdkClient) Poll(ctx context.Context, r PollRequest) (Batch, error) {
 
 // toBatch converts the SDK's reply. Payloads alias the reply buffer, which
 // the SDK allocates afresh for every call, so the batch owns them.
-func (c *sdkClient) toBatch(p *iggcon.PolledMessage) Batch {
-	b := Batch{PartitionID: p.PartitionId, CurrentOffset: p.CurrentOffset}
+func (c *sdkClient) toBatch(p *iggcon.PolledMessage) api.Batch {
+	b := api.Batch{PartitionID: p.PartitionId, CurrentOffset: p.CurrentOffset}
 	if len(p.Messages) == 0 {
 		return b
 	}
-	b.Messages = make([]InMessage, len(p.Messages))
+	b.Messages = make([]api.InMessage, len(p.Messages))
 	// All headers of the batch share one backing slice; ranges are
 	// assigned after parsing because appends may move it.
 	type span struct{ msg, from, to int }
 	var (
-		headers []HeaderEntry
+		headers []api.HeaderEntry
 		spans   []span
 	)
 	for i := range p.Messages {
@@ -85,7 +87,7 @@ func (c *sdkClient) toBatch(p *iggcon.PolledMessage) Batch {
 			continue
 		}
 		from := len(headers)
-		parsed, err := ParseUserHeaders(headers, m.UserHeaders)
+		parsed, err := api.ParseUserHeaders(headers, m.UserHeaders)
 		if err != nil {
 			// Upstream passes such a message on without headers.
 			c.log.Debug("dropping unparsable user headers", "offset", m.Header.Offset, "error", err)
@@ -100,7 +102,7 @@ func (c *sdkClient) toBatch(p *iggcon.PolledMessage) Batch {
 	return b
 }
 
-// StoreOffset implements Client.
+// StoreOffset implements api.Client.
 func (c *sdkClient) StoreOffset(ctx context.Context, stream, topic, group string, partitionID uint32, offset uint64) error {
 	streamID, topicID, groupID, err := c.groupIdentifiers(stream, topic, group)
 	if err != nil {
@@ -141,7 +143,7 @@ func (c *sdkClient) runInGroup(ctx context.Context, g groupKey, fn func(*tcp.Igg
 	return c.run(ctx, fn)
 }
 
-// EnsureConsumerGroup implements Client.
+// EnsureConsumerGroup implements api.Client.
 func (c *sdkClient) EnsureConsumerGroup(ctx context.Context, stream, topic, group string) error {
 	if _, _, _, err := c.groupIdentifiers(stream, topic, group); err != nil {
 		return fmt.Errorf("ensure consumer group: %w", err)
@@ -203,7 +205,7 @@ func (c *sdkClient) groupIdentifiers(stream, topic, group string) (streamID, top
 		return streamID, topicID, v.(iggcon.Identifier), nil
 	}
 	if group == "" || len(group) > 255 {
-		err = fmt.Errorf("consumer group %q: %w: a name must be 1..255 bytes", group, ErrInvalidIdentifier)
+		err = fmt.Errorf("consumer group %q: %w: a name must be 1..255 bytes", group, api.ErrInvalidIdentifier)
 		return
 	}
 	if groupID, err = iggcon.NewIdentifier(group); err != nil {
@@ -213,13 +215,13 @@ func (c *sdkClient) groupIdentifiers(stream, topic, group string) (streamID, top
 	return streamID, topicID, groupID, nil
 }
 
-// TopicInfo implements Client.
-func (c *sdkClient) TopicInfo(ctx context.Context, stream, topic string) (TopicInfo, error) {
+// api.TopicInfo implements api.Client.
+func (c *sdkClient) TopicInfo(ctx context.Context, stream, topic string) (api.TopicInfo, error) {
 	details, err := c.topicDetails(ctx, stream, topic)
 	if err != nil {
-		return TopicInfo{}, fmt.Errorf("topic info of stream %q topic %q: %w", stream, topic, err)
+		return api.TopicInfo{}, fmt.Errorf("topic info of stream %q topic %q: %w", stream, topic, err)
 	}
-	return TopicInfo{Partitions: details.PartitionsCount}, nil
+	return api.TopicInfo{Partitions: details.PartitionsCount}, nil
 }
 
 // topicDetails is the SDK's GetTopic.
@@ -237,23 +239,23 @@ func (c *sdkClient) topicDetails(ctx context.Context, stream, topic string) (*ig
 	return details, err
 }
 
-// EnsureTopic implements Client.
+// EnsureTopic implements api.Client.
 func (c *sdkClient) EnsureTopic(ctx context.Context, stream, topic string, partitions uint32) error {
-	return c.EnsureTopicWith(ctx, stream, topic, TopicSpec{Partitions: partitions})
+	return c.EnsureTopicWith(ctx, stream, topic, api.TopicSpec{Partitions: partitions})
 }
 
-// EnsureTopicWith implements Client.
-func (c *sdkClient) EnsureTopicWith(ctx context.Context, stream, topic string, spec TopicSpec) error {
+// EnsureTopicWith implements api.Client.
+func (c *sdkClient) EnsureTopicWith(ctx context.Context, stream, topic string, spec api.TopicSpec) error {
 	if err := c.ensureTopic(ctx, stream, topic, spec); err != nil {
 		return fmt.Errorf("ensure stream %q topic %q: %w", stream, topic, err)
 	}
 	return nil
 }
 
-func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, spec TopicSpec) error {
+func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, spec api.TopicSpec) error {
 	partitions := spec.Partitions
-	if partitions == 0 || partitions > maxPartitions {
-		return fmt.Errorf("partition count %d is out of range 1..%d", partitions, maxPartitions)
+	if partitions == 0 || partitions > api.MaxPartitions {
+		return fmt.Errorf("partition count %d is out of range 1..%d", partitions, api.MaxPartitions)
 	}
 	streamID, topicID, err := c.topicIdentifiers(stream, topic)
 	if err != nil {
@@ -265,7 +267,7 @@ func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, spec 
 				return err
 			}
 			if streamID.Kind == iggcon.NumericId {
-				return fmt.Errorf("stream %w: the server assigns ids, so only a stream given by name can be created", ErrNotFound)
+				return fmt.Errorf("stream %w: the server assigns ids, so only a stream given by name can be created", api.ErrNotFound)
 			}
 			if _, err := sdk.CreateStream(stream); err != nil && !errors.Is(err, ierror.ErrStreamNameAlreadyExists) {
 				return err
@@ -277,7 +279,7 @@ func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, spec 
 				return err
 			}
 			if topicID.Kind == iggcon.NumericId {
-				return fmt.Errorf("topic %w: the server assigns ids, so only a topic given by name can be created", ErrNotFound)
+				return fmt.Errorf("topic %w: the server assigns ids, so only a topic given by name can be created", api.ErrNotFound)
 			}
 			// Expiry and maximum size 0 mean the server's defaults.
 			expiry := iggcon.Duration(spec.MessageExpiry.Microseconds())
@@ -294,17 +296,17 @@ func (c *sdkClient) ensureTopic(ctx context.Context, stream, topic string, spec 
 // sendBuffers recycles the SDK message slices of Send.
 var sendBuffers = sync.Pool{New: func() any { return new([]iggcon.IggyMessage) }}
 
-// Send implements Client.
-func (c *sdkClient) Send(ctx context.Context, stream, topic string, p Partitioning, msgs []OutMessage) error {
+// Send implements api.Client.
+func (c *sdkClient) Send(ctx context.Context, stream, topic string, p api.Partitioning, msgs []api.OutMessage) error {
 	if err := c.send(ctx, stream, topic, p, msgs); err != nil {
 		return fmt.Errorf("send %d messages to stream %q topic %q: %w", len(msgs), stream, topic, err)
 	}
 	return nil
 }
 
-func (c *sdkClient) send(ctx context.Context, stream, topic string, p Partitioning, msgs []OutMessage) error {
+func (c *sdkClient) send(ctx context.Context, stream, topic string, p api.Partitioning, msgs []api.OutMessage) error {
 	if len(msgs) == 0 {
-		return fmt.Errorf("%w: no messages", ErrInvalidMessage)
+		return fmt.Errorf("%w: no messages", api.ErrInvalidMessage)
 	}
 	streamID, topicID, err := c.topicIdentifiers(stream, topic)
 	if err != nil {
@@ -323,7 +325,7 @@ func (c *sdkClient) send(ctx context.Context, stream, topic string, p Partitioni
 
 // sendThroughSDK is Send by the SDK's own SendMessages, for an SDK whose socket or request lock
 // sendDirect cannot find.
-func (c *sdkClient) sendThroughSDK(ctx context.Context, streamID, topicID iggcon.Identifier, partitioning iggcon.Partitioning, msgs []OutMessage, now uint64) error {
+func (c *sdkClient) sendThroughSDK(ctx context.Context, streamID, topicID iggcon.Identifier, partitioning iggcon.Partitioning, msgs []api.OutMessage, now uint64) error {
 	bufp := sendBuffers.Get().(*[]iggcon.IggyMessage)
 	batch, err := sdkMessages((*bufp)[:0], msgs, now)
 	defer func() {
@@ -340,7 +342,7 @@ func (c *sdkClient) sendThroughSDK(ctx context.Context, streamID, topicID iggcon
 }
 
 // sdkMessages appends msgs to batch as the SDK's messages, stamped with origin timestamp now.
-func sdkMessages(batch []iggcon.IggyMessage, msgs []OutMessage, now uint64) ([]iggcon.IggyMessage, error) {
+func sdkMessages(batch []iggcon.IggyMessage, msgs []api.OutMessage, now uint64) ([]iggcon.IggyMessage, error) {
 	// One exact-size buffer holds every message's encoded headers, so the
 	// per-message sub-slices stay valid while it is filled.
 	headerBytes := 0
@@ -355,14 +357,14 @@ func sdkMessages(batch []iggcon.IggyMessage, msgs []OutMessage, now uint64) ([]i
 	}
 	for i := range msgs {
 		m := &msgs[i]
-		if len(m.Payload) == 0 || len(m.Payload) > maxPayloadSize {
-			return batch, fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", ErrInvalidMessage, i, len(m.Payload), maxPayloadSize)
+		if len(m.Payload) == 0 || len(m.Payload) > api.MaxPayloadSize {
+			return batch, fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", api.ErrInvalidMessage, i, len(m.Payload), api.MaxPayloadSize)
 		}
 		var userHeaders []byte
 		if len(m.Headers) > 0 {
 			from := len(headerBuf)
 			var err error
-			if headerBuf, err = AppendUserHeaders(headerBuf, m.Headers); err != nil {
+			if headerBuf, err = api.AppendUserHeaders(headerBuf, m.Headers); err != nil {
 				return batch, fmt.Errorf("message %d: %w", i, err)
 			}
 			userHeaders = headerBuf[from:len(headerBuf):len(headerBuf)]
@@ -381,18 +383,18 @@ func sdkMessages(batch []iggcon.IggyMessage, msgs []OutMessage, now uint64) ([]i
 	return batch, nil
 }
 
-func toSDKPartitioning(p Partitioning) (iggcon.Partitioning, error) {
+func toSDKPartitioning(p api.Partitioning) (iggcon.Partitioning, error) {
 	switch p.Kind {
-	case "", PartitionBalanced:
+	case "", api.PartitionBalanced:
 		return iggcon.None(), nil
-	case PartitionByID:
+	case api.PartitionByID:
 		return iggcon.PartitionId(p.PartitionID), nil
-	case PartitionByMessageKey:
+	case api.PartitionByMessageKey:
 		if len(p.Key) == 0 || len(p.Key) > 255 {
-			return iggcon.Partitioning{}, fmt.Errorf("%w: messages key is %d bytes, want 1..255", ErrInvalidMessage, len(p.Key))
+			return iggcon.Partitioning{}, fmt.Errorf("%w: messages key is %d bytes, want 1..255", api.ErrInvalidMessage, len(p.Key))
 		}
 		return iggcon.EntityIdBytes(p.Key)
 	}
 	return iggcon.Partitioning{}, fmt.Errorf("%w: unknown partitioning kind %q (want %q, %q or %q)",
-		ErrInvalidMessage, p.Kind, PartitionBalanced, PartitionByID, PartitionByMessageKey)
+		api.ErrInvalidMessage, p.Kind, api.PartitionBalanced, api.PartitionByID, api.PartitionByMessageKey)
 }

@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -11,17 +13,6 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 )
-
-// PollBuffers is memory a caller hands back to Poll (PollRequest.Reuse) once it is done with the
-// previous batch, so a steady poll loop allocates nothing per message: the reply is read into
-// reply, decoded into msgs and headers, and the Batch points into them. A Batch polled with
-// buffers is valid only until the next Poll with the same buffers. The zero value is ready.
-type PollBuffers struct {
-	request []byte
-	reply   []byte
-	msgs    []InMessage
-	headers []HeaderEntry
-}
 
 // maxReusedReply keeps a rare huge reply from pinning its buffer.
 const maxReusedReply = 64 << 20
@@ -34,26 +25,26 @@ const pollCode = 100
 // same write, and its outcome is batch.StoreErr (a lost connection is err, so the caller retries
 // both). ok is false when the SDK's socket or lock cannot be found; the caller then
 // polls through the SDK.
-func pollInto(sdk *tcp.IggyTcpClient, buf *PollBuffers, stream, topic iggcon.Identifier, consumer iggcon.Consumer,
-	count uint32, autoCommit bool, store *StoredOffset, log func(msg string, args ...any)) (batch Batch, ok bool, err error) {
+func pollInto(sdk *tcp.IggyTcpClient, buf *api.PollBuffers, stream, topic iggcon.Identifier, consumer iggcon.Consumer,
+	count uint32, autoCommit bool, store *api.StoredOffset, log func(msg string, args ...any)) (batch api.Batch, ok bool, err error) {
 	conn, mu := connOf(sdk), requestLockOf(sdk)
 	if conn == nil || mu == nil {
-		return Batch{}, false, nil
+		return api.Batch{}, false, nil
 	}
-	buf.request = buf.request[:0]
+	buf.Request = buf.Request[:0]
 	if store != nil {
-		buf.request = appendStoreOffsetRequest(buf.request, stream, topic, consumer, store.PartitionID, store.Offset)
+		buf.Request = appendStoreOffsetRequest(buf.Request, stream, topic, consumer, store.PartitionID, store.Offset)
 	}
-	buf.request = appendPollRequest(buf.request, stream, topic, consumer, count, autoCommit)
+	buf.Request = appendPollRequest(buf.Request, stream, topic, consumer, count, autoCommit)
 	var storeErr error
 	mu.Lock()
-	_, err = conn.Write(buf.request)
+	_, err = conn.Write(buf.Request)
 	if err == nil && store != nil {
 		// The store's reply has no body; a non-zero status is its error, and the poll's reply
 		// follows either way. An error that drops the session (connection loss, errProtocol)
 		// ends the call here: the session is not read again.
 		var body []byte
-		body, storeErr = readReply(conn, buf.reply[:0])
+		body, storeErr = readReply(conn, buf.Reply[:0])
 		switch {
 		case isConnectionLoss(storeErr):
 			err = storeErr
@@ -61,18 +52,18 @@ func pollInto(sdk *tcp.IggyTcpClient, buf *PollBuffers, stream, topic iggcon.Ide
 			err = fmt.Errorf("%w: store offset reply of %d bytes", errProtocol, len(body))
 		}
 	}
-	reply := buf.reply[:0]
+	reply := buf.Reply[:0]
 	if err == nil {
 		reply, err = readReply(conn, reply)
 	}
 	mu.Unlock()
 	if cap(reply) <= maxReusedReply {
-		buf.reply = reply
+		buf.Reply = reply
 	}
 	if err != nil {
-		return Batch{}, true, err
+		return api.Batch{}, true, err
 	}
-	batch, buf.msgs, buf.headers, err = decodePollReply(reply, buf.msgs[:0], buf.headers[:0], log)
+	batch, buf.Msgs, buf.Headers, err = decodePollReply(reply, buf.Msgs[:0], buf.Headers[:0], log)
 	batch.StoreErr = storeErr
 	return batch, true, err
 }
@@ -171,14 +162,14 @@ const messageHeaderSize = 64
 // stops at a message whose header or payload runs past the end (the SDK drops that tail too),
 // and user headers that do not parse are dropped with a debug line (pipeline.md §1.4). Payloads
 // and header values alias body.
-func decodePollReply(body []byte, msgs []InMessage, headers []HeaderEntry, log func(string, ...any)) (Batch, []InMessage, []HeaderEntry, error) {
+func decodePollReply(body []byte, msgs []api.InMessage, headers []api.HeaderEntry, log func(string, ...any)) (api.Batch, []api.InMessage, []api.HeaderEntry, error) {
 	if len(body) == 0 {
-		return Batch{}, msgs, headers, nil
+		return api.Batch{}, msgs, headers, nil
 	}
 	if len(body) < 16 {
-		return Batch{}, msgs, headers, fmt.Errorf("%w: poll reply of %d bytes", errProtocol, len(body))
+		return api.Batch{}, msgs, headers, fmt.Errorf("%w: poll reply of %d bytes", errProtocol, len(body))
 	}
-	b := Batch{PartitionID: binary.LittleEndian.Uint32(body[0:4]), CurrentOffset: binary.LittleEndian.Uint64(body[4:12])}
+	b := api.Batch{PartitionID: binary.LittleEndian.Uint32(body[0:4]), CurrentOffset: binary.LittleEndian.Uint64(body[4:12])}
 	type span struct{ msg, from, to int }
 	var spans [16]span
 	extra := spans[:0]
@@ -190,7 +181,7 @@ func decodePollReply(body []byte, msgs []InMessage, headers []HeaderEntry, log f
 		if payloadLen > len(body)-pos {
 			break
 		}
-		m := InMessage{
+		m := api.InMessage{
 			Checksum:        binary.LittleEndian.Uint64(h[0:8]),
 			ID:              [16]byte(h[8:24]),
 			Offset:          binary.LittleEndian.Uint64(h[24:32]),
@@ -202,10 +193,10 @@ func decodePollReply(body []byte, msgs []InMessage, headers []HeaderEntry, log f
 		if userLen > 0 {
 			if userLen > len(body)-pos {
 				// The SDK slices past the end here and panics; that is a reply out of step.
-				return Batch{}, msgs, headers, fmt.Errorf("%w: user headers run past the reply", errProtocol)
+				return api.Batch{}, msgs, headers, fmt.Errorf("%w: user headers run past the reply", errProtocol)
 			}
 			from := len(headers)
-			parsed, err := ParseUserHeaders(headers, body[pos:pos+userLen])
+			parsed, err := api.ParseUserHeaders(headers, body[pos:pos+userLen])
 			if err != nil {
 				log("dropping unparsable user headers", "offset", m.Offset, "error", err)
 			} else {

@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"context"
 	"errors"
 	"fmt"
@@ -10,49 +12,8 @@ import (
 	ierror "github.com/apache/iggy/foreign/go/errors"
 )
 
-// Admin reads and rewrites a consumer group's stored offsets, for an operator tool (the
-// supervisor's offsets routes, the runner's --check) rather than a pump. It shares the
-// connection handling of Client: Dial's reconnects, classified errors and context handling.
-type Admin interface {
-	// StreamExists reports whether the stream exists.
-	StreamExists(ctx context.Context, stream string) (bool, error)
-	// Partitions lists the topic's partitions in id order; ErrNotFound when the stream or topic
-	// is missing.
-	Partitions(ctx context.Context, stream, topic string) ([]PartitionInfo, error)
-	// GroupOffset is the group's stored offset on one partition; ok is false when none is stored
-	// (or the group does not exist yet). Reading needs no membership.
-	GroupOffset(ctx context.Context, stream, topic, group string, partitionID uint32) (offset uint64, ok bool, err error)
-	// SetGroupOffsets stores the given offset per partition for the group: it creates and joins
-	// the group, stores each offset and leaves again. A partition another member of the group
-	// owns gives ErrPartitionOwned.
-	SetGroupOffsets(ctx context.Context, stream, topic, group string, offsets map[uint32]uint64) error
-	// DeleteGroupOffsets removes the group's stored offsets on the given partitions (nothing
-	// stored is fine), joining and leaving like SetGroupOffsets. A group that does not exist has
-	// nothing stored.
-	DeleteGroupOffsets(ctx context.Context, stream, topic, group string, partitions []uint32) error
-	// Close ends the connection.
-	Close() error
-}
-
-// PartitionInfo is one partition as the topic describes it.
-type PartitionInfo struct {
-	ID uint32
-	// CurrentOffset is the offset of the partition's last message (0 also when it is empty).
-	CurrentOffset uint64
-	Messages      uint64
-}
-
-var (
-	// ErrPartitionOwned: another member of the consumer group owns the partition, so its offset
-	// cannot be written from here (the connector, or a replica of it, is still consuming).
-	ErrPartitionOwned = errors.New("partition is assigned to another member of the consumer group")
-	// ErrOffsetOutOfRange: the offset is past the partition's last message, or the partition is
-	// empty.
-	ErrOffsetOutOfRange = errors.New("offset is beyond the partition's last message")
-)
-
 // DialAdmin connects like Dial and returns the offset administration over that connection.
-func DialAdmin(ctx context.Context, o Options) (Admin, error) {
+func DialAdmin(ctx context.Context, o api.Options) (api.Admin, error) {
 	c, err := Dial(ctx, o)
 	if err != nil {
 		return nil, err
@@ -60,7 +21,7 @@ func DialAdmin(ctx context.Context, o Options) (Admin, error) {
 	return c.(*sdkClient), nil
 }
 
-// StreamExists implements Admin.
+// StreamExists implements api.Admin.
 func (c *sdkClient) StreamExists(ctx context.Context, stream string) (bool, error) {
 	streamID, err := c.identifier("stream", stream)
 	if err != nil {
@@ -79,20 +40,20 @@ func (c *sdkClient) StreamExists(ctx context.Context, stream string) (bool, erro
 	return true, nil
 }
 
-// Partitions implements Admin.
-func (c *sdkClient) Partitions(ctx context.Context, stream, topic string) ([]PartitionInfo, error) {
+// Partitions implements api.Admin.
+func (c *sdkClient) Partitions(ctx context.Context, stream, topic string) ([]api.PartitionInfo, error) {
 	details, err := c.topicDetails(ctx, stream, topic)
 	if err != nil {
 		return nil, fmt.Errorf("partitions of stream %q topic %q: %w", stream, topic, err)
 	}
-	out := make([]PartitionInfo, len(details.Partitions))
+	out := make([]api.PartitionInfo, len(details.Partitions))
 	for i, p := range details.Partitions {
-		out[i] = PartitionInfo{ID: p.Id, CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount}
+		out[i] = api.PartitionInfo{ID: p.Id, CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount}
 	}
 	return out, nil
 }
 
-// GroupOffset implements Admin.
+// GroupOffset implements api.Admin.
 func (c *sdkClient) GroupOffset(ctx context.Context, stream, topic, group string, partitionID uint32) (uint64, bool, error) {
 	streamID, topicID, groupID, err := c.groupIdentifiers(stream, topic, group)
 	if err != nil {
@@ -113,7 +74,7 @@ func (c *sdkClient) GroupOffset(ctx context.Context, stream, topic, group string
 	return info.StoredOffset, true, nil
 }
 
-// SetGroupOffsets implements Admin.
+// SetGroupOffsets implements api.Admin.
 func (c *sdkClient) SetGroupOffsets(ctx context.Context, stream, topic, group string, offsets map[uint32]uint64) error {
 	return c.asMember(ctx, stream, topic, group, func(sdk *tcp.IggyTcpClient, consumer iggcon.Consumer, streamID, topicID iggcon.Identifier) error {
 		for partition, offset := range offsets {
@@ -126,7 +87,7 @@ func (c *sdkClient) SetGroupOffsets(ctx context.Context, stream, topic, group st
 	})
 }
 
-// DeleteGroupOffsets implements Admin.
+// DeleteGroupOffsets implements api.Admin.
 func (c *sdkClient) DeleteGroupOffsets(ctx context.Context, stream, topic, group string, partitions []uint32) error {
 	return c.asMember(ctx, stream, topic, group, func(sdk *tcp.IggyTcpClient, consumer iggcon.Consumer, streamID, topicID iggcon.Identifier) error {
 		for _, partition := range partitions {
@@ -171,9 +132,9 @@ func (c *sdkClient) asMember(ctx context.Context, stream, topic, group string,
 func memberError(err error) error {
 	switch {
 	case errors.Is(err, ierror.ErrError):
-		return fmt.Errorf("%w (%w)", ErrPartitionOwned, err)
+		return fmt.Errorf("%w (%w)", api.ErrPartitionOwned, err)
 	case errors.Is(err, ierror.ErrInvalidOffset):
-		return fmt.Errorf("%w (%w)", ErrOffsetOutOfRange, err)
+		return fmt.Errorf("%w (%w)", api.ErrOffsetOutOfRange, err)
 	}
 	return err
 }

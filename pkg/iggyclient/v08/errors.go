@@ -1,6 +1,8 @@
-package iggyclient
+package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+
 	"errors"
 	"fmt"
 	"io"
@@ -57,20 +59,20 @@ func isGroupMembershipLost(err error) bool {
 func classify(err error) error {
 	switch {
 	case errors.Is(err, ierror.ErrStreamIdNotFound), errors.Is(err, ierror.ErrStreamNameNotFound):
-		return fmt.Errorf("stream %w (%w)", ErrNotFound, err)
+		return fmt.Errorf("stream %w (%w)", api.ErrNotFound, err)
 	case errors.Is(err, ierror.ErrTopicIdNotFound), errors.Is(err, ierror.ErrTopicNameNotFound):
-		return fmt.Errorf("topic (or its stream) %w (%w)", ErrNotFound, err)
+		return fmt.Errorf("topic (or its stream) %w (%w)", api.ErrNotFound, err)
 	case errors.Is(err, ierror.ErrPartitionNotFound):
-		return fmt.Errorf("partition %w (%w)", ErrNotFound, err)
+		return fmt.Errorf("partition %w (%w)", api.ErrNotFound, err)
 	case isGroupMembershipLost(err):
-		return fmt.Errorf("consumer group %w (%w)", ErrNotFound, err)
+		return fmt.Errorf("consumer group %w (%w)", api.ErrNotFound, err)
 	case errors.Is(err, ierror.ErrUnauthorized):
-		return fmt.Errorf("%w: permission denied (%w)", ErrUnauthorized, err)
+		return fmt.Errorf("%w: permission denied (%w)", api.ErrUnauthorized, err)
 	}
 	return err
 }
 
-// classifyLogin maps a login refusal to ErrUnauthorized. The server answers
+// classifyLogin maps a login refusal to api.ErrUnauthorized. The server answers
 // an unknown personal access token with ResourceNotFound (20).
 func classifyLogin(err error) error {
 	switch {
@@ -83,7 +85,7 @@ func classifyLogin(err error) error {
 		errors.Is(err, ierror.ErrPersonalAccessTokenExpired),
 		errors.Is(err, ierror.ErrInvalidAccessToken),
 		errors.Is(err, ierror.ErrUnauthorized):
-		return fmt.Errorf("%w (%w)", ErrUnauthorized, err)
+		return fmt.Errorf("%w (%w)", api.ErrUnauthorized, err)
 	}
 	return err
 }

@@ -1,0 +1,89 @@
+package iggyclient_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
+)
+
+// Auto detection picks the protocol the server speaks and logs one line naming it.
+func TestAutoDetectsTheServersProtocol(t *testing.T) {
+	srv := testkit.StartBroker(t)
+	var logs bytes.Buffer
+	c := dial(t, srv, func(o *iggyclient.Options) {
+		o.Protocol = iggyclient.ProtocolAuto
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	if err := c.EnsureTopic(testContext(t), "detect", "t", 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "iggy protocol detected"); n != 1 {
+		t.Fatalf("%d detection lines, want 1:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "protocol="+iggyclient.Protocol08) {
+		t.Fatalf("the detection line does not name protocol %s:\n%s", iggyclient.Protocol08, logs.String())
+	}
+}
+
+// A server that accepts connections but answers neither protocol (silent, or speaking something
+// else) is an error naming the address and both protocols, not a hang and not a retry loop.
+func TestAutoDetectionOfAServerThatAnswersNeither(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		serve func(net.Conn)
+	}{
+		{"silent", func(c net.Conn) { _, _ = c.Read(make([]byte, 4096)); time.Sleep(10 * time.Second) }},
+		{"closes at once", func(c net.Conn) {}},
+		{"speaks HTTP", func(c net.Conn) {
+			_, _ = c.Read(make([]byte, 4096))
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := fakeServer(t, tt.serve)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err := iggyclient.Dial(ctx, iggyclient.Options{Address: addr, Username: "iggy", Password: "iggy",
+				Logger: slog.New(slog.DiscardHandler)})
+			if !errors.Is(err, iggyclient.ErrUnknownProtocol) {
+				t.Fatalf("error %v, want ErrUnknownProtocol", err)
+			}
+			for _, want := range []string{addr, "0.9", "0.8"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// fakeServer accepts connections on loopback and hands each to serve, closing it afterwards.
+func fakeServer(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				serve(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
