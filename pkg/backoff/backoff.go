@@ -28,8 +28,9 @@ const DefaultMultiplier = 2
 type Policy struct {
 	// Min is the first delay, and the delay again after Reset. Zero or less means no wait at all.
 	Min time.Duration
-	// Max caps the growth; a Max below Min is taken as Min. The cap applies before jitter, so a
-	// delay at the cap lies in [Max×(1-Jitter), Max×(1+Jitter)] and averages Max.
+	// Max caps the growth. The cap applies before jitter, so a delay at the cap lies in
+	// [Max×(1-Jitter), Max×(1+Jitter)] and averages Max. A Max below Min caps every delay after
+	// the first (the library's rule, which the OTLP exporters' retry keeps).
 	Max time.Duration
 	// Multiplier is the growth per delay; 0 means DefaultMultiplier, and values below 1 mean 1
 	// (a constant delay).
@@ -50,7 +51,6 @@ func New(p Policy) *Backoff {
 	if p.Min < 0 {
 		p.Min = 0
 	}
-	p.Max = max(p.Max, p.Min)
 	switch {
 	case p.Multiplier == 0:
 		p.Multiplier = DefaultMultiplier
