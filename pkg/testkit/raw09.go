@@ -121,6 +121,18 @@ func (c *Raw09) Read() Reply09 {
 	return Reply09{Frame: frame, Header: h, Body: wire09.Body(frame)}
 }
 
+// ReadInto reads the next frame into buf (reused when large enough) without
+// copying or decoding it, for benchmarks.
+func (c *Raw09) ReadInto(buf []byte) []byte {
+	c.tb.Helper()
+	_ = c.conn.SetReadDeadline(time.Now().Add(replyTimeout))
+	frame, err := wire09.ReadFrame(c.conn, buf)
+	if err != nil {
+		c.tb.Fatalf("read a 0.9 frame: %v", err)
+	}
+	return frame
+}
+
 // ExpectClosed fails the test unless the server closes the connection (after
 // any frames it still sends, which are discarded).
 func (c *Raw09) ExpectClosed() {
