@@ -317,6 +317,31 @@ func (c *connection) framed() []byte {
 	return c.s09.out
 }
 
+// inTopic runs fn with the topic ref names, under the store's read lock;
+// when it does not resolve, missing answers instead.
+func (c *connection) inTopic(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(st *stream, t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
+	s := c.data
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st, t, err := s.resolveTopic(toIdent(ref.StreamID), toIdent(ref.TopicID))
+	if err != nil {
+		return missing(err)
+	}
+	return fn(st, t)
+}
+
+// inGroups is inTopic holding the consumer-group lock too.
+func (c *connection) inGroups(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
+	return c.inTopic(ref, missing, func(_ *stream, t *topic) ([]byte, wire09.Status) {
+		c.data.groupMu.Lock()
+		defer c.data.groupMu.Unlock()
+		return fn(t)
+	})
+}
+
+// denyStatus answers a read whose target does not resolve with the error's status.
+func denyStatus(err error) ([]byte, wire09.Status) { return nil, statusOf(err) }
+
 // toIdent is the broker's identifier for a decoded 0.9 one.
 func toIdent(id wire09.Identifier) ident {
 	return ident{numeric: id.Kind == wire09.IDNumeric, id: id.ID, name: id.Name}
