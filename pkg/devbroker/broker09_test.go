@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+	"github.com/zeebo/xxh3"
 )
 
 // The 0.9 protocol driven with raw frames built by pkg/wire09 (spec 0.9 §13).
@@ -191,6 +192,29 @@ func TestProtocol09RequestNumbersAndDedup(t *testing.T) {
 	}
 	c.Counter = 10 // gaps are allowed
 	c.Do(wire09.OpCreateStream, 0, []byte{2, 's', '4'}).Payload(t)
+
+	// request_checksum: the Rust SDK stamps XXH3-64 of the body; a wrong one is
+	// status 4; the same number with another stamped body is dropped.
+	stamped := func(request uint64, body []byte, checksum uint64) []byte {
+		h := wire09.RequestHeader{Client: c.Client, Operation: wire09.OpCreateStream, Request: request, Session: c.Session,
+			RequestChecksum: wire09.U128{Lo: checksum}}
+		return wire09.AppendRequest(nil, &h, body)
+	}
+	s6 := []byte{2, 's', '6'}
+	c.Write(stamped(20, s6, xxh3.Hash(s6)))
+	if r := c.Read(); r.Rejection(t) != 0 {
+		t.Fatalf("stamped create = %v", r.Rejection(t))
+	}
+	c.Write(stamped(21, []byte{2, 's', '7'}, 12345))
+	if r := c.Read(); r.Status() != wire09.StatusInvalidFormat {
+		t.Fatalf("wrong request checksum = status %d, want 4", r.Status())
+	}
+	s8 := []byte{2, 's', '8'}
+	c.Write(stamped(20, s8, xxh3.Hash(s8))) // request 20 again, another body: dropped
+	c.Counter = 22
+	if r := c.Do(wire09.OpNonReplicated, wire09.CmdPing, nil); r.Header.Request != 22 {
+		t.Fatalf("the next reply is %+v, want the ping's", r.Header)
+	}
 
 	// A fenced zombie: the session of an earlier login on this connection.
 	old := c.Session
