@@ -45,6 +45,12 @@ func DialRaw09(tb testing.TB, addr string) *Raw09 {
 	if err != nil {
 		tb.Fatalf("dial %s: %v", addr, err)
 	}
+	return NewRaw09(tb, conn)
+}
+
+// NewRaw09 drives conn (for instance a TLS client connection) as DialRaw09
+// does; it is closed when the test ends.
+func NewRaw09(tb testing.TB, conn net.Conn) *Raw09 {
 	tb.Cleanup(func() { _ = conn.Close() })
 	return &Raw09{tb: tb, conn: conn, Client: wire09.U128{Lo: 0x1000 + rawClientIDs.Add(1), Hi: 0x0909}, Counter: 1}
 }
