@@ -83,7 +83,7 @@ func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
 		HTTP: httpSettings{
 			Enabled: rt.HTTP.Enabled, Address: rt.HTTP.Address, APIKey: rt.HTTP.APIKey,
 			TLSEnabled: rt.HTTP.TLS.Enabled, TLSCertFile: rt.HTTP.TLS.CertFile, TLSKeyFile: rt.HTTP.TLS.KeyFile,
-			MetricsEndpoint: rt.HTTP.Metrics.Endpoint, Limits: rt.HTTP.Limits,
+			MetricsEndpoint: rt.HTTP.Metrics.Endpoint, Limits: rt.HTTP.Limits, Access: rt.HTTP,
 		},
 		StatePath: rt.State.Path,
 		LogFormat: rt.Logging.Format,
