@@ -50,6 +50,7 @@ func tryHandler(t testing.TB, edit func(*config.Runtime)) (http.Handler, error) 
 
 func serve(h http.Handler, method, path string, header http.Header, body string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:8081" // as curl addresses the default listener (not example.com)
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
