@@ -19,34 +19,16 @@ func TestEndpointAccessPolicy(t *testing.T) {
 		p := testkit.StartRunner(t, append(env, append([]string{"IGGY_CONNECTORS_HTTP_ADDRESS=" + address}, extra...)...))
 		return "http://" + p.WaitTCPEndpoint(t, waitLong), p
 	}
-	type call struct {
-		method, path string
-		header       http.Header
-		want         int
-		bodyHas      string
-	}
-	check := func(t *testing.T, base string, calls []call) {
-		t.Helper()
-		for _, c := range calls {
-			resp, body, err := testkit.DoHTTP(c.method, base+c.path, c.header, "")
-			if err != nil {
-				t.Fatalf("%s %s: %v", c.method, c.path, err)
-			}
-			if resp.StatusCode != c.want || !strings.Contains(string(body), c.bodyHas) {
-				t.Fatalf("%s %s %v: %d %q; want %d with %q", c.method, c.path, c.header, resp.StatusCode, body, c.want, c.bodyHas)
-			}
-		}
-	}
 
 	t.Run("no key beyond loopback", func(t *testing.T) {
 		base, p := start(t, "0.0.0.0:0")
-		check(t, base, []call{
-			{"GET", "/", nil, 200, "Connector Runtime API"},
-			{"GET", "/health", nil, 200, `"status":"healthy"`},
-			{"GET", "/stats", nil, 200, `"key":"guarded"`},
-			{"GET", "/metrics", nil, 200, "iggy_connector"},
-			{"POST", "/pause", nil, 401, "IGGY_CONNECTORS_HTTP_API_KEY"},
-			{"POST", "/resume", nil, 401, "http.allow_unauthenticated"},
+		testkit.CheckCalls(t, base, []testkit.HTTPCall{
+			testkit.Call("GET", "/", nil, 200, "Connector Runtime API"),
+			testkit.Call("GET", "/health", nil, 200, `"status":"healthy"`),
+			testkit.Call("GET", "/stats", nil, 200, `"key":"guarded"`),
+			testkit.Call("GET", "/metrics", nil, 200, "iggy_connector"),
+			testkit.Call("POST", "/pause", nil, 401, "IGGY_CONNECTORS_HTTP_API_KEY"),
+			testkit.Call("POST", "/resume", nil, 401, "http.allow_unauthenticated"),
 		})
 		if !strings.Contains(p.Logs(), "without an API key: control, config and offset routes answer 401") {
 			t.Fatalf("no startup warning; logs:\n%s", p.Logs())
@@ -54,7 +36,7 @@ func TestEndpointAccessPolicy(t *testing.T) {
 	})
 	t.Run("opted out", func(t *testing.T) {
 		base, p := start(t, "0.0.0.0:0", "IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED=true")
-		check(t, base, []call{{"POST", "/pause", nil, 204, ""}, {"POST", "/resume", nil, 204, ""}})
+		testkit.CheckCalls(t, base, []testkit.HTTPCall{testkit.Call("POST", "/pause", nil, 204, ""), testkit.Call("POST", "/resume", nil, 204, "")})
 		if !strings.Contains(p.Logs(), "http.allow_unauthenticated is true") {
 			t.Fatalf("no warning about the opt-out; logs:\n%s", p.Logs())
 		}
@@ -62,27 +44,27 @@ func TestEndpointAccessPolicy(t *testing.T) {
 	t.Run("key", func(t *testing.T) {
 		base, _ := start(t, "0.0.0.0:0", "IGGY_CONNECTORS_HTTP_API_KEY=k3y")
 		bearer := http.Header{"Authorization": {"Bearer k3y"}}
-		check(t, base, []call{
-			{"GET", "/health", nil, 200, ""},
-			{"GET", "/stats", nil, 401, ""},
-			{"GET", "/metrics", nil, 401, ""},
-			{"GET", "/metrics", bearer, 200, "iggy_connector"},
-			{"POST", "/pause", http.Header{"Api-Key": {"k3y"}}, 204, ""},
-			{"POST", "/resume", http.Header{"Api-Key": {"k3y"}, "Origin": {"https://evil.example"}}, 403, "http.cors.allowed_origins"},
-			{"POST", "/resume", bearer, 204, ""},
+		testkit.CheckCalls(t, base, []testkit.HTTPCall{
+			testkit.Call("GET", "/health", nil, 200, ""),
+			testkit.Call("GET", "/stats", nil, 401, ""),
+			testkit.Call("GET", "/metrics", nil, 401, ""),
+			testkit.Call("GET", "/metrics", bearer, 200, "iggy_connector"),
+			testkit.Call("POST", "/pause", http.Header{"Api-Key": {"k3y"}}, 204, ""),
+			testkit.Call("POST", "/resume", http.Header{"Api-Key": {"k3y"}, "Origin": {"https://evil.example"}}, 403, "http.cors.allowed_origins"),
+			testkit.Call("POST", "/resume", bearer, 204, ""),
 		})
 	})
 	t.Run("public metrics", func(t *testing.T) {
 		base, _ := start(t, "0.0.0.0:0", "IGGY_CONNECTORS_HTTP_API_KEY=k3y", "IGGY_CONNECTORS_HTTP_METRICS_PUBLIC=true")
-		check(t, base, []call{{"GET", "/metrics", nil, 200, "iggy_connector"}, {"GET", "/stats", nil, 401, ""}})
+		testkit.CheckCalls(t, base, []testkit.HTTPCall{testkit.Call("GET", "/metrics", nil, 200, "iggy_connector"), testkit.Call("GET", "/stats", nil, 401, "")})
 	})
 	t.Run("browsers on loopback", func(t *testing.T) {
 		base, _ := start(t, "127.0.0.1:0")
-		check(t, base, []call{
-			{"POST", "/pause", http.Header{"Origin": {"https://evil.example"}}, 403, "origin"},
-			{"GET", "/stats", http.Header{"Host": {"evil.example:8081"}}, 421, "http.allowed_hosts"},
-			{"GET", "/stats", http.Header{"Host": {"localhost:8081"}}, 200, ""},
-			{"POST", "/pause", nil, 204, ""},
+		testkit.CheckCalls(t, base, []testkit.HTTPCall{
+			testkit.Call("POST", "/pause", http.Header{"Origin": {"https://evil.example"}}, 403, "origin"),
+			testkit.Call("GET", "/stats", http.Header{"Host": {"evil.example:8081"}}, 421, "http.allowed_hosts"),
+			testkit.Call("GET", "/stats", http.Header{"Host": {"localhost:8081"}}, 200, ""),
+			testkit.Call("POST", "/pause", nil, 204, ""),
 		})
 	})
 }

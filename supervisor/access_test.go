@@ -21,40 +21,22 @@ func TestAPIAccessPolicy(t *testing.T) {
 		f.write(t, "connectors/out.toml", sinkFile("out", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\na = 1\n")
 		return testkit.StartSupervisor(t, f.dir, f.env(env...), waitLong)
 	}
-	type call struct {
-		method, path string
-		header       http.Header
-		want         int
-		bodyHas      string
-	}
-	check := func(t *testing.T, p *testkit.SupervisorProc, calls []call) {
-		t.Helper()
-		for _, c := range calls {
-			resp, body, err := p.Do(c.method, c.path, c.header, "")
-			if err != nil {
-				t.Fatalf("%s %s: %v", c.method, c.path, err)
-			}
-			if resp.StatusCode != c.want || !strings.Contains(string(body), c.bodyHas) {
-				t.Fatalf("%s %s %v: %d %q; want %d with %q", c.method, c.path, c.header, resp.StatusCode, body, c.want, c.bodyHas)
-			}
-		}
-	}
 
 	t.Run("no key beyond loopback", func(t *testing.T) {
 		p := start(t, "", "IGGY_CONNECTORS_HTTP_ADDRESS=0.0.0.0:0")
-		check(t, p, []call{
-			{"GET", "/", nil, 200, "Connector Runtime API"},
-			{"GET", "/health", nil, 200, "healthy"},
-			{"GET", "/stats", nil, 200, `"key":"out"`},
-			{"GET", "/sinks", nil, 200, `"key":"out"`},
-			{"GET", "/metrics", nil, 200, "iggy_connector"},
-			{"GET", "/sinks/out", nil, 401, "IGGY_CONNECTORS_HTTP_API_KEY"},
-			{"GET", "/sinks/out/configs/active", nil, 401, "http.api_key"},
-			{"GET", "/sinks/out/configs/plugin", nil, 401, "http.api_key"},
-			{"GET", "/sinks/out/offsets", nil, 401, "http.api_key"},
-			{"POST", "/sinks/out/pause", nil, 401, "IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED"},
-			{"POST", "/sinks/out/stop", nil, 401, "http.api_key"},
-			{"DELETE", "/sinks/out/offsets", nil, 401, "http.api_key"},
+		testkit.CheckCalls(t, "http://"+p.Addr, []testkit.HTTPCall{
+			testkit.Call("GET", "/", nil, 200, "Connector Runtime API"),
+			testkit.Call("GET", "/health", nil, 200, "healthy"),
+			testkit.Call("GET", "/stats", nil, 200, `"key":"out"`),
+			testkit.Call("GET", "/sinks", nil, 200, `"key":"out"`),
+			testkit.Call("GET", "/metrics", nil, 200, "iggy_connector"),
+			testkit.Call("GET", "/sinks/out", nil, 401, "IGGY_CONNECTORS_HTTP_API_KEY"),
+			testkit.Call("GET", "/sinks/out/configs/active", nil, 401, "http.api_key"),
+			testkit.Call("GET", "/sinks/out/configs/plugin", nil, 401, "http.api_key"),
+			testkit.Call("GET", "/sinks/out/offsets", nil, 401, "http.api_key"),
+			testkit.Call("POST", "/sinks/out/pause", nil, 401, "IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED"),
+			testkit.Call("POST", "/sinks/out/stop", nil, 401, "http.api_key"),
+			testkit.Call("DELETE", "/sinks/out/offsets", nil, 401, "http.api_key"),
 		})
 		if !strings.Contains(p.Logs(), "without an API key: control, config and offset routes answer 401") {
 			t.Fatalf("no startup warning; logs:\n%s", p.Logs())
@@ -62,10 +44,10 @@ func TestAPIAccessPolicy(t *testing.T) {
 	})
 	t.Run("opted out", func(t *testing.T) {
 		p := start(t, "allow_unauthenticated = true", "IGGY_CONNECTORS_HTTP_ADDRESS=0.0.0.0:0")
-		check(t, p, []call{
-			{"POST", "/sinks/out/pause", nil, 204, ""},
-			{"GET", "/sinks/out", nil, 200, `"status":"paused"`},
-			{"POST", "/sinks/out/resume", nil, 204, ""},
+		testkit.CheckCalls(t, "http://"+p.Addr, []testkit.HTTPCall{
+			testkit.Call("POST", "/sinks/out/pause", nil, 204, ""),
+			testkit.Call("GET", "/sinks/out", nil, 200, `"status":"paused"`),
+			testkit.Call("POST", "/sinks/out/resume", nil, 204, ""),
 		})
 		if !strings.Contains(p.Logs(), "http.allow_unauthenticated is true") {
 			t.Fatalf("no warning about the opt-out; logs:\n%s", p.Logs())
@@ -74,30 +56,30 @@ func TestAPIAccessPolicy(t *testing.T) {
 	t.Run("key", func(t *testing.T) {
 		p := start(t, `api_key = "`+apiKey+`"`, "IGGY_CONNECTORS_HTTP_ADDRESS=0.0.0.0:0")
 		bearer := http.Header{"Authorization": {"Bearer " + apiKey}}
-		check(t, p, []call{
-			{"GET", "/health", nil, 200, "healthy"},
-			{"GET", "/stats", nil, 401, ""},
-			{"GET", "/metrics", nil, 401, ""},
-			{"GET", "/metrics", bearer, 200, "iggy_connector"},
-			{"POST", "/sinks/out/pause", bearer, 204, ""},
-			{"GET", "/sinks/out", withKey(), 200, `"status":"paused"`},
-			{"POST", "/sinks/out/resume", http.Header{"Api-Key": {apiKey}, "Origin": {"https://evil.example"}}, 403, "http.cors.allowed_origins"},
-			{"POST", "/sinks/out/resume", withKey(), 204, ""},
+		testkit.CheckCalls(t, "http://"+p.Addr, []testkit.HTTPCall{
+			testkit.Call("GET", "/health", nil, 200, "healthy"),
+			testkit.Call("GET", "/stats", nil, 401, ""),
+			testkit.Call("GET", "/metrics", nil, 401, ""),
+			testkit.Call("GET", "/metrics", bearer, 200, "iggy_connector"),
+			testkit.Call("POST", "/sinks/out/pause", bearer, 204, ""),
+			testkit.Call("GET", "/sinks/out", withKey(), 200, `"status":"paused"`),
+			testkit.Call("POST", "/sinks/out/resume", http.Header{"Api-Key": {apiKey}, "Origin": {"https://evil.example"}}, 403, "http.cors.allowed_origins"),
+			testkit.Call("POST", "/sinks/out/resume", withKey(), 204, ""),
 			// A key holder may name the server any way (a Service name, say).
-			{"GET", "/sinks/out", http.Header{"Api-Key": {apiKey}, "Host": {"connectors.iggy.svc:8081"}}, 200, `"status":"running"`},
+			testkit.Call("GET", "/sinks/out", http.Header{"Api-Key": {apiKey}, "Host": {"connectors.iggy.svc:8081"}}, 200, `"status":"running"`),
 		})
 	})
 	t.Run("public metrics", func(t *testing.T) {
 		p := start(t, `api_key = "`+apiKey+`"`, "IGGY_CONNECTORS_HTTP_METRICS_PUBLIC=true")
-		check(t, p, []call{{"GET", "/metrics", nil, 200, "iggy_connector"}, {"GET", "/stats", nil, 401, ""}})
+		testkit.CheckCalls(t, "http://"+p.Addr, []testkit.HTTPCall{testkit.Call("GET", "/metrics", nil, 200, "iggy_connector"), testkit.Call("GET", "/stats", nil, 401, "")})
 	})
 	t.Run("browsers on loopback", func(t *testing.T) {
 		p := start(t, `allowed_hosts = ["connectors.test"]`)
-		check(t, p, []call{
-			{"POST", "/sinks/out/stop", http.Header{"Origin": {"https://evil.example"}}, 403, "origin"},
-			{"GET", "/sinks/out/configs/active", http.Header{"Host": {"evil.example:8081"}}, 421, "http.allowed_hosts"},
-			{"GET", "/sinks/out", http.Header{"Host": {"connectors.test:8081"}}, 200, `"key":"out"`},
-			{"GET", "/sinks/out", http.Header{"Host": {"localhost"}}, 200, `"key":"out"`},
+		testkit.CheckCalls(t, "http://"+p.Addr, []testkit.HTTPCall{
+			testkit.Call("POST", "/sinks/out/stop", http.Header{"Origin": {"https://evil.example"}}, 403, "origin"),
+			testkit.Call("GET", "/sinks/out/configs/active", http.Header{"Host": {"evil.example:8081"}}, 421, "http.allowed_hosts"),
+			testkit.Call("GET", "/sinks/out", http.Header{"Host": {"connectors.test:8081"}}, 200, `"key":"out"`),
+			testkit.Call("GET", "/sinks/out", http.Header{"Host": {"localhost"}}, 200, `"key":"out"`),
 		})
 	})
 }

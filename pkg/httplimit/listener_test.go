@@ -50,19 +50,26 @@ func idleConns(t *testing.T, raw testkit.RawHTTP, n int) []net.Conn {
 	return conns
 }
 
+// probeMakesRoom asks /health on a new connection while the cap is full of what connections, and
+// wants it answered and oldest closed to make room.
+func probeMakesRoom(t *testing.T, raw testkit.RawHTTP, oldest net.Conn, what string) {
+	t.Helper()
+	probe := raw.Dial(t)
+	raw.SendGet(t, probe, "/health")
+	if status := testkit.Answer(t, probe, probeWait); status != http.StatusOK {
+		t.Fatalf("/health with the cap full of %s connections: status %d (0: no answer)", what, status)
+	}
+	if _, closed := testkit.WaitClosed(oldest, probeWait); !closed {
+		t.Fatalf("the oldest %s connection was not closed to make room", what)
+	}
+}
+
 // At the cap, idle keep-alive connections make room: /health answers, and the longest idle
 // connection is the one closed.
 func TestIdleConnectionsMakeRoomAtTheCap(t *testing.T) {
 	raw, _ := capServer(t, 8, 0)
 	idle := idleConns(t, raw, 8)
-	probe := raw.Dial(t)
-	raw.SendGet(t, probe, "/health")
-	if status := testkit.Answer(t, probe, probeWait); status != http.StatusOK {
-		t.Fatalf("/health with the cap full of idle connections: status %d (0: no answer)", status)
-	}
-	if _, closed := testkit.WaitClosed(idle[0], probeWait); !closed {
-		t.Fatal("the longest idle connection was not closed to make room")
-	}
+	probeMakesRoom(t, raw, idle[0], "idle")
 	// The others are still served.
 	raw.SendGet(t, idle[7], "/health")
 	if status := testkit.Answer(t, idle[7], probeWait); status != http.StatusOK {
@@ -95,14 +102,7 @@ func TestBusyConnectionsAreNotClosed(t *testing.T) {
 func TestSilentConnectionsMakeRoomAfterTheirGrace(t *testing.T) {
 	raw, _ := capServer(t, 2, 0)
 	silent := []net.Conn{raw.Dial(t), raw.Dial(t)}
-	probe := raw.Dial(t)
-	raw.SendGet(t, probe, "/health")
-	if status := testkit.Answer(t, probe, probeWait); status != http.StatusOK {
-		t.Fatalf("/health with the cap full of silent connections: status %d (0: no answer)", status)
-	}
-	if _, closed := testkit.WaitClosed(silent[0], probeWait); !closed {
-		t.Fatal("the oldest silent connection was not closed to make room")
-	}
+	probeMakesRoom(t, raw, silent[0], "silent")
 }
 
 // One client address holds at most the per-client cap: its own idle connections are closed first,
