@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 )
 
@@ -63,6 +64,10 @@ func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
 	}
 	rt, err := config.LoadRuntime(runtimePath, environ)
 	if err != nil {
+		return Settings{}, err
+	}
+	// The endpoint's access policy is checked with the rest of the configuration (exit 2).
+	if _, err := httpguard.New(rt.HTTP); err != nil {
 		return Settings{}, err
 	}
 	token, err := rt.Iggy.ResolveToken()

@@ -42,7 +42,7 @@ func tryHandler(t testing.TB, edit func(*config.Runtime)) (http.Handler, error) 
 	s, err := supervisor.New(supervisor.Options{Runtime: rt, Provider: prov, Logger: log,
 		Environ: []string{"IGGY_SUPERVISOR_RUNNER_PATH=" + testkit.RunnerBinary(t)}})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(s.Shutdown)
 	return s.Handler()
@@ -134,6 +134,7 @@ func TestHandlerRejectsBadHTTPSettings(t *testing.T) {
 		}, "allowed_methods"},
 		{"metrics endpoint without slash", func(rt *config.Runtime) { rt.HTTP.Metrics.Endpoint = "metrics" }, "http.metrics.endpoint"},
 		{"metrics endpoint on an API route", func(rt *config.Runtime) { rt.HTTP.Metrics.Endpoint = "/stats" }, "http.metrics.endpoint"},
+		{"allowed host with a port", func(rt *config.Runtime) { rt.HTTP.AllowedHosts = []string{"ops.example:8081"} }, "http.allowed_hosts"},
 	}
 	for _, c := range cases {
 		_, err := tryHandler(t, c.edit)

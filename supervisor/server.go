@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
-	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
 	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 )
 
@@ -37,6 +36,9 @@ func (s *Supervisor) serveAPI() error {
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 			NextProtos: []string{"h2", "http/1.1"}})
+	}
+	if warning := s.guard.StartupWarning(); warning != "" {
+		s.log.Warn("REST API: "+warning, "address", h.Address)
 	}
 	s.listener = ln
 	s.apiDone = make(chan error, 1)
@@ -99,14 +101,7 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 	}
 	var handler http.Handler = frameworkAnswers(mux)
 	handler = httplimit.Body(handler, h.Limits.MaxBodyBytes)
-	guard, err := httpguard.New(h)
-	if err != nil {
-		return nil, err
-	}
-	if warning := guard.StartupWarning(); warning != "" {
-		s.log.Warn("REST API: "+warning, "address", h.Address)
-	}
-	handler = guard.Wrap(handler)
+	handler = s.guard.Wrap(handler)
 	if h.CORS.Enabled {
 		c, err := newCORS(h.CORS)
 		if err != nil {
