@@ -53,7 +53,7 @@ type runtimeField struct {
 var runtimeFields = []runtimeField{
 	{path: "http.enabled", kind: kindBool, help: "serve the REST API", ref: func(r *Runtime) any { return &r.HTTP.Enabled }},
 	{path: "http.address", kind: kindString, help: "REST API bind address host:port", ref: func(r *Runtime) any { return &r.HTTP.Address }},
-	{path: "http.api_key", kind: kindString, secret: true, help: "required value of the api-key header (empty: no auth)", ref: func(r *Runtime) any { return &r.HTTP.APIKey }},
+	{path: "http.api_key", kind: kindString, secret: true, help: "the API key, sent in the api-key header or as Authorization: Bearer (empty: none, and a listener beyond loopback refuses control, config and offset routes)", ref: func(r *Runtime) any { return &r.HTTP.APIKey }},
 	// Secret masking (Go-only keys).
 	{path: "http.secret_keys", kind: kindStrings, commaList: true, extension: true, help: "plugin_config key-name parts whose values are masked in API answers, comma-separated or bracket list (empty: mask nothing)", ref: func(r *Runtime) any { return &r.HTTP.SecretKeys }},
 	{path: "http.reveal_secrets", kind: kindBool, extension: true, help: "answer the config routes with secret plugin_config values in clear", ref: func(r *Runtime) any { return &r.HTTP.RevealSecrets }},
