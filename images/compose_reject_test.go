@@ -74,7 +74,7 @@ func TestComposeCheckerRejects(t *testing.T) {
 		{name: "invalid connector config", old: `schema = "json"`, new: `schema = "xml"`, text: "runner settings"},
 		{name: "published port differs", old: `"127.0.0.1:8082:8081"`, new: `"127.0.0.1:8082:9000"`, want: errPort},
 		{name: "published on every interface", old: `"127.0.0.1:8082:8081"`, new: `"8082:8081"`, want: errPublished},
-		{name: "no API key", old: "IGGY_CONNECTORS_HTTP_API_KEY: ${IGGY_CONNECTORS_HTTP_API_KEY:?required}", new: "IGGY_CONNECTORS_HTTP_API_KEY: \"\"", want: errOpenAPI},
+		{name: "no API key", old: "IGGY_CONNECTORS_HTTP_API_KEY: ${IGGY_CONNECTORS_HTTP_API_KEY:?required}", new: "IGGY_CONNECTORS_HTTP_API_KEY: ${NOT_SET_HERE:-}", want: errOpenAPI}, // interpolates to nothing,
 		{name: "key check opted out", old: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090", new: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090\n      IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED: \"true\"", want: errOpenAPI},
 		{name: "loopback address published", old: `IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090`, new: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090\n      IGGY_CONNECTORS_HTTP_ADDRESS: 127.0.0.1:8081", want: errPort},
 		{name: "health check on another port", old: "http://127.0.0.1:8081/health", new: "http://127.0.0.1:8080/health", want: errHealth},
