@@ -37,6 +37,7 @@ services:
       iggy-init: {condition: service_completed_successfully}
     environment:
       IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090
+      IGGY_CONNECTORS_HTTP_API_KEY: ${IGGY_CONNECTORS_HTTP_API_KEY:?required}
       IGGY_CONNECTORS_SINK_STDOUT_PLUGIN_CONFIG_PRINT_PAYLOAD: "true"
       IGGY_CONNECTOR_CONFIG: |
         type = "sink"
@@ -52,7 +53,7 @@ services:
     volumes:
       - ./present.txt:/etc/present.txt:ro
     ports:
-      - "8082:8081"
+      - "127.0.0.1:8082:8081"
     healthcheck:
       test: ["CMD", "curl", "-fsS", "http://127.0.0.1:8081/health"]
     stop_grace_period: 15s
@@ -71,7 +72,10 @@ func TestComposeCheckerRejects(t *testing.T) {
 		{name: "override of an unknown field", old: "SINK_STDOUT_PLUGIN_CONFIG_PRINT_PAYLOAD", new: "SINK_STDOUT_BATCH_SIZE", want: errUnknownVariable},
 		{name: "bad runner value", old: `IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090`, new: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090\n      IGGY_CONNECTOR_CONSUME_RETRIES: \"-1\"", text: "IGGY_CONNECTOR_CONSUME_RETRIES"},
 		{name: "invalid connector config", old: `schema = "json"`, new: `schema = "xml"`, text: "runner settings"},
-		{name: "published port differs", old: `"8082:8081"`, new: `"8082:9000"`, want: errPort},
+		{name: "published port differs", old: `"127.0.0.1:8082:8081"`, new: `"127.0.0.1:8082:9000"`, want: errPort},
+		{name: "published on every interface", old: `"127.0.0.1:8082:8081"`, new: `"8082:8081"`, want: errPublished},
+		{name: "no API key", old: "IGGY_CONNECTORS_HTTP_API_KEY: ${IGGY_CONNECTORS_HTTP_API_KEY:?required}", new: "IGGY_CONNECTORS_HTTP_API_KEY: ${NOT_SET_HERE:-}", want: errOpenAPI}, // interpolates to nothing,
+		{name: "key check opted out", old: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090", new: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090\n      IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED: \"true\"", want: errOpenAPI},
 		{name: "loopback address published", old: `IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090`, new: "IGGY_CONNECTORS_IGGY_ADDRESS: iggy:8090\n      IGGY_CONNECTORS_HTTP_ADDRESS: 127.0.0.1:8081", want: errPort},
 		{name: "health check on another port", old: "http://127.0.0.1:8081/health", new: "http://127.0.0.1:8080/health", want: errHealth},
 		{name: "health check on another path", old: "http://127.0.0.1:8081/health", new: "http://127.0.0.1:8081/stats", want: errHealth},

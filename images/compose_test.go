@@ -36,11 +36,20 @@ var (
 	errInit       = errors.New("init step does not create")
 	errIggyServer = errors.New("iggy server")
 	errDependency = errors.New("dependency")
+	errPublished  = errors.New("port published beyond loopback")
 )
 
+// composeEnv is the shell environment the examples are loaded with: only the API key their
+// comments tell the operator to export (TestComposeRequiresAnAPIKey loads them without it).
+var composeEnv = types.Mapping{"IGGY_CONNECTORS_HTTP_API_KEY": "compose-test-key"}
+
 // loadCompose parses a compose file the way `docker compose` does (interpolation, YAML anchors,
-// relative paths resolved against its folder), with an empty environment.
+// relative paths resolved against its folder), in composeEnv.
 func loadCompose(ctx context.Context, file string) (*types.Project, error) {
+	return loadComposeIn(ctx, file, composeEnv)
+}
+
+func loadComposeIn(ctx context.Context, file string, env types.Mapping) (*types.Project, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
@@ -48,7 +57,7 @@ func loadCompose(ctx context.Context, file string) (*types.Project, error) {
 	details := types.ConfigDetails{
 		WorkingDir:  filepath.Dir(abs),
 		ConfigFiles: []types.ConfigFile{{Filename: abs}},
-		Environment: types.Mapping{},
+		Environment: env,
 	}
 	return loader.LoadWithContext(ctx, details, func(o *loader.Options) {
 		if _, ok := o.GetProjectName(); !ok {
@@ -72,6 +81,7 @@ func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 	for _, name := range sortedKeys(p.Services) {
 		s := p.Services[name]
 		errs = append(errs, checkServiceFiles(p, s)...)
+		errs = append(errs, checkPublishedOnLoopback(p, s)...)
 		if !strings.HasPrefix(s.Image, "apache/iggy") {
 			continue
 		}
@@ -203,6 +213,19 @@ func composeContainer(root string, p *types.Project, s types.ServiceConfig, plug
 	return c, true, nil
 }
 
+// checkPublishedOnLoopback checks that every port the service publishes binds 127.0.0.1 on the
+// host: the examples run on a workstation, and the LAN has no business with them.
+func checkPublishedOnLoopback(p *types.Project, s types.ServiceConfig) []error {
+	var errs []error
+	for _, port := range s.Ports {
+		if ip := net.ParseIP(port.HostIP); ip == nil || !ip.IsLoopback() {
+			errs = append(errs, fmt.Errorf("%s: service %s: port %d published on %q: %w: write \"127.0.0.1:%s:%d\"",
+				p.Name, s.Name, port.Target, port.HostIP, errPublished, port.Published, port.Target))
+		}
+	}
+	return errs
+}
+
 // checkServiceFiles checks that every bind-mounted host path and build context exists.
 func checkServiceFiles(p *types.Project, s types.ServiceConfig) []error {
 	var errs []error
@@ -225,6 +248,18 @@ func envOf(s types.ServiceConfig) map[string]string {
 		}
 	}
 	return env
+}
+
+// Each example requires the API key from the shell: loaded without it, compose stops naming the
+// variable, so no example can start with an empty key.
+func TestComposeRequiresAnAPIKey(t *testing.T) {
+	root := repoRoot(t)
+	for _, file := range composeFiles {
+		_, err := loadComposeIn(t.Context(), filepath.Join(root, file), types.Mapping{})
+		if err == nil || !strings.Contains(err.Error(), "IGGY_CONNECTORS_HTTP_API_KEY") {
+			t.Errorf("%s without IGGY_CONNECTORS_HTTP_API_KEY: error %v, want one naming the variable", file, err)
+		}
+	}
 }
 
 func TestComposeFilesAreListed(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 	"github.com/iggy-connectors-go/runtime/runner"
 	"github.com/iggy-connectors-go/runtime/supervisor"
@@ -138,6 +139,7 @@ var (
 	errPlugin          = errors.New("plugin is not in the image or mounted")
 	errNoConnector     = errors.New("runs no connector")
 	errStopGrace       = errors.New("stop grace period is not longer than the program's drain time")
+	errOpenAPI         = errors.New("control API open to the network")
 )
 
 // checkEnv reports every variable the container's program does not read. A connector override
@@ -250,6 +252,19 @@ func checkHTTP(c container, rt config.Runtime) []error {
 	return errs
 }
 
+// checkAccess checks that a deployed program's API is not open: a listener beyond loopback has an
+// API key (a secret's value counts), and nothing opts out of the key.
+func checkAccess(c container, rt config.Runtime) []error {
+	var errs []error
+	if httpguard.Exposed(rt.HTTP.Address) && rt.HTTP.APIKey == "" {
+		errs = append(errs, fmt.Errorf("%s: http address %q without an API key: %w (set IGGY_CONNECTORS_HTTP_API_KEY from a secret)", c.origin, rt.HTTP.Address, errOpenAPI))
+	}
+	if rt.HTTP.AllowUnauthenticated {
+		errs = append(errs, fmt.Errorf("%s: http.allow_unauthenticated is set: %w", c.origin, errOpenAPI))
+	}
+	return errs
+}
+
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true
@@ -334,6 +349,7 @@ func checkContainer(ctx context.Context, c container) ([]config.Connector, []err
 		return nil, append(checkEnv(c, nil, true), err)
 	}
 	errs := checkHTTP(c, rt)
+	errs = append(errs, checkAccess(c, rt)...)
 	connectors, overridesApply, err := containerConnectors(ctx, c, rt)
 	if err != nil {
 		errs = append(errs, err)

@@ -35,11 +35,11 @@ func upstreamLayout(t *testing.T, brokerAddr string) string {
 		testkit.CopyPlugin(t, name, filepath.Join(app, "plugins", testkit.PluginLibrary(name)))
 	}
 	files := map[string]string{
-		// Upstream's example_config/config.toml, with the paths an /app mount uses.
+		// Upstream's example_config/config.toml, with the paths an /app mount uses, less its empty
+		// api_key line (the same as none; no deployment file of ours may carry an empty key).
 		"config.toml": fmt.Sprintf(`[http]
 enabled = true
 address = "127.0.0.1:8081"
-api_key = ""
 
 [http.metrics]
 enabled = true

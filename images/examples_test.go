@@ -3,7 +3,6 @@ package images_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -90,16 +89,25 @@ func probe(t *testing.T, address string, exited func() bool) {
 	}
 }
 
-// waitFor reads JSON from url until ok accepts it.
+// exampleAPIKey stands for the API key an orchestrator injects from its secret store: the
+// programs started from a deployment file get it, and waitFor sends it.
+const exampleAPIKey = "example-api-key"
+
+// withExampleKey sets the API key of a deployment's environment that has one to exampleAPIKey.
+func withExampleKey(env map[string]string) {
+	if _, ok := env["IGGY_CONNECTORS_HTTP_API_KEY"]; ok {
+		env["IGGY_CONNECTORS_HTTP_API_KEY"] = exampleAPIKey
+	}
+}
+
+// waitFor reads JSON from url (sending exampleAPIKey) until ok accepts it.
 func waitFor[T any](t *testing.T, url string, exited func() bool, ok func(T) bool) T {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var v T
-		resp, err := http.Get(url)
+		_, body, err := testkit.DoHTTP(http.MethodGet, url, http.Header{"Api-Key": {exampleAPIKey}}, "")
 		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
 			if json.Unmarshal(body, &v) == nil && ok(v) {
 				return v
 			}
@@ -250,6 +258,7 @@ func TestSupervisorExampleRuns(t *testing.T) {
 func startRunnerContainer(t *testing.T, c container, broker, plugins string) *testkit.RunnerProc {
 	t.Helper()
 	env := maps.Clone(c.env)
+	withExampleKey(env)
 	env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker
 	env["IGGY_CONNECTORS_HTTP_ADDRESS"] = "127.0.0.1:0"
 	env["IGGY_CONNECTORS_STATE_PATH"] = t.TempDir()
@@ -282,6 +291,7 @@ func startSupervisorContainer(t *testing.T, c container, broker, plugins string)
 		}
 	}
 	env := maps.Clone(c.env)
+	withExampleKey(env)
 	env[config.EnvConfigPath] = c.mounts[c.env[config.EnvConfigPath]]
 	env["IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR"] = dir
 	env["IGGY_CONNECTORS_IGGY_ADDRESS"] = broker

@@ -18,6 +18,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // kubeSources are every set of manifests: the two kustomizations and the chart with each values file.
@@ -147,6 +148,50 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 		})
 		if !ok {
 			bad("ServiceMonitor %s: no Service it selects serves /metrics of runner pods", m.Name)
+		}
+		errs = append(errs, checkMonitorAuth(o, m, kcs)...)
+	}
+	return append(errs, checkIsolation(o, kcs)...)
+}
+
+// checkMonitorAuth checks that a ServiceMonitor sends the runners' API key as a Bearer token: the
+// Secret key their IGGY_CONNECTORS_HTTP_API_KEY comes from.
+func checkMonitorAuth(o *objects, m serviceMonitor, kcs []kubeContainer) []error {
+	var keyRefs []corev1.SecretKeySelector
+	for _, kc := range kcs {
+		for _, e := range kc.spec.Env {
+			if e.Name == "IGGY_CONNECTORS_HTTP_API_KEY" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				keyRefs = append(keyRefs, *e.ValueFrom.SecretKeyRef)
+			}
+		}
+	}
+	var errs []error
+	for _, e := range m.Spec.Endpoints {
+		a := e.Authorization
+		if a == nil || a.Type != "Bearer" || a.Credentials == nil || !slices.ContainsFunc(keyRefs, func(r corev1.SecretKeySelector) bool {
+			return r.Name == a.Credentials.Name && r.Key == a.Credentials.Key
+		}) {
+			errs = append(errs, fmt.Errorf("%s: ServiceMonitor %s endpoint %s: %w: it must send the runners' API key (authorization Bearer, their Secret key)", o.origin, m.Name, e.Port, errOpenAPI))
+		}
+	}
+	return errs
+}
+
+// checkIsolation checks that every runner pod is selected by a NetworkPolicy whose every ingress
+// rule names the peers it admits: only they (the supervisor, Prometheus) reach the endpoint.
+func checkIsolation(o *objects, kcs []kubeContainer) []error {
+	var errs []error
+	for _, kc := range kcs {
+		if kc.role != roleRunner {
+			continue
+		}
+		labels := kc.deployment.Spec.Template.Labels
+		isolated := slices.ContainsFunc(o.policies, func(p networkingv1.NetworkPolicy) bool {
+			restricting := len(p.Spec.Ingress) > 0 && !slices.ContainsFunc(p.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool { return len(r.From) == 0 })
+			return labelsMatch(p.Spec.PodSelector.MatchLabels, labels) && slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) && restricting
+		})
+		if !isolated {
+			errs = append(errs, fmt.Errorf("%s: %w: no NetworkPolicy admits only named peers to its pods", kc.origin, errIsolation))
 		}
 	}
 	return errs
@@ -288,6 +333,9 @@ func TestKubernetesCheckerRejects(t *testing.T) {
 		{"plugin not in the image", "libiggy_connector_stdout_sink", "libiggy_connector_s3_sink", errPlugin},
 		{"two source replicas on file state", "value: iggy\n", "value: file\n", errShape},
 		{"service account not created", "serviceAccountName: iggy-connectors", "serviceAccountName: pipelines", errShape},
+		{"network policy for egress only", "  - Ingress", "  - Egress", errIsolation},
+		{"network policy with a rule open to every pod", "  ingress:\n", "  ingress:\n  - ports:\n    - port: http\n", errIsolation},
+		{"API key from the shipped Secret", "name: iggy-connectors-api-key", "name: iggy-connectors-credentials", errMissingRef},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !bytes.Contains(built, []byte(tc.old)) {
@@ -298,6 +346,7 @@ func TestKubernetesCheckerRejects(t *testing.T) {
 			if err != nil {
 				errs = append(errs, err)
 			} else {
+				o.externalSecrets = append(o.externalSecrets, kustomizeAPIKeySecret)
 				kcs, kerrs := kubeContainers(root, t.TempDir(), o)
 				errs = append(errs, kerrs...)
 				for _, kc := range kcs {
@@ -337,6 +386,9 @@ func TestHelmChartRejects(t *testing.T) {
 		{"file state with two source replicas", map[string]any{"state": map[string]any{"backend": "file"}}, nil, "need state.backend iggy"},
 		{"unknown state backend", map[string]any{"state": map[string]any{"backend": "etcd"}}, nil, "state.backend must be iggy or file"},
 		{"port the runner does not bind", map[string]any{"httpPort": 8081, "extraEnv": []any{map[string]any{"name": "IGGY_CONNECTORS_HTTP_ADDRESS", "value": "0.0.0.0:9000"}}}, errPort, ""},
+		{"no network policy", map[string]any{"networkPolicy": map[string]any{"enabled": false}}, errIsolation, ""},
+		{"network policy open to all", map[string]any{"networkPolicy": map[string]any{"enabled": true, "from": nil}}, nil, "networkPolicy.from"},
+		{"key check opted out", map[string]any{"extraEnv": []any{map[string]any{"name": "IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED", "value": "true"}}}, errOpenAPI, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			docs, err := helmRender(filepath.Join(root, helmChart), "", tc.values)
@@ -358,6 +410,7 @@ func TestHelmChartRejects(t *testing.T) {
 				_, cerrs := checkKubeContainer(t.Context(), kc)
 				errs = append(errs, cerrs...)
 			}
+			errs = append(errs, checkShape(o, kcs)...)
 			if !slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, tc.want) }) {
 				t.Fatalf("want an error matching %v, got %v", tc.want, errs)
 			}

@@ -22,6 +22,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -51,7 +52,12 @@ var (
 	errProbe        = errors.New("probe")
 	errSecurity     = errors.New("security context")
 	errShape        = errors.New("deployment shape")
+	errIsolation    = errors.New("runner endpoint reachable from any pod")
 )
+
+// kustomizeAPIKeySecret is the Secret with the API key the kustomizations require the operator to
+// create (compose/kubernetes/common/kustomization.yaml): no key ships with them.
+const kustomizeAPIKeySecret = "iggy-connectors-api-key"
 
 // serviceMonitor is the part of prometheus-operator's ServiceMonitor the chart renders; strict
 // decoding rejects any other field.
@@ -64,11 +70,16 @@ type serviceMonitor struct {
 	} `json:"spec"`
 }
 
-// monitorEndpoint is one endpoint of a ServiceMonitor (the port name, path and interval it scrapes).
+// monitorEndpoint is one endpoint of a ServiceMonitor (the port name, path and interval it scrapes,
+// and the Secret key it sends as a Bearer token).
 type monitorEndpoint struct {
-	Port     string `json:"port"`
-	Path     string `json:"path"`
-	Interval string `json:"interval"`
+	Port          string `json:"port"`
+	Path          string `json:"path"`
+	Interval      string `json:"interval"`
+	Authorization *struct {
+		Type        string                    `json:"type"`
+		Credentials *corev1.SecretKeySelector `json:"credentials"`
+	} `json:"authorization"`
 }
 
 // objects are the decoded objects of one build or render.
@@ -82,6 +93,7 @@ type objects struct {
 	accounts    []corev1.ServiceAccount
 	budgets     []policyv1.PodDisruptionBudget
 	monitors    []serviceMonitor
+	policies    []networkingv1.NetworkPolicy
 	// externalSecrets and externalAccounts are Secrets and ServiceAccounts the operator creates
 	// (the chart's iggy.existingSecret, serviceAccount.name with serviceAccount.create false).
 	externalSecrets, externalAccounts []string
@@ -126,6 +138,8 @@ func decodeObjects(origin string, docs [][]byte) (*objects, error) {
 			err = appendDecoded(&o.budgets, strict)
 		case "monitoring.coreos.com/v1 ServiceMonitor":
 			err = appendDecoded(&o.monitors, strict)
+		case "networking.k8s.io/v1 NetworkPolicy":
+			err = appendDecoded(&o.policies, strict)
 		default:
 			err = fmt.Errorf("%s: %s %s: %w: not a kind these manifests use", origin, meta.APIVersion, meta.Kind, errUnknownField)
 		}
@@ -430,7 +444,12 @@ func loadKube(root, kind, name string) (*objects, error) {
 		if err != nil {
 			return nil, err
 		}
-		return decodeObjects(name, docs)
+		o, err := decodeObjects(name, docs)
+		if err != nil {
+			return nil, err
+		}
+		o.externalSecrets = append(o.externalSecrets, kustomizeAPIKeySecret)
+		return o, nil
 	case "helm":
 		file := ""
 		if name != "" {

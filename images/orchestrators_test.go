@@ -312,6 +312,8 @@ func TestOrchestratorCheckerRejects(t *testing.T) {
 		{"ecs secret name", ecsTaskDefinition, `{"name": "IGGY_CONNECTORS_IGGY_PASSWORD", "valueFrom"`, `{"name": "IGGY_PASSWORD", "valueFrom"`, ecsContainers, errUnknownVariable},
 		{"nomad kill timeout", nomadJob, `kill_timeout = "20s"`, `kill_timeout = "10s"`, nomadContainers, errStopGrace},
 		{"ecs stop timeout", ecsTaskDefinition, `"stopTimeout": 20`, `"stopTimeout": 8`, ecsContainers, errStopGrace},
+		{"nomad without the API key", nomadJob, "IGGY_CONNECTORS_HTTP_API_KEY={{", "IGGY_CONNECTORS_HTTP_APIKEY={{", nomadContainers, errOpenAPI},
+		{"ecs without the API key", ecsTaskDefinition, `{"name": "IGGY_CONNECTORS_HTTP_API_KEY", "valueFrom"`, `{"name": "IGGY_CONNECTORS_HTTP_APIKEY", "valueFrom"`, ecsContainers, errOpenAPI},
 		{"ecs plugin", ecsTaskDefinition, `libiggy_connector_stdout_sink`, `libiggy_connector_s3_sink`, ecsContainers, errPlugin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package images_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -366,6 +367,10 @@ func TestSupervisorExampleMonitoring(t *testing.T) {
 		RuleFiles     []string `yaml:"rule_files"`
 		ScrapeConfigs []struct {
 			JobName       string `yaml:"job_name"`
+			Authorization struct {
+				Type            string `yaml:"type"`
+				CredentialsFile string `yaml:"credentials_file"`
+			} `yaml:"authorization"`
 			StaticConfigs []struct {
 				Targets []string `yaml:"targets"`
 			} `yaml:"static_configs"`
@@ -389,6 +394,22 @@ func TestSupervisorExampleMonitoring(t *testing.T) {
 		}
 		text = strings.ReplaceAll(text, rf, host)
 	}
+	// The prometheus service's secrets, written where promtool can read them: each file is the
+	// value of the variable the secret comes from.
+	secretFrom := map[string]string{} // path in the container -> variable
+	for _, ref := range prom.Secrets {
+		target := cmp.Or(ref.Target, ref.Source)
+		if !strings.HasPrefix(target, "/") {
+			target = "/run/secrets/" + target
+		}
+		variable := p.Secrets[ref.Source].Environment
+		host := filepath.Join(t.TempDir(), ref.Source)
+		if err := os.WriteFile(host, []byte(composeEnv[variable]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		secretFrom[target] = variable
+		text = strings.ReplaceAll(text, target, host)
+	}
 	tmp := filepath.Join(t.TempDir(), "prometheus.yml")
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -409,6 +430,12 @@ func TestSupervisorExampleMonitoring(t *testing.T) {
 	for _, sc := range cfg.ScrapeConfigs {
 		for _, st := range sc.StaticConfigs {
 			scraped = scraped || (sc.JobName == "iggy-connectors" && slices.Contains(st.Targets, "connectors:"+port))
+		}
+		// The API has a key: the job must send it as a Bearer token, from the variable that
+		// sets the connectors service's key.
+		keyVar := secretFrom[sc.Authorization.CredentialsFile]
+		if sc.JobName == "iggy-connectors" && (sc.Authorization.Type != "Bearer" || keyVar == "" || composeEnv[keyVar] != rt.HTTP.APIKey) {
+			t.Errorf("prometheus.yml: job iggy-connectors authorization %+v: want type Bearer with the credentials_file of a secret holding the API key", sc.Authorization)
 		}
 	}
 	if !scraped {

@@ -86,6 +86,8 @@ func TestMainRejectsBadConfiguration(t *testing.T) {
 		{"dead-letter topic read by the sink", []string{"IGGY_CONNECTOR_CONFIG=" + validSink +
 			"\n[error_handling]\ntolerance = \"all\"\ndead_letter_stream = \"shop\"\ndead_letter_topic = \"paid\"\n"},
 			[]string{"error_handling.dead_letter_topic", "shop/paid", "would come back"}},
+		{"allowed host with a scheme", []string{"IGGY_CONNECTOR_CONFIG=" + validSink, "IGGY_CONNECTORS_HTTP_ALLOWED_HOSTS=ops.example,https://x.example"},
+			[]string{"http.allowed_hosts", "https://x.example"}},
 		{"provider without config dir", []string{"IGGY_CONNECTOR_TYPE=sink", "IGGY_CONNECTOR_KEY=orders"}, []string{"config_dir"}},
 	}
 	for _, c := range cases {

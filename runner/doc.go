@@ -33,8 +33,9 @@
 // http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage, start_time, run_time), GET on
 // the metrics endpoint (default /metrics, always served; it adds iggy_connector_state), and POST
 // /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13;
-// IGGY_CONNECTOR_START_PAUSED=true starts paused). An api_key guards everything but /, /health and
-// /ready, as upstream does for the first two.
+// IGGY_CONNECTOR_START_PAUSED=true starts paused). The access policy is pkg/httpguard's, as the
+// supervisor's: an api_key (header or Bearer) guards everything but /, /health and /ready, and
+// without one a TCP address beyond loopback refuses POST /pause and /resume.
 //
 // Source state ([state] backend, pkg/state): "file" keeps it in IGGY_CONNECTORS_STATE_PATH as
 // upstream; "iggy" in the topic source_<key> of [state] stream, and then replicas of a source run

@@ -30,7 +30,11 @@ a config served by the HTTP provider takes none.
 RUST_LOG (upstream's filter syntax, e.g. "info,iggy_connectors::benchmark=off") overrides
 IGGY_CONNECTOR_LOG_LEVEL.
 The HTTP endpoint (IGGY_CONNECTORS_HTTP_ADDRESS) takes host:port or unix:/path/to.sock and serves
-/health, /stats and the metrics endpoint.
+/, /health, /ready, /stats, the metrics endpoint, POST /pause and POST /resume. The API key
+(IGGY_CONNECTORS_HTTP_API_KEY) goes in the api-key header or as Authorization: Bearer <key>; /,
+/health and /ready never need it, the metrics endpoint not with IGGY_CONNECTORS_HTTP_METRICS_PUBLIC.
+On a TCP address beyond loopback without a key, POST /pause and /resume answer 401 unless
+IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED=true.
 
 The plugin is loaded only from IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS (default: its own directory and
 plugins/ next to this binary) and only when neither it nor a directory above it is writable by others.
@@ -49,8 +53,9 @@ Runner variables:
 	tw.Flush()
 	fmt.Fprint(w, `
 Runtime variables (the runtime file's keys; same names as the supervisor). The runner reads the
-iggy, state, http (address, api_key, tls, metrics endpoint, client bounds), plugins, logging,
-telemetry and connectors (provider) sections; it serves no CORS headers and always serves its metrics endpoint
+iggy, state, http (address, api_key, access policy, tls, metrics endpoint, client bounds), plugins,
+logging, telemetry and connectors (provider) sections; it serves no CORS headers (http.cors only
+lists the browser origins that may POST to it) and always serves its metrics endpoint
 (http.metrics.enabled is not consulted: a runner is scraped on its own). With telemetry enabled it
 exports its logs and per-batch spans over OTLP, the resource naming its connector.
 `)

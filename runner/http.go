@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/iggy-connectors-go/runtime/pkg/apikey"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
 	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
@@ -31,6 +31,8 @@ type httpSettings struct {
 	TLSKeyFile      string
 	MetricsEndpoint string // always served: a runner is scraped on its own
 	Limits          config.HTTPLimits
+	// Access is the whole [http] section the access policy reads (pkg/httpguard).
+	Access config.HTTP
 }
 
 // endpoint serves /, /health, /stats, the metrics path, POST /pause and POST /resume for this one
@@ -66,11 +68,18 @@ func listen(cfg httpSettings) (net.Listener, string, error) {
 }
 
 func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, log *slog.Logger) (*endpoint, error) {
+	access := cfg.Access
+	access.Address, access.APIKey, access.Metrics.Endpoint = cfg.Address, cfg.APIKey, cfg.MetricsEndpoint
+	guard, err := httpguard.New(access)
+	if err != nil {
+		return nil, err
+	}
 	ln, unixPath, err := listen(cfg)
 	if err != nil {
 		return nil, err
 	}
-	ln = httplimit.Listener(ln, cfg.Limits.MaxConnections)
+	srv := httplimit.NewServer(nil, cfg.Limits, slog.NewLogLogger(log.Handler(), slog.LevelDebug))
+	ln = httplimit.Listener(srv, ln, cfg.Limits)
 	if cfg.TLSEnabled {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
 		if err != nil {
@@ -79,8 +88,8 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
-	if cfg.APIKey == "" && unixPath == "" && !isLoopback(ln.Addr()) {
-		log.Warn("the runner's HTTP endpoint listens beyond loopback without an API key", "address", ln.Addr().String())
+	if warning := guard.StartupWarning(); warning != "" {
+		log.Warn("http endpoint: "+warning, "address", cfg.Address)
 	}
 	metricsPath := cfg.MetricsEndpoint
 	if metricsPath == "" {
@@ -108,16 +117,9 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 
 	// As upstream: / and /health are open, and /ready with them: probes carry no key. No route
 	// reads a body; the limit answers 413 early.
-	guarded := apikey.Require(cfg.APIKey, httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
-	handler := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == readyPath {
-			mux.ServeHTTP(w, req)
-			return
-		}
-		guarded.ServeHTTP(w, req)
-	})
+	srv.Handler = guard.Wrap(httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
 	e := &endpoint{
-		srv:      httplimit.NewServer(handler, cfg.Limits, slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
+		srv:      srv,
 		ln:       ln,
 		addr:     ln.Addr().String(),
 		unixPath: unixPath,
@@ -162,9 +164,4 @@ func writeJSON(w http.ResponseWriter, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
-}
-
-func isLoopback(a net.Addr) bool {
-	tcp, ok := a.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 )
 
@@ -67,6 +68,10 @@ func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
+	// The endpoint's access policy is checked with the rest of the configuration (exit 2).
+	if _, err := httpguard.New(rt.HTTP); err != nil {
+		return Settings{}, err
+	}
 	token, err := rt.Iggy.ResolveToken()
 	if err != nil {
 		return Settings{}, fmt.Errorf("IGGY_CONNECTORS_IGGY_TOKEN: %w", err)
@@ -86,7 +91,7 @@ func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
 		HTTP: httpSettings{
 			Enabled: rt.HTTP.Enabled, Address: rt.HTTP.Address, APIKey: rt.HTTP.APIKey,
 			TLSEnabled: rt.HTTP.TLS.Enabled, TLSCertFile: rt.HTTP.TLS.CertFile, TLSKeyFile: rt.HTTP.TLS.KeyFile,
-			MetricsEndpoint: rt.HTTP.Metrics.Endpoint, Limits: rt.HTTP.Limits,
+			MetricsEndpoint: rt.HTTP.Metrics.Endpoint, Limits: rt.HTTP.Limits, Access: rt.HTTP,
 		},
 		StatePath: rt.State.Path,
 		LogFormat: rt.Logging.Format,

@@ -42,7 +42,7 @@ func tryHandler(t testing.TB, edit func(*config.Runtime)) (http.Handler, error) 
 	s, err := supervisor.New(supervisor.Options{Runtime: rt, Provider: prov, Logger: log,
 		Environ: []string{"IGGY_SUPERVISOR_RUNNER_PATH=" + testkit.RunnerBinary(t)}})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(s.Shutdown)
 	return s.Handler()
@@ -50,6 +50,7 @@ func tryHandler(t testing.TB, edit func(*config.Runtime)) (http.Handler, error) 
 
 func serve(h http.Handler, method, path string, header http.Header, body string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:8081" // as curl addresses the default listener (not example.com)
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
@@ -133,6 +134,7 @@ func TestHandlerRejectsBadHTTPSettings(t *testing.T) {
 		}, "allowed_methods"},
 		{"metrics endpoint without slash", func(rt *config.Runtime) { rt.HTTP.Metrics.Endpoint = "metrics" }, "http.metrics.endpoint"},
 		{"metrics endpoint on an API route", func(rt *config.Runtime) { rt.HTTP.Metrics.Endpoint = "/stats" }, "http.metrics.endpoint"},
+		{"allowed host with a port", func(rt *config.Runtime) { rt.HTTP.AllowedHosts = []string{"ops.example:8081"} }, "http.allowed_hosts"},
 	}
 	for _, c := range cases {
 		_, err := tryHandler(t, c.edit)

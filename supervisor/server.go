@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iggy-connectors-go/runtime/pkg/apikey"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 )
@@ -27,7 +26,8 @@ func (s *Supervisor) serveAPI() error {
 	if err != nil {
 		return fmt.Errorf("http.address %q: %w", h.Address, err)
 	}
-	ln = httplimit.Listener(ln, h.Limits.MaxConnections)
+	s.api = httplimit.NewServer(handler, h.Limits, slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))
+	ln = httplimit.Listener(s.api, ln, h.Limits)
 	if h.TLS.Enabled {
 		cert, err := tls.LoadX509KeyPair(h.TLS.CertFile, h.TLS.KeyFile)
 		if err != nil {
@@ -37,13 +37,10 @@ func (s *Supervisor) serveAPI() error {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 			NextProtos: []string{"h2", "http/1.1"}})
 	}
-	if h.APIKey == "" {
-		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-			s.log.Warn("the REST API listens beyond loopback without an API key (set http.api_key)", "address", ln.Addr().String())
-		}
+	if warning := s.guard.StartupWarning(); warning != "" {
+		s.log.Warn("REST API: "+warning, "address", h.Address)
 	}
 	s.listener = ln
-	s.api = httplimit.NewServer(handler, h.Limits, slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))
 	s.apiDone = make(chan error, 1)
 	go func() {
 		err := s.api.Serve(ln)
@@ -93,7 +90,8 @@ func (s *Supervisor) slowBudget() time.Duration {
 }
 
 // Handler is the whole REST API with upstream's layers: CORS (outermost, when enabled), then the
-// API key, then the body limit (http.max_body_bytes), then the routes with empty-bodied 404 and
+// access policy (pkg/httpguard: the API key as upstream checks it, plus the secure defaults), then
+// the body limit (http.max_body_bytes), then the routes with empty-bodied 404 and
 // 405 answers.
 func (s *Supervisor) Handler() (http.Handler, error) {
 	h := s.runtime.HTTP
@@ -103,7 +101,7 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 	}
 	var handler http.Handler = frameworkAnswers(mux)
 	handler = httplimit.Body(handler, h.Limits.MaxBodyBytes)
-	handler = apikey.Require(h.APIKey, handler)
+	handler = s.guard.Wrap(handler)
 	if h.CORS.Enabled {
 		c, err := newCORS(h.CORS)
 		if err != nil {

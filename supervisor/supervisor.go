@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
@@ -41,6 +42,7 @@ type Supervisor struct {
 	ownsSock  bool
 	statePath string
 	plugins   pluginpath.AllowList // where plugins may be loaded from
+	guard     *httpguard.Guard     // the REST API's access policy
 
 	nextID atomic.Uint32
 
@@ -97,6 +99,11 @@ func New(o Options) (*Supervisor, error) {
 	if runnerLog == nil {
 		runnerLog = log
 	}
+	// The access policy is checked before anything starts: a bad http.allowed_hosts stops startup.
+	guard, err := httpguard.New(o.Runtime.HTTP)
+	if err != nil {
+		return nil, err
+	}
 	statePath, err := filepath.Abs(o.Runtime.State.Path)
 	if err != nil {
 		return nil, fmt.Errorf("state.path %q: %w", o.Runtime.State.Path, err)
@@ -110,7 +117,7 @@ func New(o Options) (*Supervisor, error) {
 	}
 	s := &Supervisor{
 		env: e, runtime: o.Runtime, environ: o.Environ, provider: o.Provider, log: log,
-		runnerLog: runnerLog, runnerBin: bin, statePath: statePath,
+		runnerLog: runnerLog, runnerBin: bin, statePath: statePath, guard: guard,
 		connectors:   map[config.ConnectorKind]map[string]*managed{config.KindSink: {}, config.KindSource: {}},
 		registry:     prometheus.NewRegistry(),
 		sampler:      metrics.NewSampler(),

@@ -1,8 +1,13 @@
 # One connector (the stdout sink) as a Nomad service job: one iggy-connector-runner container,
 # configured by environment variables only. Copy the job per connector and change the config.
 #
-#   nomad var put nomad/jobs/iggy-connector-stdout-sink iggy_password=...
+#   nomad var put nomad/jobs/iggy-connector-stdout-sink iggy_password=... api_key="$(openssl rand -hex 32)"
 #   nomad job run compose/nomad/iggy-connector-runner.nomad.hcl
+#
+# The endpoint listens on 0.0.0.0, so it needs its API key: without one it refuses POST /pause
+# and /resume. Both secrets come from the job's Nomad variable (with Vault, render them with
+# {{ with secret "kv/data/iggy-connectors" }}{{ .Data.data.api_key }}{{ end }} instead). Prometheus
+# scrapes /metrics with the same key as a Bearer token (authorization.credentials_file).
 #
 # The image is images/runner/Dockerfile built with --target runner-with-examples and pushed to a
 # registry your clients can pull from; a real connector's plugin comes in a derived image.
@@ -77,12 +82,14 @@ job "iggy-connector-stdout-sink" {
         EOT
       }
 
-      # The password comes from a Nomad variable, rendered as an environment file.
+      # The password and the API key come from a Nomad variable, rendered as an environment file
+      # in the task's private secrets/ directory.
       template {
         destination = "secrets/iggy.env"
         env         = true
         data        = <<-EOT
           IGGY_CONNECTORS_IGGY_PASSWORD={{ with nomadVar "nomad/jobs/iggy-connector-stdout-sink" }}{{ .iggy_password }}{{ end }}
+          IGGY_CONNECTORS_HTTP_API_KEY={{ with nomadVar "nomad/jobs/iggy-connector-stdout-sink" }}{{ .api_key }}{{ end }}
         EOT
       }
 

@@ -42,6 +42,10 @@ type HTTP struct {
 
 	// Limits bound what one client can hold (Go extension keys).
 	Limits HTTPLimits
+
+	// Access policy of pkg/httpguard (Go extension keys).
+	AllowUnauthenticated bool     // http.allow_unauthenticated: serve control routes beyond loopback without a key
+	AllowedHosts         []string // http.allowed_hosts: Host names accepted besides IPs, loopback and the listener's
 }
 
 // Secrets is what the API masks: SecretKeys, or nothing when RevealSecrets is set.
@@ -59,7 +63,9 @@ type HTTPLimits struct {
 	WriteTimeout   time.Duration // from the end of the headers to the end of the answer
 	IdleTimeout    time.Duration // a keep-alive connection waiting for its next request
 	MaxBodyBytes   uint32        // largest request body; more is answered 413
-	MaxConnections uint32        // connections served at once; more wait to be accepted
+	MaxConnections uint32        // connections served at once; idle ones are closed first to make room
+	// MaxConnectionsPerClient caps the connections of one client IP address.
+	MaxConnectionsPerClient uint32
 }
 
 // CORS is [http.cors].
@@ -77,6 +83,7 @@ type CORS struct {
 type HTTPMetrics struct {
 	Enabled  bool
 	Endpoint string
+	Public   bool // http.metrics.public (Go extension): scraped without the API key
 }
 
 // HTTPTLS is [http.tls].
@@ -209,7 +216,8 @@ func DefaultRuntime() Runtime {
 			TLS:     HTTPTLS{CertFile: "core/certs/iggy_cert.pem", KeyFile: "core/certs/iggy_key.pem"},
 			Limits:  DefaultHTTPLimits(),
 
-			SecretKeys: slices.Clone(DefaultSecretKeys),
+			SecretKeys:   slices.Clone(DefaultSecretKeys),
+			AllowedHosts: []string{},
 		},
 		Iggy: Iggy{
 			Address:  "localhost:8090",
@@ -250,6 +258,9 @@ func DefaultHTTPLimits() HTTPLimits {
 		IdleTimeout:    60 * time.Second,
 		MaxBodyBytes:   1 << 20,
 		MaxConnections: 256,
+		// A proxy or NAT puts many clients behind one address: a quarter of the cap, so a few
+		// addresses can never fill it alone.
+		MaxConnectionsPerClient: 64,
 	}
 }
 

@@ -53,7 +53,7 @@ type runtimeField struct {
 var runtimeFields = []runtimeField{
 	{path: "http.enabled", kind: kindBool, help: "serve the REST API", ref: func(r *Runtime) any { return &r.HTTP.Enabled }},
 	{path: "http.address", kind: kindString, help: "REST API bind address host:port", ref: func(r *Runtime) any { return &r.HTTP.Address }},
-	{path: "http.api_key", kind: kindString, secret: true, help: "required value of the api-key header (empty: no auth)", ref: func(r *Runtime) any { return &r.HTTP.APIKey }},
+	{path: "http.api_key", kind: kindString, secret: true, help: "the API key, sent in the api-key header or as Authorization: Bearer (empty: none, and a listener beyond loopback refuses control, config and offset routes)", ref: func(r *Runtime) any { return &r.HTTP.APIKey }},
 	// Secret masking (Go-only keys).
 	{path: "http.secret_keys", kind: kindStrings, commaList: true, extension: true, help: "plugin_config key-name parts whose values are masked in API answers, comma-separated or bracket list (empty: mask nothing)", ref: func(r *Runtime) any { return &r.HTTP.SecretKeys }},
 	{path: "http.reveal_secrets", kind: kindBool, extension: true, help: "answer the config routes with secret plugin_config values in clear", ref: func(r *Runtime) any { return &r.HTTP.RevealSecrets }},
@@ -74,7 +74,12 @@ var runtimeFields = []runtimeField{
 	{path: "http.write_timeout", kind: kindDuration, extension: true, help: "longest time to answer a quick request; restart and config routes add their own budget (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.WriteTimeout }},
 	{path: "http.idle_timeout", kind: kindDuration, extension: true, help: "keep-alive connections idle this long are closed (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.IdleTimeout }},
 	{path: "http.max_body_bytes", kind: kindUint32, extension: true, help: "largest request body in bytes; larger is answered 413 (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxBodyBytes }},
-	{path: "http.max_connections", kind: kindUint32, extension: true, help: "connections served at once; more wait to be accepted (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnections }},
+	{path: "http.max_connections", kind: kindUint32, extension: true, help: "connections served at once; at the cap idle keep-alive connections are closed first, then new ones wait (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnections }},
+	{path: "http.max_connections_per_client", kind: kindUint32, extension: true, help: "connections one client IP address may hold; more are closed (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnectionsPerClient }},
+	// Access policy (Go extension keys, pkg/httpguard).
+	{path: "http.allow_unauthenticated", kind: kindBool, extension: true, help: "serve control, config and offset routes without an API key on a listener beyond loopback (off: they answer 401)", ref: func(r *Runtime) any { return &r.HTTP.AllowUnauthenticated }},
+	{path: "http.allowed_hosts", kind: kindStrings, commaList: true, extension: true, help: "Host names accepted from clients without the key, besides IP addresses, localhost and the listener's name; .example.com matches subdomains, * any", ref: func(r *Runtime) any { return &r.HTTP.AllowedHosts }},
+	{path: "http.metrics.public", kind: kindBool, extension: true, help: "serve the metrics route without the API key (for scrapers that cannot send one)", ref: func(r *Runtime) any { return &r.HTTP.Metrics.Public }},
 	{path: "iggy.address", kind: kindString, help: "Iggy server TCP address", ref: func(r *Runtime) any { return &r.Iggy.Address }},
 	{path: "iggy.username", kind: kindString, help: "Iggy user", ref: func(r *Runtime) any { return &r.Iggy.Username }},
 	{path: "iggy.password", kind: kindString, secret: true, help: "Iggy password", ref: func(r *Runtime) any { return &r.Iggy.Password }},

@@ -137,7 +137,7 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 		{"http limits", []string{"IGGY_CONNECTORS_HTTP_READ_TIMEOUT=5s", "IGGY_CONNECTORS_HTTP_WRITE_TIMEOUT=0", "IGGY_CONNECTORS_HTTP_IDLE_TIMEOUT=2m",
 			"IGGY_CONNECTORS_HTTP_MAX_BODY_BYTES=4096", "IGGY_CONNECTORS_HTTP_MAX_CONNECTIONS=8"},
 			func(r config.Runtime) bool {
-				return r.HTTP.Limits == config.HTTPLimits{ReadTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxBodyBytes: 4096, MaxConnections: 8}
+				return r.HTTP.Limits == config.HTTPLimits{ReadTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxBodyBytes: 4096, MaxConnections: 8, MaxConnectionsPerClient: 64}
 			}},
 		{"plugin dirs comma-separated", []string{"IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS=/opt/a, /opt/b,,"},
 			func(r config.Runtime) bool { return slices.Equal(r.Plugins.AllowedDirs, []string{"/opt/a", "/opt/b"}) }},
@@ -230,10 +230,11 @@ func nonDefaultRuntime() config.Runtime {
 	r.HTTP = config.HTTP{Enabled: false, Address: "unix:/tmp/sock", APIKey: "k3y,with=signs",
 		CORS: config.CORS{Enabled: true, AllowedMethods: []string{"GET"}, AllowedOrigins: []string{},
 			AllowedHeaders: []string{"a", "b c"}, ExposedHeaders: []string{"x-y"}, AllowCredentials: true, AllowPrivateNetwork: true},
-		Metrics:    config.HTTPMetrics{Enabled: true, Endpoint: "/m"},
+		Metrics:    config.HTTPMetrics{Enabled: true, Endpoint: "/m", Public: true},
 		TLS:        config.HTTPTLS{Enabled: true, CertFile: "c.pem", KeyFile: "k.pem"},
 		SecretKeys: []string{"dsn", "pass"}, RevealSecrets: true,
-		Limits: config.HTTPLimits{ReadTimeout: time.Second, WriteTimeout: 0, IdleTimeout: time.Minute, MaxBodyBytes: 10, MaxConnections: 3}}
+		Limits:               config.HTTPLimits{ReadTimeout: time.Second, WriteTimeout: 0, IdleTimeout: time.Minute, MaxBodyBytes: 10, MaxConnections: 3, MaxConnectionsPerClient: 2},
+		AllowUnauthenticated: true, AllowedHosts: []string{"a.example", ".svc.cluster.local"}}
 	r.Plugins.AllowedDirs = []string{"/opt/plugins", "relative/dir"}
 	r.Iggy = config.Iggy{Address: "iggy:8090", Username: "u", Password: "123", Token: "file:~/pat",
 		TLS: config.IggyTLS{Enabled: true, CAFile: "ca.pem", Domain: "iggy.internal"}, Protocol: config.IggyProtocol09}

@@ -21,7 +21,7 @@ func serve(t *testing.T, l config.HTTPLimits, handler http.Handler) string {
 		t.Fatal(err)
 	}
 	srv := httplimit.NewServer(httplimit.Body(handler, l.MaxBodyBytes), l, nil)
-	go func() { _ = srv.Serve(httplimit.Listener(ln, l.MaxConnections)) }()
+	go func() { _ = srv.Serve(httplimit.Listener(srv, ln, l)) }()
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
 }

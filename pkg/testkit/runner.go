@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -205,6 +206,24 @@ func hasVar(env []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// endpointListening finds the bound address of the runner's endpoint in its text or JSON log.
+var endpointListening = regexp.MustCompile(`msg="http endpoint listening" .*bound=(\S+)|"msg":"http endpoint listening".*"bound":"([^"]+)"`)
+
+// WaitTCPEndpoint waits until the runner's endpoint listens on TCP (IGGY_CONNECTORS_HTTP_ADDRESS
+// host:port) and returns the loopback address to reach it (LoopbackAddr).
+func (p *RunnerProc) WaitTCPEndpoint(tb testing.TB, timeout time.Duration) string {
+	tb.Helper()
+	var addr string
+	p.WaitUntil(tb, timeout, "the endpoint listening", func() bool {
+		if m := endpointListening.FindStringSubmatch(p.Logs()); m != nil {
+			addr = LoopbackAddr(m[1] + m[2])
+			return true
+		}
+		return false
+	})
+	return addr
 }
 
 // Pid is the runner's process id.

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,6 +48,19 @@ type SupervisorProc struct {
 // apiListening finds the bound address in the supervisor's text or JSON log.
 var apiListening = regexp.MustCompile(`msg="REST API listening" address=(\S+)|"msg":"REST API listening","address":"([^"]+)"`)
 
+// LoopbackAddr is the address to reach a server bound to addr from this machine: a wildcard host
+// (0.0.0.0, ::) becomes 127.0.0.1, so a test's traffic stays on loopback.
+func LoopbackAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
 // StartSupervisor starts iggy-connectors in dir with env added to a clean environment (no
 // inherited IGGY_* variables). The runner binary is passed with IGGY_SUPERVISOR_RUNNER_PATH and
 // the API binds an ephemeral loopback port unless env says otherwise. It waits until the API
@@ -58,7 +72,7 @@ func StartSupervisor(tb testing.TB, dir string, env []string, startTimeout time.
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		if m := apiListening.FindStringSubmatch(p.Logs()); m != nil {
-			p.Addr = m[1] + m[2]
+			p.Addr = LoopbackAddr(m[1] + m[2])
 			return p
 		}
 		if p.Exited() {
@@ -145,16 +159,25 @@ func (p *SupervisorProc) Wait(timeout time.Duration) (int, error) {
 
 // Do sends one request to the API and returns the response with its body read.
 func (p *SupervisorProc) Do(method, path string, header http.Header, body string) (*http.Response, []byte, error) {
+	return DoHTTP(method, p.URL(path), header, body)
+}
+
+// DoHTTP sends one request to url and returns the response with its body read. A "Host" entry of
+// header replaces the request's Host (as a browser led by DNS rebinding would send it).
+func DoHTTP(method, url string, header http.Header, body string) (*http.Response, []byte, error) {
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, p.URL(path), r)
+	req, err := http.NewRequest(method, url, r)
 	if err != nil {
 		return nil, nil, err
 	}
 	for k, vs := range header {
 		req.Header[k] = vs
+	}
+	if host := header.Get("Host"); host != "" {
+		req.Host = host
 	}
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {

@@ -38,6 +38,21 @@ app.kubernetes.io/component: {{ $c.type }}
 iggy.apache.org/connector-key: {{ $c.key | lower | replace "_" "-" | quote }}
 {{- end -}}
 
+{{/* The API key of the chart's Secret: apiKey when set, else the one the installed Secret holds
+     (so upgrades keep it), else a new random one. Never empty. */}}
+{{- define "iggy-connectors.apiKey" -}}
+{{- if .Values.apiKey -}}
+{{- .Values.apiKey -}}
+{{- else -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "iggy-connectors.secretName" .) -}}
+{{- if and $existing $existing.data (index $existing.data "api-key") -}}
+{{- index $existing.data "api-key" | b64dec -}}
+{{- else -}}
+{{- randAlphaNum 48 -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "iggy-connectors.secretName" -}}
 {{- default (printf "%s-credentials" (include "iggy-connectors.fullname" .)) .Values.iggy.existingSecret -}}
 {{- end -}}

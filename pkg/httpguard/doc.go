@@ -1,0 +1,15 @@
+// Package httpguard is the access policy in front of both HTTP servers of the project, the
+// supervisor's REST API and a runner's endpoint (DESIGN decision 20), so both answer alike:
+//
+//   - The API key (http.api_key) in the api-key header or as Authorization: Bearer, as pkg/apikey
+//     checks it; /, /health and /ready are always open, and the metrics route too with
+//     http.metrics.public.
+//   - Without a key, a listener that can be reached from other machines (Exposed) refuses every
+//     route but /, /health, /ready, /stats, /sinks, /sources and the metrics route with 401 and a
+//     message naming the key to set, unless http.allow_unauthenticated opts out.
+//   - Browsers: a state-changing request whose Origin http.cors does not allow is refused (403),
+//     and without a key a Host that is not an IP address, a loopback name, the listener's name or
+//     in http.allowed_hosts is refused (421), so DNS rebinding cannot read the API either.
+//
+// Files: guard.go (the policy and its handler), hosts.go (listen addresses and Host names).
+package httpguard

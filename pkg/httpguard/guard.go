@@ -1,0 +1,148 @@
+package httpguard
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/iggy-connectors-go/runtime/pkg/apikey"
+	"github.com/iggy-connectors-go/runtime/pkg/config"
+)
+
+// Guard is the access policy of one HTTP server, built from its [http] section by New.
+type Guard struct {
+	key           []byte
+	address       string
+	exposed       bool // reachable beyond loopback (Exposed)
+	unix          bool // a Unix socket: no browser reaches it, so no Origin or Host rule applies
+	allowUnauth   bool
+	metricsPath   string
+	metricsPublic bool
+	hosts         hostNames
+	anyOrigin     bool
+	origins       []string
+}
+
+// New builds the policy of a server configured by h (its address, api_key, cors, metrics and the
+// access keys). A bad http.allowed_hosts entry is an error naming the key.
+func New(h config.HTTP) (*Guard, error) {
+	hosts, err := newHostNames(h.AllowedHosts, h.Address)
+	if err != nil {
+		return nil, err
+	}
+	metricsPath := h.Metrics.Endpoint
+	if metricsPath == "" {
+		metricsPath = "/metrics"
+	}
+	g := &Guard{
+		key:           []byte(h.APIKey),
+		address:       h.Address,
+		exposed:       Exposed(h.Address),
+		unix:          strings.HasPrefix(h.Address, "unix:"),
+		allowUnauth:   h.AllowUnauthenticated,
+		metricsPath:   metricsPath,
+		metricsPublic: h.Metrics.Public,
+		hosts:         hosts,
+	}
+	if h.CORS.Enabled {
+		for i, o := range h.CORS.AllowedOrigins {
+			if o == "*" && i == 0 {
+				g.anyOrigin = true
+			}
+			g.origins = append(g.origins, o)
+		}
+	}
+	return g, nil
+}
+
+// StartupWarning is what to log at start about this policy, or "" when it is safe: a listener
+// beyond loopback without a key, refused or opted out.
+func (g *Guard) StartupWarning() string {
+	if len(g.key) > 0 || !g.exposed {
+		return ""
+	}
+	if g.allowUnauth {
+		return "http.allow_unauthenticated is true: anyone who reaches " + g.address +
+			" can pause, stop, restart and rewind connectors and read their configs; set http.api_key instead"
+	}
+	return "listening beyond loopback without an API key: control, config and offset routes answer 401 until " + howToSetKey
+}
+
+const howToSetKey = "http.api_key (IGGY_CONNECTORS_HTTP_API_KEY) is set; clients send it in the api-key header or " +
+	"as Authorization: Bearer <key>. To serve them without a key, set http.allow_unauthenticated = true " +
+	"(IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED=true)"
+
+// Wrap puts the policy in front of next. In order: /, /health and /ready pass; a state-changing
+// request from a foreign browser origin is refused (403); the metrics route passes when public;
+// with a key, a request without it gets upstream's 401 (empty body); without a key, a Host that does
+// not name this server is refused (421), and on an exposed listener only reads that reveal no
+// config pass unless the operator opted out (401 with a message).
+func (g *Guard) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		if path == "/" || path == "/health" || path == "/ready" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !g.unix && changesState(r.Method) && !g.originAllowed(origin) {
+			refuse(w, http.StatusForbidden, fmt.Sprintf("a browser page from origin %q may not %s %s: "+
+				"list the origin in http.cors.allowed_origins with http.cors.enabled = true", origin, r.Method, path))
+			return
+		}
+		if g.metricsPublic && path == g.metricsPath {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if len(g.key) > 0 {
+			if !apikey.Authenticated(r, g.key) {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !g.unix && !g.hosts.allows(r.Host) {
+			refuse(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q does not name this server: "+
+				"add it to http.allowed_hosts (IGGY_CONNECTORS_HTTP_ALLOWED_HOSTS), or use its IP address or localhost", r.Host))
+			return
+		}
+		if g.exposed && !g.allowUnauth && !g.revealsNoConfig(r) {
+			refuse(w, http.StatusUnauthorized, "this server listens on "+g.address+" beyond loopback without an API key, "+
+				"so "+r.Method+" "+path+" is refused until "+howToSetKey)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// changesState reports whether a request of method may change something: every method but the
+// reads (OPTIONS being a CORS preflight or a 405).
+func changesState(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+// originAllowed reports whether [http.cors] lets a page of origin call this server.
+func (g *Guard) originAllowed(origin string) bool {
+	return g.anyOrigin || slices.Contains(g.origins, origin)
+}
+
+// revealsNoConfig reports whether r only reads the overview: counters, metrics and the connector
+// lists, none of which carries a config, an offset or a secret.
+func (g *Guard) revealsNoConfig(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch r.URL.Path {
+	case "/stats", "/sinks", "/sources", g.metricsPath:
+		return true
+	}
+	return false
+}
+
+func refuse(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, message)
+}
