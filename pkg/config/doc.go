@@ -18,7 +18,13 @@
 // nil and every answer keeps upstream's shape.
 //
 // MarshalYAML (yaml.go) writes plugin_config in serde_yaml's layout, as
-// upstream's GET .../configs/plugin?format=yaml does.
+// upstream's GET .../configs/plugin?format=yaml does; strings a YAML 1.1
+// reader would misread are quoted, escapes are libyaml's.
+//
+// Bounds (bounds.go): every connector document, from any source, is refused
+// (ErrOverLimit) deeper than MaxNestingDepth or with more than MaxElements
+// values; MarshalTOMLWithin, RenderTOML and RenderYAML refuse renderings over
+// a byte limit, stopping the encoder there.
 //
 // Secrets (secrets.go): SecretKeys masks the values of secret-looking
 // plugin_config keys (http.secret_keys) for API answers and error texts, and
