@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -318,6 +316,13 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 		return
 	}
 	cfg, err := config.ParseCreateBody(kind, key, body)
+	if err == nil {
+		err = s.checkRenderable(cfg)
+	}
+	if errors.Is(err, config.ErrOverLimit) {
+		writeAPIError(w, invalidConfiguration(configProblem(err)))
+		return
+	}
 	if err != nil {
 		status, text := shapeError(configProblem(err))
 		writeText(w, status, text)
@@ -504,7 +509,11 @@ func (s *Supervisor) handlePluginConfig(w http.ResponseWriter, r *http.Request, 
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	body, contentType, err := renderPluginConfig(cfg, format)
+	body, contentType, err := renderPluginConfig(cfg, format, s.bodyLimit())
+	if errors.Is(err, config.ErrOverLimit) {
+		writeAPIError(w, &apiError{status: http.StatusBadRequest, Code: "error", Reason: "Cannot convert configuration: " + configProblem(err)})
+		return
+	}
 	if err != nil {
 		writeAPIError(w, &apiError{status: http.StatusBadRequest, Code: "error", Reason: "Cannot convert configuration"})
 		return
@@ -513,23 +522,23 @@ func (s *Supervisor) handlePluginConfig(w http.ResponseWriter, r *http.Request, 
 	_, _ = w.Write(body)
 }
 
-func renderPluginConfig(cfg config.Connector, format string) ([]byte, string, error) {
+// renderPluginConfig writes plugin_config in format; a YAML or TOML rendering larger than limit
+// bytes (http.max_body_bytes) is refused (config.ErrOverLimit).
+func renderPluginConfig(cfg config.Connector, format string, limit int) ([]byte, string, error) {
 	switch format {
 	case "json":
 		return cfg.PluginConfigJSON(), "application/json", nil
 	case "text":
 		return cfg.PluginConfigJSON(), "text/plain", nil
 	case "yaml":
-		return config.MarshalYAML(cfg.PluginConfig), "application/yaml", nil
+		out, err := config.RenderYAML("plugin_config", cfg.PluginConfig, limit)
+		return out, "application/yaml", err
 	default:
 		if hasNull(cfg.PluginConfig) {
 			return nil, "", errors.New("null cannot be written as TOML")
 		}
-		var buf bytes.Buffer
-		if err := toml.NewEncoder(&buf).Encode(cfg.PluginConfig); err != nil {
-			return nil, "", err
-		}
-		return buf.Bytes(), "application/toml", nil
+		out, err := config.RenderTOML("plugin_config", cfg.PluginConfig, limit)
+		return out, "application/toml", err
 	}
 }
 

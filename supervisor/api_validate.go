@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -84,15 +85,23 @@ func problemOf(err error) validationProblem {
 // checkInChild runs `iggy-connector-runner --check` with the environment a runner of cfg would
 // get and returns the problems it prints. An error means the check itself did not run to its end.
 func (s *Supervisor) checkInChild(ctx context.Context, cfg config.Connector) ([]validationProblem, error) {
-	doc, err := cfg.MarshalDocument("json")
+	doc, err := cfg.MarshalDocumentWithin("json", s.bodyLimit())
+	if errors.Is(err, config.ErrOverLimit) {
+		return []validationProblem{problemOf(err)}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("render the config for the check: %w", err)
 	}
+	handover, err := s.writeHandover("check", doc)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(handover)
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.runnerBin, runnerproc.ArgCheck)
 	// The check serves nothing; the address only has to parse.
-	cmd.Env = append(s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "check.sock")), runnerproc.EnvConfig+"="+string(doc))
+	cmd.Env = append(s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "check.sock")), runnerproc.EnvConfigPath+"="+handover)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

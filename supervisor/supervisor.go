@@ -128,6 +128,10 @@ func New(o Options) (*Supervisor, error) {
 		if err := os.MkdirAll(e.RuntimeDir, 0o700); err != nil {
 			return nil, fmt.Errorf("IGGY_SUPERVISOR_RUNTIME_DIR=%q: %w", e.RuntimeDir, err)
 		}
+		// Runner sockets, stats pages and connector config files are this user's only.
+		if err := os.Chmod(e.RuntimeDir, 0o700); err != nil {
+			return nil, fmt.Errorf("IGGY_SUPERVISOR_RUNTIME_DIR=%q: %w", e.RuntimeDir, err)
+		}
 		s.sockDir = e.RuntimeDir
 	} else {
 		dir, err := os.MkdirTemp("", "iggy-connectors-")
@@ -328,17 +332,19 @@ func (s *Supervisor) Shutdown() {
 
 // runnerEnv is the complete environment of one runner: the supervisor's environment without any
 // IGGY_CONNECTORS_*/IGGY_SUPERVISOR_* variable or connector selector, then the runtime sections as
-// IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector inline.
-func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([]string, error) {
-	env := s.runnerBaseEnv("unix:" + m.socket)
-	run := cfg.Clone()
-	run.Path = path
-	doc, err := run.MarshalDocument("json")
+// IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector's file
+// (handover.go), which the caller removes once the runner has read it.
+func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (env []string, handover string, err error) {
+	doc, err := s.runnerDocument(cfg, path)
 	if err != nil {
-		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
+		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
 	}
-	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc),
-		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), nil
+	if handover, err = s.writeHandover(string(m.kind)+"-"+m.key, doc); err != nil {
+		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
+	}
+	env = s.runnerBaseEnv("unix:" + m.socket)
+	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfigPath+"="+handover,
+		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), handover, nil
 }
 
 // runnerBaseEnv is a runner's environment without its connector: the supervisor's environment

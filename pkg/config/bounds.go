@@ -106,9 +106,13 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 
 func (w *limitWriter) WriteString(s string) { _, _ = w.Write([]byte(s)) }
 
-// renderTooLarge is the error for a TOML rendering of key that outgrew limit bytes.
+// renderTooLarge is the error for a TOML rendering of key (in the connector name, when given)
+// that outgrew limit bytes.
 func renderTooLarge(name, key string, limit int) error {
-	return overLimit("%s: key %s: its TOML rendering is larger than %d bytes (http.max_body_bytes, the limit)", name, key, limit)
+	if name != "" {
+		name += ": "
+	}
+	return overLimit("%skey %s: its TOML rendering is larger than %d bytes (http.max_body_bytes, the limit)", name, key, limit)
 }
 
 // RenderTOML writes a table (a plugin_config, say) as TOML, refusing (ErrOverLimit, naming key)
@@ -118,7 +122,7 @@ func RenderTOML(key string, table map[string]any, limit int) ([]byte, error) {
 	w := &limitWriter{limit: limit}
 	if err := toml.NewEncoder(w).Encode(table); err != nil {
 		if errors.Is(err, errRenderLimit) {
-			return nil, renderTooLarge("rendering", key, limit)
+			return nil, renderTooLarge("", key, limit)
 		}
 		return nil, err
 	}
@@ -131,7 +135,27 @@ func RenderTOML(key string, table map[string]any, limit int) ([]byte, error) {
 func RenderYAML(key string, v any, limit int) ([]byte, error) {
 	out := MarshalYAML(v)
 	if limit > 0 && len(out) > limit {
-		return nil, overLimit("rendering: key %s: its YAML rendering is larger than %d bytes (http.max_body_bytes, the limit)", key, limit)
+		return nil, overLimit("key %s: its YAML rendering is larger than %d bytes (http.max_body_bytes, the limit)", key, limit)
 	}
 	return out, nil
+}
+
+// MarshalDocumentWithin is MarshalDocument refusing (ErrOverLimit) a document larger than limit
+// bytes, naming its largest section; 0 is no limit.
+func (c Connector) MarshalDocumentWithin(format string, limit int) ([]byte, error) {
+	if format == "toml" {
+		return c.MarshalTOMLWithin(limit)
+	}
+	doc, err := c.MarshalDocument(format)
+	if err != nil || limit <= 0 || len(doc) <= limit {
+		return doc, err
+	}
+	largest, size := "streams", 0
+	for key, v := range map[string]any{"plugin_config": c.PluginConfig, "transforms": c.Transforms, "streams": c.document()["streams"]} {
+		if n := len(appendJSON(nil, v)); n > size {
+			largest, size = key, n
+		}
+	}
+	return nil, overLimit("%s %q: key %s: the %s document is %d bytes, larger than %d bytes (http.max_body_bytes, the limit)",
+		c.Kind, c.Key, largest, format, len(doc), limit)
 }
