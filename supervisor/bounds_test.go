@@ -53,7 +53,7 @@ func TestConnectorDocumentBoundsOverTheAPI(t *testing.T) {
 	wideJSON.WriteString(strings.Repeat("}", 61))
 	runAPICases(t, p, []apiCase{
 		{name: "3000 levels deep", method: "POST", path: "/sinks/ok/configs", header: jsonCT, status: 400, contentType: jsonType,
-			body: body(strings.Repeat(`{"a":`, 3000) + "1" + strings.Repeat("}", 3000)),
+			body:       body(strings.Repeat(`{"a":`, 3000) + "1" + strings.Repeat("}", 3000)),
 			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"key plugin_config.a.a.a.a.a", "nested deeper than 64 levels (the limit)"}},
 		{name: "rendering over max_body_bytes", method: "POST", path: "/sinks/ok/configs", header: jsonCT, status: 400, contentType: jsonType,
 			body: body(wideJSON.String()), bodyHas: []string{"key plugin_config: its TOML rendering is larger than 1048576 bytes (http.max_body_bytes"}},
