@@ -63,7 +63,7 @@ func (s *Supervisor) validate(ctx context.Context, kind config.ConnectorKind, ke
 	if err != nil {
 		return []validationProblem{problemOf(err)}
 	}
-	if cfg.PluginConfig, err = s.unmaskSecrets(ctx, kind, key, cfg.PluginConfig); err != nil {
+	if cfg.PluginConfig, err = s.unmaskSecrets(ctx, cfg); err != nil {
 		return []validationProblem{{Field: "plugin_config", Message: err.Error()}}
 	}
 	problems, err := s.checkInChild(ctx, cfg)

@@ -52,6 +52,10 @@ func TestPluginSecretsAreMasked(t *testing.T) {
 		{name: "a masked value without an earlier one is refused", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 400, contentType: jsonType,
 			body:       fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],"plugin_config":{"secret":"******"}}`, lib),
 			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.secret"}},
+		{name: "a masked secret sent to another host is refused", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 400, contentType: jsonType,
+			body: fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
+				`"plugin_config":{"table":"orders","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"evil.example","token":"******"}]}}`, lib),
+			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.servers[0].token", "same plugin path and connection target"}},
 		{name: "masked values sent back", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 200, contentType: jsonType,
 			body: fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
 				`"plugin_config":{"table":"v1","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"a","token":"new-token"}]}}`, lib),

@@ -27,8 +27,9 @@
 // a byte limit, stopping the encoder there.
 //
 // Secrets (secrets.go): SecretKeys masks the values of secret-looking
-// plugin_config keys (http.secret_keys) for API answers and error texts, and
-// restores them when a masked config is sent back.
+// plugin_config keys (http.secret_keys) and the userinfo of URLs in any
+// string, for API answers and error texts, and restores them when a masked
+// config is sent back to the same connection target.
 //
 // ErrorField (errfield.go) finds the field a connector config error is about
 // ("streams[0].batch_length", "transforms.add_fields"), for the field paths of
