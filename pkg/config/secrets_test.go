@@ -95,7 +95,7 @@ func TestSecretKeysMaskWiderDefaults(t *testing.T) {
 // the rest of the URL is unchanged.
 func TestSecretKeysUnmaskKeepsTheTarget(t *testing.T) {
 	stored := map[string]any{"host": "db.internal", "password": "real", "table": "t",
-		"sink": map[string]any{"url": "https://api.example/v1", "auth": map[string]any{"token": "tok"}},
+		"sink":     map[string]any{"url": "https://api.example/v1", "auth": map[string]any{"token": "tok"}},
 		"dsn_list": []any{"mongodb://u:pw@m1/app"}}
 	cases := []struct {
 		name        string
