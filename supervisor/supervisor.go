@@ -193,7 +193,11 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		m.page = page
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
-		m.target = s.loadTarget(c.Kind, c.Key) // before anything starts (decision 13)
+		var targetProblem string
+		m.target, targetProblem = s.loadTarget(c.Kind, c.Key) // before anything starts (decision 13)
+		if targetProblem != "" {
+			m.lastErr = &metrics.LastError{Message: targetProblem, Timestamp: uint64(time.Now().UnixMicro())}
+		}
 		if b, ok := broken[connectorLabel(c)]; ok {
 			m.placeholder = true
 			m.setError(b.message)
