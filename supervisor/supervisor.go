@@ -65,6 +65,8 @@ type Supervisor struct {
 
 	closing      atomic.Bool
 	shutdownOnce sync.Once
+
+	validations, offsetsCalls gate // admission.go
 }
 
 // Options are what New needs besides the runtime config.
@@ -115,6 +117,8 @@ func New(o Options) (*Supervisor, error) {
 		registry:     prometheus.NewRegistry(),
 		sampler:      metrics.NewSampler(),
 		stopSampling: make(chan struct{}),
+		validations:  newGate(maxValidations),
+		offsetsCalls: newGate(maxOffsetsCalls),
 	}
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)
