@@ -132,9 +132,11 @@ func New(o Options) (*Supervisor, error) {
 		if err := os.MkdirAll(e.RuntimeDir, 0o700); err != nil {
 			return nil, fmt.Errorf("IGGY_SUPERVISOR_RUNTIME_DIR=%q: %w", e.RuntimeDir, err)
 		}
-		// Runner sockets, stats pages and connector config files are this user's only.
+		// Runner sockets, stats pages and connector config files are this user's only. A directory
+		// it does not own (a volume) keeps its mode; the config files in it are 0600 anyway.
 		if err := os.Chmod(e.RuntimeDir, 0o700); err != nil {
-			return nil, fmt.Errorf("IGGY_SUPERVISOR_RUNTIME_DIR=%q: %w", e.RuntimeDir, err)
+			log.Warn("cannot make the runner directory private (0700); the connector config files in it are still 0600",
+				"dir", e.RuntimeDir, "error", err)
 		}
 		s.sockDir = e.RuntimeDir
 	} else {
