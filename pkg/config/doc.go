@@ -31,6 +31,9 @@
 // string, for API answers and error texts, and restores them when a masked
 // config is sent back to the same connection target.
 //
+// Runtime.LogValue (runtime_log.go) is the startup line's view of a Runtime:
+// an explicit allow-list of keys, header values and URL userinfo masked.
+//
 // ErrorField (errfield.go) finds the field a connector config error is about
 // ("streams[0].batch_length", "transforms.add_fields"), for the field paths of
 // the validate route and the runner's --check.
