@@ -158,7 +158,7 @@ func TestLifecycleRoutes(t *testing.T) {
 // The target state outlives runners and the supervisor: a paused source whose runner is killed -9
 // comes back paused (its plugin never opened), and after a supervisor restart a stopped sink stays
 // stopped and the paused source and sink stay paused. A corrupt target-state file is named in the
-// log and its connector runs.
+// log and its connector's last_error, and the connector starts paused.
 func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
@@ -169,15 +169,20 @@ func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	f.write(t, "state/sink_c.target.json", "{not json")
 	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
 	corrupt := filepath.Join(f.dir, "state", "sink_c.target.json")
-	if !strings.Contains(p.Logs(), "target-state file is unreadable") || !strings.Contains(p.Logs(), corrupt) {
+	if !strings.Contains(p.Logs(), "target-state file is unreadable; the connector starts paused") || !strings.Contains(p.Logs(), corrupt) {
 		t.Errorf("no log line names the corrupt target-state file %s", corrupt)
 	}
-	statusEverywhere(t, p, "sink", "c", "running")
+	statusEverywhere(t, p, "sink", "c", "paused")
+	if st := statsOf(t, p, withKey())["sink/c"]; st.LastError == nil || !strings.Contains(st.LastError.Message, corrupt) ||
+		!strings.Contains(st.LastError.Message, "started paused") {
+		t.Errorf("sink/c last_error = %+v, want it to name the corrupt file and the pause", st.LastError)
+	}
 
 	runAPICases(t, p, []apiCase{
 		lifecycleCase("stop a", "/sinks/a/stop", http.StatusNoContent, ""),
 		lifecycleCase("pause b", "/sources/b/pause", http.StatusNoContent, ""),
-		lifecycleCase("pause c", "/sinks/c/pause", http.StatusNoContent, ""), // its corrupt file is replaced
+		lifecycleCase("resume c", "/sinks/c/resume", http.StatusNoContent, ""), // its corrupt file is replaced
+		lifecycleCase("pause c", "/sinks/c/pause", http.StatusNoContent, ""),
 	})
 	if data, err := os.ReadFile(filepath.Join(f.dir, "state", "sink_a.target.json")); err != nil || !strings.Contains(string(data), `"target":"stopped"`) {
 		t.Errorf("sink_a.target.json: %s (%v), want the stopped target", data, err)

@@ -75,7 +75,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		log.Warn(w)
 	}
 	if config.DisplayConfig(loaded.Env) {
-		log.Info("runtime configuration", "file", loaded.Path, "config", fmt.Sprintf("%+v", rt.Redacted()))
+		log.Info("runtime configuration", "file", loaded.Path, "config", rt.LogValue())
 	}
 	prov, err := provider.New(rt, loaded.Env, log.With("component", "provider"))
 	if err != nil {
