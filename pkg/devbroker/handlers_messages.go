@@ -2,6 +2,8 @@ package devbroker
 
 import (
 	"encoding/binary"
+
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // Consumer kinds and polling strategies on the wire.
@@ -46,7 +48,7 @@ func (c *connection) sendMessages(payload []byte) error {
 		if len(t.partitions) == 0 {
 			return StatusTopicIDNotFound
 		}
-		partitionID = xxh32(req.partitioningKey) % uint32(len(t.partitions))
+		partitionID = wire09.XXH32(req.partitioningKey) % uint32(len(t.partitions))
 	}
 	p := lookupSlot(t.partitions, partitionID)
 	if p == nil {
@@ -77,7 +79,7 @@ func singleKey(id ident) offsetKey {
 	if id.numeric {
 		return offsetKey{kind: consumerSingle, id: id.id}
 	}
-	return offsetKey{kind: consumerSingle, id: xxh32(id.name)}
+	return offsetKey{kind: consumerSingle, id: wire09.XXH32(id.name)}
 }
 
 type pollRequest struct {

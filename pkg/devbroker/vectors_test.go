@@ -150,16 +150,3 @@ func TestSpecVectorsSendAndPoll(t *testing.T) {
 	c.exchange(unhex(t, "24000000 79000000 01 0104 01000000 010400000000 010400000000 01 00000000 0700000000000000"),
 		unhex(t, "04100000 00000000"))
 }
-
-func TestSpecVectorsHashes(t *testing.T) {
-	if got := xxh32([]byte("user-42")); got != 0x61819a7e {
-		t.Errorf("xxh32(user-42) = %#x, want 0x61819a7e", got)
-	}
-	if got := xxh32(nil); got != 0x02cc5d05 {
-		t.Errorf("xxh32(empty) = %#x, want 0x02cc5d05", got)
-	}
-	// Longer than 16 bytes, to cover the four-lane loop.
-	if got := xxh32([]byte("Nobody inspects the spammish repetition")); got != 0xe2293b2f {
-		t.Errorf("xxh32(long) = %#x, want 0xe2293b2f", got)
-	}
-}

@@ -1,13 +1,13 @@
-package devbroker
+package wire09
 
 import (
 	"encoding/binary"
 	"math/bits"
 )
 
-// xxh32 is XXH32 with seed 0. The server uses it for MessagesKey partitioning
+// XXH32 is XXH32 with seed 0. The server uses it for MessagesKey partitioning
 // and to turn a named single consumer into a numeric offset key.
-func xxh32(b []byte) uint32 {
+func XXH32(b []byte) uint32 {
 	const (
 		p1 uint32 = 2654435761
 		p2 uint32 = 2246822519

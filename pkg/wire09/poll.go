@@ -1,0 +1,104 @@
+package wire09
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// PolledMessage is one message of a poll reply. Payload and Headers alias
+// the reply body.
+type PolledMessage struct {
+	Offset          uint64 // base_offset + offset_delta
+	Timestamp       uint64 // the batch's base timestamp (µs)
+	OriginTimestamp uint64 // origin_timestamp + timestamp_delta (µs)
+	ID              [16]byte
+	Checksum        uint64 // as stored; not verified (§3.6)
+	Payload         []byte
+	Headers         []byte
+}
+
+// PollIterator walks the records of a poll reply without allocating. It
+// checks the layout (record headers, frames covering each record, the sum of
+// frames equal to the prefix's messages_count) but not the checksums, as
+// both SDKs do.
+type PollIterator struct {
+	prefix  PollPrefix
+	records []byte // records not yet entered
+	frames  []byte // frames left in the current record
+	left    uint32 // frames the current record still announces
+	base    BatchHeader
+	seen    uint32
+	err     error
+}
+
+// NewPollIterator decodes the prefix of a poll reply body.
+func NewPollIterator(body []byte) (PollIterator, error) {
+	p, records, err := DecodePollPrefix(body)
+	if err != nil {
+		return PollIterator{}, err
+	}
+	return PollIterator{prefix: p, records: records}, nil
+}
+
+// Prefix is the reply's prefix.
+func (it *PollIterator) Prefix() PollPrefix { return it.prefix }
+
+// Next fills m with the next message and reports whether there was one. At
+// the end (or on a fault) it returns false; Err tells which.
+func (it *PollIterator) Next(m *PolledMessage) bool {
+	if it.err != nil {
+		return false
+	}
+	for it.left == 0 {
+		if len(it.frames) != 0 {
+			it.err = malformed(fmt.Sprintf("poll reply: %d bytes after the announced frames of a record", len(it.frames)))
+			return false
+		}
+		if len(it.records) == 0 {
+			if it.seen != it.prefix.MessagesCount {
+				it.err = malformed(fmt.Sprintf("poll reply: prefix counts %d messages, records hold %d", it.prefix.MessagesCount, it.seen))
+			}
+			return false
+		}
+		h, err := DecodeBatchHeader(it.records)
+		if err != nil {
+			it.err = err
+			return false
+		}
+		if h.Length > uint64(len(it.records)) {
+			it.err = malformed(fmt.Sprintf("poll reply: record of %d bytes, %d left", h.Length, len(it.records)))
+			return false
+		}
+		if h.Count == 0 {
+			it.err = malformed("poll reply: record with zero messages")
+			return false
+		}
+		it.base = h
+		it.frames = it.records[BatchHeaderSize:h.Length]
+		it.records = it.records[h.Length:]
+		it.left = h.Count
+	}
+	f, err := nextFrame(it.frames)
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.frames = it.frames[len(f.raw):]
+	it.left--
+	it.seen++
+	if it.seen > it.prefix.MessagesCount {
+		it.err = malformed(fmt.Sprintf("poll reply: prefix counts %d messages, records hold more", it.prefix.MessagesCount))
+		return false
+	}
+	m.Offset = it.base.BaseOffset + uint64(f.offsetDelta)
+	m.Timestamp = it.base.BaseTimestamp
+	m.OriginTimestamp = it.base.OriginTimestamp + uint64(f.timeDelta)
+	copy(m.ID[:], f.raw[offFrameID:offFrameID+16])
+	m.Checksum = binary.LittleEndian.Uint64(f.raw)
+	m.Payload = f.payload()
+	m.Headers = f.headers()
+	return true
+}
+
+// Err is the layout fault that stopped the iteration, or nil.
+func (it *PollIterator) Err() error { return it.err }

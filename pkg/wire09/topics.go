@@ -1,0 +1,243 @@
+package wire09
+
+import (
+	"encoding/binary"
+	"strconv"
+)
+
+// Topic option keys this package understands (§10.3).
+const (
+	OptionMessageExpiry        = "message_expiry"
+	OptionMaxTopicSize         = "max_topic_size"
+	OptionCompressionAlgorithm = "compression_algorithm"
+)
+
+// otherTopicOptions are accepted topic keys that carry no meaning for us.
+var otherTopicOptions = map[string]bool{
+	"segment_size": true, "enforce_fsync": true, "messages_required_to_save": true,
+	"size_of_messages_required_to_save": true, "preallocate_segments": true,
+}
+
+// Compression algorithms of the topic element.
+const (
+	CompressionNone uint8 = 1
+	CompressionGzip uint8 = 2
+)
+
+// TopicOptions are the topic settings carried as options. Zero means "server
+// default" and is left out of an encoded block, as the Go SDK does.
+type TopicOptions struct {
+	MessageExpiry uint64 // µs; u64 max = never
+	MaxTopicSize  uint64 // bytes; u64 max = unlimited
+	Compression   uint8  // 0 = default, CompressionNone or CompressionGzip
+}
+
+// AppendTopicOptions appends the options block of o.
+func AppendTopicOptions(dst []byte, o TopicOptions) ([]byte, error) {
+	var err error
+	if o.MessageExpiry != 0 {
+		if dst, err = AppendOptionUint64(dst, OptionMessageExpiry, o.MessageExpiry); err != nil {
+			return dst, err
+		}
+	}
+	if o.MaxTopicSize != 0 {
+		if dst, err = AppendOptionUint64(dst, OptionMaxTopicSize, o.MaxTopicSize); err != nil {
+			return dst, err
+		}
+	}
+	if o.Compression == CompressionGzip {
+		return AppendOption(dst, OptionCompressionAlgorithm, KindString, []byte("gzip"))
+	}
+	return dst, nil
+}
+
+// ParseTopicOptions validates a topic options block and reads the keys we
+// use. An unknown key is StatusUnsupportedOptionKey, a bad value
+// StatusInvalidOptionValue. message_expiry and max_topic_size must be Uint64
+// (human-readable strings are not supported by this package).
+func ParseTopicOptions(block []byte) (TopicOptions, error) {
+	if _, err := ValidateOptions(block); err != nil {
+		return TopicOptions{}, err
+	}
+	var o TopicOptions
+	it := NewTLVIterator(block)
+	for e, ok := it.Next(); ok; e, ok = it.Next() {
+		key := string(e.Key)
+		switch key {
+		case OptionMessageExpiry, OptionMaxTopicSize:
+			if e.ValueKind != KindUint64 {
+				return TopicOptions{}, errorf(StatusInvalidOptionValue, "option "+key+" has value kind "+strconv.Itoa(int(e.ValueKind))+", want Uint64 (12)")
+			}
+			v := binary.LittleEndian.Uint64(e.Value)
+			if key == OptionMessageExpiry {
+				o.MessageExpiry = v
+			} else {
+				o.MaxTopicSize = v
+			}
+		case OptionCompressionAlgorithm:
+			switch {
+			case e.ValueKind == KindString && string(e.Value) == "none":
+				o.Compression = CompressionNone
+			case e.ValueKind == KindString && string(e.Value) == "gzip":
+				o.Compression = CompressionGzip
+			default:
+				return TopicOptions{}, errorf(StatusInvalidOptionValue, "option compression_algorithm must be the string \"none\" or \"gzip\"")
+			}
+		default:
+			if !otherTopicOptions[key] {
+				return TopicOptions{}, errorf(StatusUnsupportedOptionKey, "unsupported topic option "+strconv.Quote(key))
+			}
+		}
+	}
+	return o, nil
+}
+
+// CreateTopic is the CreateTopic (302 -> op 132) request.
+type CreateTopic struct {
+	StreamID        Identifier
+	PartitionsCount uint32
+	Name            []byte
+	Options         []byte
+}
+
+// AppendCreateTopic appends the request body.
+func AppendCreateTopic(dst []byte, c CreateTopic) ([]byte, error) {
+	if err := checkName("topic name", c.Name, 1); err != nil {
+		return dst, err
+	}
+	dst, err := AppendIdentifier(dst, c.StreamID)
+	if err != nil {
+		return dst, err
+	}
+	dst = appendU32(dst, c.PartitionsCount)
+	dst = appendName8(dst, c.Name)
+	return append(dst, c.Options...), nil
+}
+
+// DecodeCreateTopic decodes the request; the options block is validated as a
+// block, ParseTopicOptions reads its keys.
+func DecodeCreateTopic(body []byte) (CreateTopic, error) {
+	r := newReader("create topic", body)
+	c := CreateTopic{StreamID: r.identifier("stream id"), PartitionsCount: r.u32("partitions count")}
+	c.Name = r.name8("topic name", 1)
+	c.Options = r.rest()
+	if r.err != nil {
+		return CreateTopic{}, r.err
+	}
+	if _, err := ValidateOptions(c.Options); err != nil {
+		return CreateTopic{}, err
+	}
+	return c, nil
+}
+
+// TopicRef names a topic: the GetTopic (300), DeleteTopic and PurgeTopic
+// request, and the GetConsumerGroups (601) request.
+type TopicRef struct {
+	StreamID, TopicID Identifier
+}
+
+// AppendTopicRef appends stream id then topic id.
+func AppendTopicRef(dst []byte, t TopicRef) ([]byte, error) {
+	dst, err := AppendIdentifier(dst, t.StreamID)
+	if err != nil {
+		return dst, err
+	}
+	return AppendIdentifier(dst, t.TopicID)
+}
+
+// DecodeTopicRef decodes a body that is exactly stream id then topic id.
+func DecodeTopicRef(body []byte) (TopicRef, error) {
+	r := newReader("topic reference", body)
+	t := TopicRef{StreamID: r.identifier("stream id"), TopicID: r.identifier("topic id")}
+	return t, r.end()
+}
+
+// Topic is the topic element (§10.3).
+type Topic struct {
+	ID              uint32
+	CreatedAt       uint64
+	PartitionsCount uint32
+	MessageExpiry   uint64
+	Compression     uint8
+	MaxTopicSize    uint64
+	SizeBytes       uint64
+	MessagesCount   uint64
+	Name            []byte
+	Options         []byte // the keys the client set
+	DerivedOptions  []byte // defaults the server resolved
+}
+
+// AppendTopic appends one topic element.
+func AppendTopic(dst []byte, t Topic) []byte {
+	dst = appendU32(dst, t.ID)
+	dst = appendU64(dst, t.CreatedAt)
+	dst = appendU32(dst, t.PartitionsCount)
+	dst = appendU64(dst, t.MessageExpiry)
+	dst = append(dst, t.Compression)
+	dst = appendU64(dst, t.MaxTopicSize)
+	dst = appendU64(dst, t.SizeBytes)
+	dst = appendU64(dst, t.MessagesCount)
+	dst = appendName8(dst, t.Name)
+	dst = AppendOptionsPrefixed(dst, t.Options)
+	return AppendOptionsPrefixed(dst, t.DerivedOptions)
+}
+
+// DecodeTopic decodes one topic element and returns the bytes after it.
+func DecodeTopic(b []byte) (Topic, []byte, error) {
+	r := newReader("topic", b)
+	t := Topic{ID: r.u32("id"), CreatedAt: r.u64("created at"), PartitionsCount: r.u32("partitions count"),
+		MessageExpiry: r.u64("message expiry"), Compression: r.u8("compression"), MaxTopicSize: r.u64("max topic size"),
+		SizeBytes: r.u64("size"), MessagesCount: r.u64("messages count")}
+	t.Name = r.name8("name", 1)
+	t.Options = r.string32("options")
+	t.DerivedOptions = r.string32("derived options")
+	if r.err != nil {
+		return Topic{}, nil, r.err
+	}
+	return t, r.buf[r.pos:], nil
+}
+
+// Partition is the 40-byte partition element.
+type Partition struct {
+	ID            uint32
+	CreatedAt     uint64
+	SegmentsCount uint32
+	CurrentOffset uint64
+	SizeBytes     uint64
+	MessagesCount uint64
+}
+
+// PartitionElementSize is the size of one partition element.
+const PartitionElementSize = 40
+
+// AppendPartition appends one partition element.
+func AppendPartition(dst []byte, p Partition) []byte {
+	dst = appendU32(dst, p.ID)
+	dst = appendU64(dst, p.CreatedAt)
+	dst = appendU32(dst, p.SegmentsCount)
+	dst = appendU64(dst, p.CurrentOffset)
+	dst = appendU64(dst, p.SizeBytes)
+	return appendU64(dst, p.MessagesCount)
+}
+
+// DecodePartition decodes one partition element and returns the bytes after it.
+func DecodePartition(b []byte) (Partition, []byte, error) {
+	r := newReader("partition", b)
+	p := Partition{ID: r.u32("id"), CreatedAt: r.u64("created at"), SegmentsCount: r.u32("segments count"),
+		CurrentOffset: r.u64("current offset"), SizeBytes: r.u64("size"), MessagesCount: r.u64("messages count")}
+	if r.err != nil {
+		return Partition{}, nil, r.err
+	}
+	return p, r.buf[r.pos:], nil
+}
+
+// DecodeTopicsCount reads the u32 count that starts a GetTopics (301) reply
+// and returns the topic elements after it.
+func DecodeTopicsCount(body []byte) (uint32, []byte, error) {
+	r := newReader("topics", body)
+	n := r.u32("count")
+	if r.err != nil {
+		return 0, nil, r.err
+	}
+	return n, r.buf[r.pos:], nil
+}
