@@ -1,0 +1,64 @@
+package v09
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+)
+
+// The replay rules of transient answers (§6.4).
+const (
+	replayInterval     = 50 * time.Millisecond
+	notCommittedBudget = 30 * time.Second // 57: the outcome is unknown, replay the same bytes
+	notAcceptedBudget  = 2 * time.Second  // 58: this node will not take it, then look for the leader
+)
+
+// errNotLeader: the node kept answering 58 (not accepted) for notAcceptedBudget. The client then
+// drops the connection and reconnects, which re-reads the roster and moves to the leader (§8).
+var errNotLeader = errors.New("the node does not accept the request (not the primary?)")
+
+// exchange stamps frame (header space first, body after it) and runs it. A transient answer is
+// replayed with the identical bytes, so the server deduplicates a metadata request by its number:
+// 57 every 50 ms for up to 30 s, 58 for up to 2 s and then errNotLeader.
+func (cn *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation, code wire09.Command, buf *[]byte) (reply, error) {
+	request := cn.stamp(frame, op, code)
+	var first time.Time
+	for {
+		rep, err := cn.roundTrip(ctx, frame, request, op, buf)
+		var st wire09.Status
+		if !errors.As(err, &st) || !st.Transient() {
+			return rep, err
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		budget := notCommittedBudget
+		if st == wire09.StatusTransientNotAccepted && op != wire09.OpRegister {
+			budget = notAcceptedBudget
+		}
+		if time.Since(first) >= budget {
+			if st == wire09.StatusTransientNotAccepted && op != wire09.OpRegister {
+				return reply{}, fmt.Errorf("%w: %w", errNotLeader, st)
+			}
+			return reply{}, fmt.Errorf("%s request still transient after %s: %w", opName(op), budget, st)
+		}
+		if err := sleepCtx(ctx, replayInterval); err != nil {
+			return reply{}, fmt.Errorf("%w (replaying a transient %w)", err, st)
+		}
+	}
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
