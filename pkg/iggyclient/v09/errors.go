@@ -28,6 +28,9 @@ const (
 // in again and retrying can help: network failures, broken framing, a lost session (status 40,
 // stale client 30, and the evictions the SDK maps to them), and a node that is not the leader.
 func isConnectionLoss(err error) bool {
+	if errors.Is(err, api.ErrUnauthorized) {
+		return false // refused credentials: no reconnect cures them
+	}
 	switch {
 	case errors.Is(err, errProtocol),
 		errors.Is(err, errNotLeader),
