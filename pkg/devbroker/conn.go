@@ -28,8 +28,10 @@ type session struct {
 	userID        atomic.Uint32
 	authenticated bool
 	address       string
-	lastPing      atomic.Int64 // unix nanoseconds of the connect or the last ping
-	stale         atomic.Bool  // dropped by the heartbeat check; every command answers 30
+	lastPing      atomic.Int64 // unix nanoseconds of the connect or the last ping (0.9: last request)
+	stale         atomic.Bool  // dropped by the heartbeat check; every command answers 30 (0.9: evicted)
+	v09           atomic.Bool  // the connection speaks Iggy 0.9
+	wake          func()       // interrupts the connection's read, for a 0.9 eviction
 }
 
 // connection serves one client: a sequential request/response loop.
@@ -44,11 +46,14 @@ type connection struct {
 	reply   encoder  // reused response payload buffer
 	ends    []uint32 // reused message boundaries of a SendMessages request
 	polled  []byte   // reused copy of the messages of a poll reply
+
+	s09 state09 // the 0.9 session, on a 0.9 connection
 }
 
 func (s *Server) serveConn(conn net.Conn, data *store) {
 	defer conn.Close()
-	sess := &session{clientID: s.nextClientID.Add(1), address: conn.RemoteAddr().String()}
+	sess := &session{clientID: s.nextClientID.Add(1), address: conn.RemoteAddr().String(),
+		wake: func() { _ = conn.SetReadDeadline(time.Now()) }}
 	sess.lastPing.Store(time.Now().UnixNano())
 	s.mu.Lock()
 	s.clients[sess.clientID] = sess
@@ -61,8 +66,18 @@ func (s *Server) serveConn(conn net.Conn, data *store) {
 	}()
 	c := &connection{srv: s, data: data, sess: sess, r: bufio.NewReaderSize(conn, bufferSize), w: bufio.NewWriterSize(conn, bufferSize)}
 	s.log.Debug("client connected", "client_id", sess.clientID, "address", sess.address)
-	err := c.serve()
+	v09, err := c.speaks09()
+	if err == nil && v09 {
+		sess.v09.Store(true)
+		err = c.serve09()
+	} else if err == nil {
+		err = c.serve()
+	}
 	switch {
+	case v09:
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errEvicted) {
+			s.log.Debug("client connection closed", "client_id", sess.clientID, "protocol", Protocol09, "error", err)
+		}
 	case errors.Is(err, os.ErrDeadlineExceeded) && s.isStopping():
 		// Stop woke us between requests: say goodbye like the real server.
 		c.writeStatus(StatusDisconnected)
@@ -70,6 +85,23 @@ func (s *Server) serveConn(conn net.Conn, data *store) {
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 		s.log.Debug("client connection closed", "client_id", sess.clientID, "error", err)
 	}
+}
+
+// speaks09 tells which protocol the connection speaks: the configured one, or
+// the one its first bytes show (a 0.9 request starts with a zero checksum, a
+// 0.8 frame with its non-zero length).
+func (c *connection) speaks09() (bool, error) {
+	switch c.srv.cfg.Protocol {
+	case Protocol08:
+		return false, nil
+	case Protocol09:
+		return true, nil
+	}
+	head, err := c.r.Peek(4)
+	if err != nil {
+		return false, err
+	}
+	return binary.LittleEndian.Uint32(head) == 0, nil
 }
 
 // serve reads frames until the peer goes away or a frame cannot be trusted;

@@ -43,6 +43,7 @@ func (g *group) join(clientID uint32, released partitionReleased) {
 		id = max(id, m.id+1)
 	}
 	g.members = append(g.members, &member{id: id, clientID: clientID})
+	g.generation++
 	g.cooperativeRebalance()
 	g.settleRevocations(released, 0)
 }
@@ -145,6 +146,7 @@ func (g *group) settleRevocations(released partitionReleased, timeout time.Durat
 			}
 			m.partitions = slices.DeleteFunc(m.partitions, func(p uint32) bool { return p == r.partition })
 			m.cursor = 0
+			g.generation++
 			if t := g.member(r.target); t != nil {
 				t.partitions = append(t.partitions, r.partition)
 			}
@@ -159,6 +161,7 @@ func (m *member) revoking(partition uint32) bool {
 
 // fullRebalance deals partition i to member i mod m, in member order.
 func (g *group) fullRebalance() {
+	g.generation++
 	for _, m := range g.members {
 		m.partitions = m.partitions[:0]
 		m.pending = nil
@@ -209,4 +212,15 @@ func (m *member) nextPartition(advance bool) (uint32, bool) {
 
 func (m *member) owns(partitionID uint32) bool {
 	return slices.Contains(m.partitions, partitionID)
+}
+
+// pollable lists, into dst, the partitions the member may poll: those it owns
+// and is not handing over (0.9 Sync reports these).
+func (m *member) pollable(dst []uint32) []uint32 {
+	for _, p := range m.partitions {
+		if !m.revoking(p) {
+			dst = append(dst, p)
+		}
+	}
+	return dst
 }

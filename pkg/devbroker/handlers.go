@@ -177,13 +177,7 @@ func (c *connection) loggedIn(userID uint32) {
 // clusterMetadata answers like a server with clustering disabled: one healthy
 // leader node at the listen address, so the SDK never redirects.
 func (c *connection) clusterMetadata() {
-	host, port := "127.0.0.1", uint16(8090)
-	if h, p, err := net.SplitHostPort(c.srv.Addr()); err == nil {
-		host = h
-		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
-			port = uint16(n)
-		}
-	}
+	host, port := c.srv.nodeAddress()
 	e := c.newReply()
 	e.string32("single-node")
 	e.u32(1)
@@ -196,6 +190,18 @@ func (c *connection) clusterMetadata() {
 	e.u8(0)     // leader
 	e.u8(0)     // healthy
 	c.ok(e.buf)
+}
+
+// nodeAddress is the ip and port the cluster metadata names: the listen address.
+func (s *Server) nodeAddress() (string, uint16) {
+	host, port := "127.0.0.1", uint16(8090)
+	if h, p, err := net.SplitHostPort(s.Addr()); err == nil {
+		host = h
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+			port = uint16(n)
+		}
+	}
+	return host, port
 }
 
 // getClient: [u32 client_id]. Id 0 is invalid; an unknown id is an empty OK.
@@ -502,14 +508,20 @@ func (c *connection) createPartitions(payload []byte) error {
 	if count == 0 || count > maxPartitions {
 		return StatusTooManyPartitions
 	}
+	s.growTopic(t, count)
+	c.ok(nil)
+	return nil
+}
+
+// growTopic adds count partitions to t and deals every group's partitions
+// anew; callers hold store.mu for writing.
+func (s *store) growTopic(t *topic, count uint32) {
 	t.addPartitions(count, s.clock(), s.retainBytes)
 	s.groupMu.Lock()
+	defer s.groupMu.Unlock()
 	for _, g := range t.groups {
 		if g != nil {
 			g.resetPartitions(uint32(len(t.partitions)))
 		}
 	}
-	s.groupMu.Unlock()
-	c.ok(nil)
-	return nil
 }

@@ -167,23 +167,29 @@ func (c *connection) pollMessages(payload []byte) error {
 	from, to := p.pollRangeLocked(req, key)
 	c.polled, to = p.readLocked(from, to, c.polled[:0])
 	p.mu.RUnlock()
-	returned := to - from
-
-	if returned > 0 && (req.autoCommit || key.kind == consumerGroup) {
-		p.mu.Lock()
-		if key.kind == consumerGroup {
-			p.lastPolled[key.id] = to - 1 // what a revocation waits to see committed
-		}
-		if req.autoCommit {
-			p.offsets[key] = to - 1
-		}
-		p.mu.Unlock()
-	}
-	c.writePoll(partitionID, current, uint32(returned), c.polled)
+	p.recordPoll(key, from, to, req.autoCommit)
+	c.writePoll(partitionID, current, uint32(to-from), c.polled)
 	if cap(c.polled) > keepBufferCap {
 		c.polled = nil
 	}
 	return nil
+}
+
+// recordPoll notes what a poll returned ([from, to)): the last offset a group
+// polled (what a revocation waits to see committed) and, with auto-commit,
+// the stored offset.
+func (p *partition) recordPoll(key offsetKey, from, to uint64, autoCommit bool) {
+	if to <= from || (!autoCommit && key.kind != consumerGroup) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if key.kind == consumerGroup {
+		p.lastPolled[key.id] = to - 1
+	}
+	if autoCommit {
+		p.offsets[key] = to - 1
+	}
 }
 
 // pollRangeLocked returns the offsets [from, to) a poll returns; from == to means none.

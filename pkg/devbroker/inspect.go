@@ -3,6 +3,8 @@ package devbroker
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // StoredMessage is one message as the broker holds it, with the fields the
@@ -71,6 +73,10 @@ func (s *Server) Messages(streamName, topicName string) ([]StoredMessage, error)
 	for _, p := range t.partitions {
 		p.mu.RLock()
 		for _, b := range p.batches {
+			if b.record {
+				out = append(out, parseRecord(p.id, &b)...)
+				continue
+			}
 			start := uint32(0)
 			for _, end := range b.ends {
 				out = append(out, parseStored(p.id, b.data[start:end]))
@@ -100,4 +106,20 @@ func parseStored(partitionID uint32, msg []byte) StoredMessage {
 		m.UserHeaders = append([]byte(nil), msg[messageHdrSize+payloadLen:]...)
 	}
 	return m
+}
+
+// parseRecord copies the messages of a stored 0.9 batch record (spec 0.9 §11.2).
+func parseRecord(partitionID uint32, b *batch) []StoredMessage {
+	var out []StoredMessage
+	it, _ := wire09.NewPollIterator(append(wire09.AppendPollPrefix(nil, wire09.PollPrefix{MessagesCount: uint32(len(b.ends))}), b.data...))
+	var m wire09.PolledMessage
+	for it.Next(&m) {
+		sm := StoredMessage{Partition: partitionID, Offset: m.Offset, ID: m.ID, Checksum: m.Checksum,
+			Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp, Payload: append([]byte(nil), m.Payload...)}
+		if len(m.Headers) > 0 {
+			sm.UserHeaders = append([]byte(nil), m.Headers...)
+		}
+		out = append(out, sm)
+	}
+	return out
 }

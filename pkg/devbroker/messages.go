@@ -140,10 +140,15 @@ func (p *partition) append(messages []byte, ends []uint32, now uint64) {
 		binary.LittleEndian.PutUint64(msg[0:], xxh3.Hash(msg[8:]))
 		start = end
 	}
+	p.addBatchLocked(stored)
+}
+
+// addBatchLocked appends a filled-in batch and accounts for it.
+func (p *partition) addBatchLocked(stored batch) {
 	p.batches = append(p.batches, stored)
 	p.nextOffset += uint64(len(stored.ends))
 	p.messages += uint64(len(stored.ends))
-	p.sizeBytes += uint64(len(stored.data))
+	p.sizeBytes += stored.messageBytes()
 	p.enforceRetentionLocked()
 }
 
@@ -170,7 +175,7 @@ func (p *partition) enforceRetentionLocked() {
 		old := p.batches[0]
 		p.batches[0] = batch{}
 		p.batches = p.batches[1:]
-		p.sizeBytes -= uint64(len(old.data))
+		p.sizeBytes -= old.messageBytes()
 		p.messages -= uint64(len(old.ends))
 		if len(p.spare) < maxSpareBatches {
 			p.spare = append(p.spare, old)

@@ -43,8 +43,27 @@ type Config struct {
 	// command with status 30 (stale client), until it reconnects. 0 (the default, as on a real
 	// server) never drops an open connection, however silent.
 	HeartbeatInterval time.Duration
+	// Protocol forces the protocol every connection speaks: "0.8" or "0.9".
+	// Empty (or "auto") chooses per connection from the first bytes the client
+	// sends: a 0.9 request starts with a zero checksum, a 0.8 one with its
+	// non-zero length.
+	Protocol string
 	// Logger receives connection and error logs; nil discards them.
 	Logger *slog.Logger
+}
+
+// Protocol names of Config.Protocol.
+const (
+	ProtocolAuto = "auto"
+	Protocol08   = "0.8"
+	Protocol09   = "0.9"
+)
+
+// ErrUnknownProtocol is a Config.Protocol other than "", auto, 0.8 and 0.9.
+var ErrUnknownProtocol = errors.New(`unknown protocol: want "0.8", "0.9" or "auto"`)
+
+func validProtocol(p string) bool {
+	return p == "" || p == ProtocolAuto || p == Protocol08 || p == Protocol09
 }
 
 // PersonalAccessToken is a token string the server accepts at login.
@@ -74,7 +93,7 @@ var (
 	ErrAlreadyStarted = errors.New("dev broker already started")
 )
 
-// Server is an in-memory Iggy 0.8 server. Create it with New, then Start it.
+// Server is an in-memory Iggy 0.8 and 0.9 server. Create it with New, then Start it.
 type Server struct {
 	cfg       Config
 	log       *slog.Logger
@@ -91,7 +110,8 @@ type Server struct {
 	ctx       context.Context // from Start; its end stops the server, across restarts
 	stopWatch context.CancelFunc
 
-	nextClientID atomic.Uint32
+	nextClientID  atomic.Uint32
+	nextSession09 atomic.Uint64 // 0.9 session ids, from 1
 }
 
 // New returns a server for cfg, filling in defaults; it does not listen yet.
@@ -115,6 +135,9 @@ func New(cfg Config) *Server {
 // Start creates the configured streams, binds the address and serves
 // connections in the background until Stop is called or ctx is done.
 func (s *Server) Start(ctx context.Context) error {
+	if !validProtocol(s.cfg.Protocol) {
+		return fmt.Errorf("dev broker protocol %q: %w", s.cfg.Protocol, ErrUnknownProtocol)
+	}
 	if s.cfg.TLSCertFile != "" || s.cfg.TLSKeyFile != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
 		if err != nil {
@@ -157,21 +180,30 @@ func (s *Server) verifyHeartbeats(ctx context.Context, interval time.Duration) {
 		case <-tick.C:
 		}
 		now := time.Now().UnixNano()
-		var stale []*session
+		var silent []*session
 		s.mu.Lock()
 		data := s.data
-		for id, sess := range s.clients {
+		for _, sess := range s.clients {
 			if now-sess.lastPing.Load() > int64(maxSilence) {
-				sess.stale.Store(true)
-				delete(s.clients, id)
-				stale = append(stale, sess)
+				silent = append(silent, sess)
 			}
 		}
 		s.mu.Unlock()
-		for _, sess := range stale {
+		for _, sess := range silent {
+			// 0.9 evicts only silent consumer-group members; 0.8 drops every silent client.
+			if sess.v09.Load() && (data == nil || len(data.groupsOf(sess.clientID)) == 0) {
+				continue
+			}
+			sess.stale.Store(true)
+			s.mu.Lock()
+			delete(s.clients, sess.clientID)
+			s.mu.Unlock()
 			s.log.Info("stale client dropped: no heartbeat", "client_id", sess.clientID, "address", sess.address)
 			if data != nil {
 				data.dropClient(sess.clientID)
+			}
+			if sess.v09.Load() && sess.wake != nil {
+				sess.wake() // its connection sends Eviction 13 and closes
 			}
 		}
 	}

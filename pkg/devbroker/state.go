@@ -52,6 +52,7 @@ type topic struct {
 	messageExpiry     uint64
 	maxTopicSize      uint64
 	replicationFactor uint8
+	options           []byte       // the 0.9 options block the creator set (nil over 0.8)
 	partitions        []*partition // index = partition id
 
 	balancedCounter uint64 // guarded by balancedMu; next partition for Balanced sends
@@ -64,6 +65,7 @@ type topic struct {
 type group struct {
 	id         uint32
 	name       string
+	generation uint64   // bumped by every change of membership or assignment (0.9 Sync reports it)
 	partitions []uint32 // the partitions the group covers
 	members    []*member
 }
@@ -129,13 +131,38 @@ func (p *partition) released(g uint32) bool {
 	return ok && committed >= polled
 }
 
-// batch is the messages of one SendMessages request as stored: the wire bytes
-// with id, offset, timestamp and checksum filled in, and where each message ends.
+// batch is the messages of one SendMessages request as stored, in the format of
+// the protocol that sent it, so each protocol serves its own sends unconverted:
+//   - 0.8: the wire messages with id, offset, timestamp and checksum filled in;
+//   - 0.9 (record): the stamped batch record, 256-byte header then 48-byte frames.
+//
+// ends[i] is where message i ends inside data.
 type batch struct {
 	firstOffset uint64
 	timestamp   uint64
+	record      bool
 	data        []byte
-	ends        []uint32 // ends[i] = end of message i inside data
+	ends        []uint32
+}
+
+// messageBytes is the batch's size as 0.8 messages (64-byte headers), so stats
+// read the same whichever protocol sent it.
+func (b *batch) messageBytes() uint64 {
+	if b.record {
+		return uint64(len(b.data)) - recordHeaderSize + uint64(len(b.ends))*(messageHdrSize-frameHdrSize)
+	}
+	return uint64(len(b.data))
+}
+
+// messageStart is where message i starts inside data.
+func (b *batch) messageStart(i int) uint32 {
+	if i > 0 {
+		return b.ends[i-1]
+	}
+	if b.record {
+		return recordHeaderSize
+	}
+	return 0
 }
 
 func newStore() *store {
@@ -365,11 +392,11 @@ func (p *partition) readLocked(from, to uint64, dst []byte) ([]byte, uint64) {
 		b := &p.batches[i]
 		first := from - b.firstOffset
 		last := min(to-b.firstOffset, uint64(len(b.ends))) // exclusive, relative to the batch
-		start := uint32(0)
-		if first > 0 {
-			start = b.ends[first-1]
+		if b.record {
+			dst = appendRecordAsMessages(dst, b, int(first), int(last))
+		} else {
+			dst = append(dst, b.data[b.messageStart(int(first)):b.ends[last-1]]...)
 		}
-		dst = append(dst, b.data[start:b.ends[last-1]]...)
 		from = b.firstOffset + last
 	}
 	return dst, from

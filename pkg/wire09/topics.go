@@ -241,3 +241,26 @@ func DecodeTopicsCount(body []byte) (uint32, []byte, error) {
 	}
 	return n, r.buf[r.pos:], nil
 }
+
+// CreatePartitions is the CreatePartitions (402 -> op 136) request.
+type CreatePartitions struct {
+	TopicRef
+	PartitionsCount uint32
+}
+
+// AppendCreatePartitions appends the request body.
+func AppendCreatePartitions(dst []byte, c CreatePartitions) ([]byte, error) {
+	dst, err := AppendTopicRef(dst, c.TopicRef)
+	if err != nil {
+		return dst, err
+	}
+	return appendU32(dst, c.PartitionsCount), nil
+}
+
+// DecodeCreatePartitions decodes the request body.
+func DecodeCreatePartitions(body []byte) (CreatePartitions, error) {
+	r := newReader("create partitions", body)
+	c := CreatePartitions{TopicRef: TopicRef{StreamID: r.identifier("stream id"), TopicID: r.identifier("topic id")},
+		PartitionsCount: r.u32("partitions count")}
+	return c, r.end()
+}

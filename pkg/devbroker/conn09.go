@@ -1,0 +1,323 @@
+package devbroker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+	"github.com/zeebo/xxh3"
+)
+
+// The Iggy 0.9 side of a connection (spec 0.9 §13): 256-byte frames, §3.5
+// validation, the session gate, request numbers and metadata deduplication.
+//
+// A connection holds at most one session, the u128 client id bound by its
+// last Register. Group membership and the dedup state belong to that session:
+// they end with a new Register, a Logout or the connection (the real server's
+// client table is keyed by the client id, which a client draws anew for every
+// connection and login, so per-connection state is the same thing).
+
+// serverVersion is what the login reply names as the server's version.
+const serverVersion = "0.9.0-dev"
+
+// errEvicted ends a connection after an eviction frame went out.
+var errEvicted = errors.New("session evicted")
+
+// state09 is a 0.9 connection's session.
+type state09 struct {
+	bound     bool
+	client    wire09.U128
+	session   uint64
+	watermark uint64 // highest metadata request number executed
+
+	cachedRequest uint64 // the request number whose reply is cached (0: none)
+	cachedStatus  wire09.Status
+	cachedBody    []byte
+
+	header [wire09.HeaderSize]byte // reused reply header
+	out    []byte                  // reused reply body
+	parts  []uint32                // reused partition list
+}
+
+// serve09 reads 0.9 frames until the peer goes away, a frame cannot be
+// trusted (bad size or frame type: the connection closes without a reply) or
+// the session is evicted.
+func (c *connection) serve09() error {
+	for {
+		frame, err := wire09.ReadFrame(c.r, c.request)
+		c.request = frame[:0]
+		if err != nil {
+			if c.sess.stale.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+				return c.evict(c.s09.client, wire09.EvictStaleClient)
+			}
+			if errors.Is(err, wire09.ErrFrameSize) || errors.Is(err, wire09.ErrFrameType) || errors.Is(err, io.ErrUnexpectedEOF) {
+				c.srv.log.Warn("0.9 connection closed: bad frame", "client_id", c.sess.clientID, "address", c.sess.address, "error", err)
+			}
+			return err
+		}
+		c.sess.lastPing.Store(time.Now().UnixNano()) // every request counts as liveness in 0.9
+		if c.sess.stale.Load() {
+			return c.evict(c.s09.client, wire09.EvictStaleClient)
+		}
+		if err := wire09.ValidateRequest(frame); err != nil {
+			// The real server drops these silently; the client times out.
+			c.srv.log.Warn("0.9 request dropped", "client_id", c.sess.clientID, "address", c.sess.address, "error", err)
+			continue
+		}
+		h, _ := wire09.DecodeRequestHeader(frame)
+		if err := c.handle09(&h, wire09.Body(frame)); err != nil {
+			return err
+		}
+		if err := c.w.Flush(); err != nil {
+			return err
+		}
+		if cap(c.request) > keepBufferCap {
+			c.request = nil
+		}
+		if cap(c.polled) > keepBufferCap {
+			c.polled = nil
+		}
+	}
+}
+
+// handle09 answers one validated request. It returns an error only when the
+// connection must end.
+func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
+	st := &c.s09
+	if !h.RequestChecksum.IsZero() && h.RequestChecksum != (wire09.U128{Lo: xxh3.Hash(body)}) {
+		c.reply09(h, wire09.StatusInvalidFormat, nil)
+		return nil
+	}
+	switch h.Operation {
+	case wire09.OpRegister:
+		return c.register09(h, body)
+	case wire09.OpNonReplicated:
+		switch {
+		case h.Code == wire09.CmdLoginUser || h.Code == wire09.CmdLoginWithPAT:
+			return c.evict(h.Client, wire09.EvictMalformedLogin)
+		case h.Code == wire09.CmdPing:
+			c.reply09(h, 0, nil)
+		case !st.bound:
+			c.reply09(h, wire09.StatusUnauthenticated, nil)
+		default:
+			reply, status := c.nonReplicated09(h.Code, body)
+			c.reply09(h, status, reply)
+		}
+		return nil
+	}
+	if !st.bound {
+		return c.evict(h.Client, wire09.EvictNoSession)
+	}
+	switch {
+	case h.Session < st.session:
+		return c.evict(h.Client, wire09.EvictSessionTooLow)
+	case h.Session > st.session:
+		c.srv.log.Warn("0.9 request dropped: session newer than any issued", "client_id", c.sess.clientID, "session", h.Session)
+		return nil
+	}
+	switch {
+	case h.Operation == wire09.OpLogout:
+		c.endSession()
+		c.reply09(h, 0, nil)
+	case h.Operation.PartitionPlane():
+		reply, status := c.partition09(h.Operation, body)
+		c.reply09(h, status, reply)
+	case h.Request == st.cachedRequest:
+		c.reply09(h, st.cachedStatus, st.cachedBody) // a replay: the same answer, not run again
+	case h.Request <= st.watermark:
+		c.reply09(h, 0, wire09.AppendResultRejection(st.out[:0], wire09.StatusRequestAlreadyApplied))
+	default:
+		reply, status := c.metadata09(h.Operation, body)
+		st.watermark = h.Request
+		st.cachedRequest, st.cachedStatus = h.Request, status
+		st.cachedBody = append(st.cachedBody[:0], reply...)
+		c.reply09(h, status, reply)
+	}
+	return nil
+}
+
+// reply09 writes a reply echoing the request's number, operation, timestamp
+// and checksum. A non-zero status goes with an empty body.
+func (c *connection) reply09(h *wire09.RequestHeader, status wire09.Status, body []byte) {
+	client := h.Client
+	if c.s09.bound {
+		client = c.s09.client
+	}
+	if status != 0 {
+		body = nil
+	}
+	rh := wire09.ReplyHeader{
+		Size: uint32(wire09.HeaderSize + len(body)), Client: client, RequestChecksum: h.RequestChecksum,
+		Timestamp: h.Timestamp, Request: h.Request, Operation: h.Operation, Status: status,
+	}
+	if h.Operation == wire09.OpRegister && status == 0 {
+		rh.Op = c.s09.session // login replies carry the session id here
+	}
+	_, _ = c.w.Write(wire09.AppendReplyHeader(c.s09.header[:0], &rh))
+	_, _ = c.w.Write(body)
+}
+
+// evict sends an eviction frame; the session, and the connection, end.
+func (c *connection) evict(client wire09.U128, reason wire09.EvictionReason) error {
+	h := wire09.EvictionHeader{Client: client, Reason: reason}
+	if reason == wire09.EvictIncompatibleProtocol {
+		h.VersionMax, h.VersionMin = wire09.ProtocolVersion, wire09.ProtocolVersion
+	}
+	if client.IsZero() {
+		h.Client = wire09.U128{Lo: 1} // an eviction names a non-zero client
+	}
+	c.srv.log.Info("0.9 client evicted", "client_id", c.sess.clientID, "address", c.sess.address, "reason", reason.String())
+	_, _ = c.w.Write(wire09.AppendEviction(c.s09.header[:0], &h))
+	_ = c.w.Flush()
+	return errEvicted
+}
+
+// register09 logs in (spec 0.9 §5.1): version gate, then password or token.
+func (c *connection) register09(h *wire09.RequestHeader, body []byte) error {
+	prefix, _, err := wire09.DecodeLoginPrefix(body)
+	if err != nil {
+		return c.evict(h.Client, wire09.EvictMalformedLogin)
+	}
+	if !wire09.VersionAccepted(prefix.ProtocolVersion) {
+		return c.evict(h.Client, wire09.EvictIncompatibleProtocol)
+	}
+	login, err := wire09.DecodeLogin(body)
+	if err != nil {
+		return c.evict(h.Client, wire09.EvictMalformedLogin)
+	}
+	if login.IsToken() {
+		if !c.tokenValid(string(login.Token)) {
+			return c.evict(h.Client, wire09.EvictInvalidToken)
+		}
+	} else {
+		cfg := &c.srv.cfg
+		userOK := equalSecret(string(login.Username), cfg.RootUsername)
+		passOK := equalSecret(string(login.Password), cfg.RootPassword)
+		if !userOK || !passOK {
+			return c.evict(h.Client, wire09.EvictInvalidCredentials)
+		}
+	}
+	c.endSession()
+	st := &c.s09
+	st.bound, st.client, st.session = true, h.Client, c.srv.nextSession09.Add(1)
+	c.sess.authenticated = true
+	c.sess.userID.Store(rootUserID)
+	st.out = wire09.AppendResultOK(st.out[:0])
+	st.out = wire09.AppendLoginReply(st.out, wire09.LoginReply{UserID: rootUserID, Session: st.session,
+		ProtocolVersion: wire09.ProtocolVersion, ServerVersion: []byte(serverVersion)})
+	c.reply09(h, 0, st.out)
+	return nil
+}
+
+// tokenValid reports whether a personal access token is configured and unexpired.
+func (c *connection) tokenValid(token string) bool {
+	for _, pat := range c.srv.cfg.PersonalAccessTokens {
+		if equalSecret(token, pat.Token) {
+			return pat.ExpiresAt.IsZero() || time.Now().Before(pat.ExpiresAt)
+		}
+	}
+	return false
+}
+
+// endSession unbinds the session: its group memberships and dedup state go.
+func (c *connection) endSession() {
+	st := &c.s09
+	if !st.bound {
+		return
+	}
+	c.data.dropClient(c.sess.clientID)
+	st.bound, st.client, st.session, st.watermark = false, wire09.U128{}, 0, 0
+	st.cachedRequest, st.cachedStatus, st.cachedBody = 0, 0, st.cachedBody[:0]
+	c.sess.authenticated = false
+}
+
+// nonReplicated09 answers a NonReplicated command of a bound session.
+func (c *connection) nonReplicated09(code wire09.Command, body []byte) ([]byte, wire09.Status) {
+	switch code {
+	case wire09.CmdGetClusterMetadata:
+		return c.clusterMetadata09(), 0
+	case wire09.CmdPollMessages:
+		return c.poll09(body)
+	case wire09.CmdGetConsumerOffset:
+		return c.getOffset09(body)
+	case wire09.CmdGetStream, wire09.CmdGetStreams:
+		return c.getStreams09(code, body)
+	case wire09.CmdGetTopic, wire09.CmdGetTopics:
+		return c.getTopics09(code, body)
+	case wire09.CmdGetConsumerGroup, wire09.CmdGetConsumerGroups:
+		return c.getGroups09(code, body)
+	case wire09.CmdSyncConsumerGroup:
+		return c.syncGroup09(body)
+	case wire09.CmdFlushUnsavedBuffer:
+		return nil, wire09.StatusFeatureUnavailable
+	}
+	if wire09.OperationOf(code) != wire09.OpNonReplicated {
+		return nil, wire09.StatusFeatureUnavailable // a replicated command sent as NonReplicated
+	}
+	return nil, wire09.StatusInvalidCommand
+}
+
+// metadata09 runs a metadata operation and returns its result-framed reply.
+func (c *connection) metadata09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
+	switch op {
+	case wire09.OpCreateStream, wire09.OpDeleteStream:
+		return c.streamOp09(op, body)
+	case wire09.OpCreateTopic:
+		return c.createTopic09(body)
+	case wire09.OpDeleteTopic:
+		return c.deleteTopic09(body)
+	case wire09.OpCreatePartitions:
+		return c.createPartitions09(body)
+	case wire09.OpCreateConsumerGroup:
+		return c.createGroup09(body)
+	case wire09.OpDeleteConsumerGroup, wire09.OpJoinConsumerGroup, wire09.OpLeaveConsumerGroup:
+		return c.groupOp09(op, body)
+	}
+	c.srv.log.Warn("0.9 operation not supported by the dev broker", "operation", fmt.Sprint(op))
+	return nil, wire09.StatusFeatureUnavailable
+}
+
+// partition09 runs a partition-plane operation.
+func (c *connection) partition09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
+	switch op {
+	case wire09.OpSendMessages:
+		return c.send09(body)
+	case wire09.OpStoreConsumerOffset:
+		return c.storeOffset09(body)
+	default:
+		return c.deleteOffset09(body)
+	}
+}
+
+// statusOf is the 0.9 status of a handler or decoder error.
+func statusOf(err error) wire09.Status {
+	var broker Status
+	if errors.As(err, &broker) {
+		return wire09.Status(broker)
+	}
+	var status wire09.Status
+	if errors.As(err, &status) {
+		return status
+	}
+	return wire09.StatusError
+}
+
+// rejected is a committed business rejection: a result section with the code.
+func (c *connection) rejected(err error) ([]byte, wire09.Status) {
+	c.s09.out = wire09.AppendResultRejection(c.s09.out[:0], statusOf(err))
+	return c.s09.out, 0
+}
+
+// framed starts a successful result-framed reply body.
+func (c *connection) framed() []byte {
+	c.s09.out = wire09.AppendResultOK(c.s09.out[:0])
+	return c.s09.out
+}
+
+// toIdent is the broker's identifier for a decoded 0.9 one.
+func toIdent(id wire09.Identifier) ident {
+	return ident{numeric: id.Kind == wire09.IDNumeric, id: id.ID, name: id.Name}
+}
