@@ -40,7 +40,7 @@ func (c *client) send(ctx context.Context, stream, topic string, p api.Partition
 		return err
 	}
 	var frame []byte
-	return c.do(ctx, func(cn *conn) error {
+	err = c.do(ctx, func(cn *conn) error {
 		if frame == nil { // once: a retry after a reconnect re-stamps the header, the body stays
 			var err error
 			if frame, err = c.encodeSend(ref, partitioning, msgs); err != nil {
@@ -57,6 +57,11 @@ func (c *client) send(ctx context.Context, stream, topic string, p api.Partition
 		}
 		return nil
 	})
+	if isStatus(err, wire09.StatusResourceNotFound) {
+		// The partition plane answers a stream, topic or partition it cannot resolve with 20.
+		return fmt.Errorf("stream, topic or partition %w (%w)", api.ErrNotFound, err)
+	}
+	return err
 }
 
 // encodeSend builds the whole SendMessages frame (header space, metadata, batch) in the client's
