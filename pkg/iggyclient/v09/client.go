@@ -157,7 +157,9 @@ func (c *client) do(ctx context.Context, fn func(*conn) error) error {
 			c.log.Warn("iggy server unreachable, retrying", "address", c.opts.Address, "attempt", attempt+1, "error", err)
 			continue
 		}
+		stop := cn.watch(ctx)
 		err = fn(cn)
+		stop()
 		if err == nil {
 			return nil
 		}
@@ -285,7 +287,10 @@ func (c *client) heartbeat() {
 		cn := c.cur
 		c.mu.Unlock()
 		if cn != nil && cn.broken == nil {
-			if err := c.ping(c.closing, cn); err != nil && (cn.broken != nil || isConnectionLoss(err)) {
+			stop := cn.watch(c.closing)
+			err := c.ping(c.closing, cn)
+			stop()
+			if err != nil && (cn.broken != nil || isConnectionLoss(err)) {
 				c.log.Warn("iggy heartbeat failed", "address", cn.addr, "error", err)
 				c.retire(cn)
 			}

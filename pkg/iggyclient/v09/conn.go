@@ -74,39 +74,38 @@ type reply struct {
 	payload []byte
 }
 
-// arm sets the socket deadline for one exchange (the caller's deadline or requestTimeout) and
-// makes the end of ctx interrupt it. disarm reports the context's error when it cut the exchange.
-func (cn *conn) arm(ctx context.Context) (disarm func() error) {
-	deadline := time.Now().Add(requestTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	_ = cn.nc.SetDeadline(deadline)
+// watch makes the end of ctx interrupt whatever exchange runs on cn, for one call: stop ends the
+// watch and reports false when ctx ended first (the connection is then out of step).
+func (cn *conn) watch(ctx context.Context) (stop func() bool) {
 	if ctx.Done() == nil {
-		return func() error { return nil }
+		return func() bool { return true }
 	}
-	stop := context.AfterFunc(ctx, func() { _ = cn.nc.SetDeadline(time.Unix(1, 0)) })
-	return func() error {
-		if !stop() {
-			return ctx.Err()
-		}
-		return nil
-	}
+	return context.AfterFunc(ctx, func() { _ = cn.nc.SetDeadline(time.Unix(1, 0)) })
 }
 
 // roundTrip writes one stamped frame and reads its reply into *buf (cn.in when nil), checked in
 // the §6.1 order: eviction, framing, request echo, status, operation, send body, result section.
 // A status or a committed rejection is returned as a wire09.Status (transient ones included;
 // exchange replays those). Anything that leaves the stream out of step breaks the connection.
+// The socket deadline is the caller's, at most requestTimeout away; watch interrupts it when the
+// context ends, which is checked after setting it so that an end in between is not missed.
 func (cn *conn) roundTrip(ctx context.Context, frame []byte, request uint64, op wire09.Operation, buf *[]byte) (reply, error) {
 	if cn.broken != nil {
 		return reply{}, cn.broken
 	}
-	disarm := cn.arm(ctx)
+	deadline := time.Now().Add(requestTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = cn.nc.SetDeadline(deadline)
+	if err := ctx.Err(); err != nil {
+		return reply{}, err
+	}
 	rep, err := cn.writeRead(frame, request, op, buf)
-	if ctxErr := disarm(); ctxErr != nil && err != nil {
-		err = fmt.Errorf("%w (%w)", ctxErr, err)
-		cn.breakWith(err)
+	if err != nil && cn.broken != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = fmt.Errorf("%w (%w)", ctxErr, err)
+		}
 	}
 	return rep, err
 }

@@ -47,7 +47,10 @@ func (c *client) connect(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	c.resetGroupStates()
-	if err := c.rejoinGroups(ctx, cn); err != nil {
+	stop := cn.watch(ctx)
+	err = c.rejoinGroups(ctx, cn)
+	stop()
+	if err != nil {
 		cn.close()
 		return nil, err
 	}
@@ -82,7 +85,10 @@ func (c *client) dialNode(ctx context.Context, addr string) (*conn, error) {
 	}
 	c.seq++
 	cn := newConn(nc, addr, c.seq)
-	if err := c.login(ctx, cn); err != nil {
+	stop := cn.watch(ctx)
+	err = c.login(ctx, cn)
+	stop()
+	if err != nil {
 		cn.close()
 		return nil, err
 	}
@@ -131,7 +137,9 @@ func (c *client) login(ctx context.Context, cn *conn) error {
 // that cannot be read, a single node, or no leader within leaderPollFor keeps cn.
 func (c *client) settleOnLeader(ctx context.Context, cn *conn) (*conn, error) {
 	for redirect := 0; ; redirect++ {
+		stop := cn.watch(ctx)
 		leader, ok := c.findLeader(ctx, cn)
+		stop()
 		if !ok || sameAddress(leader, cn.addr) {
 			return cn, nil
 		}

@@ -28,8 +28,8 @@ func (cn *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation,
 	var first time.Time
 	for {
 		rep, err := cn.roundTrip(ctx, frame, request, op, buf)
-		var st wire09.Status
-		if !errors.As(err, &st) || !st.Transient() {
+		st, transient := transientStatus(err)
+		if !transient {
 			return rep, err
 		}
 		if first.IsZero() {
@@ -61,4 +61,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// transientStatus reports a 57 or 58 answer. Replies carry a bare wire09.Status, so the common
+// case needs no errors.As (whose target would escape, an allocation per request).
+func transientStatus(err error) (wire09.Status, bool) {
+	if err == nil {
+		return 0, false
+	}
+	st, ok := err.(wire09.Status)
+	if !ok && !errors.As(err, &st) {
+		return 0, false
+	}
+	return st, st.Transient()
 }
