@@ -138,8 +138,9 @@ func (c *client) do(ctx context.Context, fn func(*conn) error) error {
 	}
 	defer c.release()
 	var (
-		delay   time.Duration
-		lastErr error
+		delay       time.Duration
+		lastErr     error
+		notAccepted time.Time // the first time a node would not take the request (58)
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -172,6 +173,13 @@ func (c *client) do(ctx context.Context, fn func(*conn) error) error {
 		}
 		if !isConnectionLoss(err) {
 			return classify(err) // e.g. an eviction for an unknown reason: never a relogin loop
+		}
+		if errors.Is(err, errNotLeader) {
+			if notAccepted.IsZero() {
+				notAccepted = time.Now()
+			} else if time.Since(notAccepted) >= notCommittedBudget {
+				return fmt.Errorf("no node accepted the request within %s: %w", notCommittedBudget, err)
+			}
 		}
 		lastErr = err
 		c.logLoss(err, attempt)

@@ -17,7 +17,8 @@ const (
 )
 
 // errNotLeader: the node kept answering 58 (not accepted) for notAcceptedBudget. The client then
-// drops the connection and reconnects, which re-reads the roster and moves to the leader (§8).
+// drops the connection and reconnects, which re-reads the roster and moves to the leader (§8),
+// and sends the request again there (re-stamped), for up to notCommittedBudget in all.
 var errNotLeader = errors.New("the node does not accept the request (not the primary?)")
 
 // exchange stamps frame (header space first, body after it) and runs it. A transient answer is
