@@ -62,7 +62,7 @@ bench-e2e: build
 	$(BIN)/iggy-bench-e2e $(BENCH_E2E_FLAGS)
 
 run: build
-	./compose/demo/run.sh
+	IGGY_PROTOCOL=$(IGGY_PROTOCOL) ./compose/demo/run.sh
 
 clean:
 	rm -rf $(BIN)

@@ -144,7 +144,7 @@ func TestAlertRulesCheck(t *testing.T) {
 // counter; so it gets the families Prometheus ingests, written in the classic format.
 func checkMetricsLint(t *testing.T, what string, body []byte) {
 	t.Helper()
-	families, err := metrics.Parse(bytes.NewReader(body), "text/plain")
+	families, err := testkit.ParseMetrics(bytes.NewReader(body), "text/plain")
 	if err != nil {
 		t.Fatalf("%s /metrics: %v", what, err)
 	}

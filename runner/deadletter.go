@@ -105,7 +105,7 @@ func (d *deadLetterWriter) write(ctx context.Context, msgs []iggyclient.OutMessa
 			return err
 		}
 		d.r.log.Warn("dead-letter send failed; retrying", "stream", d.policy.dlqStream, "topic", d.policy.dlqTopic, "attempt", attempt+1, "error", err)
-		if !bo.sleep(ctx) {
+		if bo.Wait(ctx) != nil {
 			return err
 		}
 	}

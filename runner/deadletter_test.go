@@ -92,6 +92,10 @@ func waitTopicLen(t *testing.T, p *testkit.RunnerProc, srv *devbroker.Server, st
 // dead-letter topic (on a stream that did not exist) with their payload, user headers and the
 // iggy_dlq_* headers, and the runner keeps running.
 func TestSinkDeadLettersPoisonRecords(t *testing.T) {
+	testkit.OverProtocols(t, sinkDeadLettersPoisonRecords)
+}
+
+func sinkDeadLettersPoisonRecords(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	poison := map[int]bool{10: true, 500: true, 999: true}
 	testkit.SendMessages(t, srv, "demo", "events", messagesWith(t, 1000, func(i int) []byte {
@@ -102,7 +106,7 @@ func TestSinkDeadLettersPoisonRecords(t *testing.T) {
 	}))
 	toml := sinkTOML("poison", testkit.PluginPath(t, "fault"), "demo", "events", "", `fail_payload_contains = "POISON"`) +
 		errorHandling(`dead_letter_stream = "dlq"`+"\n"+`dead_letter_topic = "poison_dlq"`)
-	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), toml))
+	p := testkit.StartRunner(t, withConfig(baseEnvOver(protocol, srv, t.TempDir()), toml))
 	p.WaitStatus(t, "running", waitLong)
 	dead := waitTopicLen(t, p, srv, "dlq", "poison_dlq", 3)
 	p.WaitUntil(t, waitLong, "997 records processed", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) == 997 })
@@ -217,11 +221,15 @@ func TestSinkToleranceNoneNamesThePoisonRecord(t *testing.T) {
 // as the plugin produced them, the rest is sent and the batch ACKed (no NACK, so no stall).
 // Without [error_handling] the same batches are NACKed until the source stalls, as before.
 func TestSourceDeadLettersBadRecords(t *testing.T) {
+	testkit.OverProtocols(t, sourceDeadLettersBadRecords)
+}
+
+func sourceDeadLettersBadRecords(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t)
 	plugin := "max_messages = 20\nmessages_per_batch = 10\nbad_payload_every = 4"
 	toml := sourceTOML("badsrc", testkit.PluginPath(t, "fault"), "out", "events", "", plugin) +
 		errorHandling(`dead_letter_stream = "dlq"`+"\n"+`dead_letter_topic = "badsrc_dlq"`)
-	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), toml))
+	p := testkit.StartRunner(t, withConfig(baseEnvOver(protocol, srv, t.TempDir()), toml))
 	p.WaitStatus(t, "running", waitLong)
 	sent := waitTopicLen(t, p, srv, "out", "events", 15)
 	dead := waitTopicLen(t, p, srv, "dlq", "badsrc_dlq", 5)
@@ -254,7 +262,7 @@ func TestSourceDeadLettersBadRecords(t *testing.T) {
 	}
 
 	strict := sourceTOML("strictsrc", testkit.PluginPath(t, "fault"), "out", "strict", "", plugin)
-	q := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), strict))
+	q := testkit.StartRunner(t, withConfig(baseEnvOver(protocol, srv, t.TempDir()), strict))
 	expectExit(t, q, 1, "source stalled")
 	if !strings.Contains(q.Logs(), "Rejected source batch") {
 		t.Fatalf("without [error_handling] the bad batch was not NACKed:\n%s", q.Logs())

@@ -18,9 +18,13 @@ import (
 // A random source and a stdout sink, each in its own runner process, move a bounded stream through
 // the dev broker; every count in /stats and /metrics equals what the official SDK reads back.
 func TestSourceToSinkCountsMatchTopic(t *testing.T) {
+	testkit.OverProtocols(t, sourceToSinkCountsMatchTopic)
+}
+
+func sourceToSinkCountsMatchTopic(t *testing.T, protocol string) {
 	const total = 600
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
-	env := baseEnv(srv, t.TempDir())
+	env := baseEnvOver(protocol, srv, t.TempDir())
 
 	source := testkit.StartRunner(t, withConfig(env, sourceTOML("gen", testkit.PluginPath(t, "random_source"), "demo", "events", "",
 		fmt.Sprintf(`interval = "5ms"
@@ -88,11 +92,13 @@ payload_size = 40`, total))))
 
 // A sink runner killed with SIGKILL mid-stream and started again delivers every message to the
 // plugin at least once, and the second run resumes from the stored offset instead of from 0.
-func TestSinkKill9LosesNothing(t *testing.T) {
+func TestSinkKill9LosesNothing(t *testing.T) { testkit.OverProtocols(t, sinkKill9LosesNothing) }
+
+func sinkKill9LosesNothing(t *testing.T, protocol string) {
 	const total = 3000
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", total)
-	env := withConfig(baseEnv(srv, t.TempDir()), sinkTOML("out", testkit.PluginPath(t, "stdout_sink"), "demo", "events",
+	env := withConfig(baseEnvOver(protocol, srv, t.TempDir()), sinkTOML("out", testkit.PluginPath(t, "stdout_sink"), "demo", "events",
 		`batch_length = 100
 poll_interval = "40ms"`, `print_payload = true`))
 
@@ -128,10 +134,14 @@ poll_interval = "40ms"`, `print_payload = true`))
 // fault source's sequence numbers in the topic have no gap, and at most the batch in flight at the
 // kill is written twice.
 func TestSourceKill9ContinuesFromSavedState(t *testing.T) {
+	testkit.OverProtocols(t, sourceKill9ContinuesFromSavedState)
+}
+
+func sourceKill9ContinuesFromSavedState(t *testing.T, protocol string) {
 	const perBatch = 10
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
 	stateDir := t.TempDir()
-	env := withConfig(baseEnv(srv, stateDir), sourceTOML("faulty", testkit.PluginPath(t, "fault"), "demo", "seq", "",
+	env := withConfig(baseEnvOver(protocol, srv, stateDir), sourceTOML("faulty", testkit.PluginPath(t, "fault"), "demo", "seq", "",
 		fmt.Sprintf(`messages_per_batch = %d
 interval_ms = 5`, perBatch)))
 
@@ -171,9 +181,11 @@ interval_ms = 5`, perBatch)))
 
 // The broker goes away for a second and comes back (keeping its data) while a source and a sink runner run; both reconnect by
 // themselves and every message still reaches the sink plugin.
-func TestBrokerRestartBothRecover(t *testing.T) {
+func TestBrokerRestartBothRecover(t *testing.T) { testkit.OverProtocols(t, brokerRestartBothRecover) }
+
+func brokerRestartBothRecover(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
-	env := baseEnv(srv, t.TempDir())
+	env := baseEnvOver(protocol, srv, t.TempDir())
 	source := testkit.StartRunner(t, withConfig(env, sourceTOML("faulty", testkit.PluginPath(t, "fault"), "demo", "seq", "",
 		`messages_per_batch = 10
 interval_ms = 5`)))

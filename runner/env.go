@@ -27,10 +27,10 @@ type Env struct {
 	ShutdownTimeout   time.Duration `env:"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT" envDefault:"10s" help:"time to settle the in-flight batch and close the plugin after SIGTERM/SIGINT (one budget for both)"`
 	ConsumeRetries    int           `env:"IGGY_CONNECTOR_CONSUME_RETRIES" envDefault:"5" help:"sink: retries of a failed consume call before the connector goes to error and the runner exits"`
 	SendRetries       int           `env:"IGGY_CONNECTOR_SEND_RETRIES" envDefault:"3" help:"source: retries of a failed send to Iggy before the batch is NACKed"`
-	RetryBackoffMin   time.Duration `env:"IGGY_CONNECTOR_RETRY_BACKOFF_MIN" envDefault:"100ms" help:"first pause between retries (doubles per attempt)"`
+	RetryBackoffMin   time.Duration `env:"IGGY_CONNECTOR_RETRY_BACKOFF_MIN" envDefault:"100ms" help:"first pause between retries (doubles per attempt; each pause jittered ±20%)"`
 	RetryBackoffMax   time.Duration `env:"IGGY_CONNECTOR_RETRY_BACKOFF_MAX" envDefault:"5s" help:"cap of the retry pause"`
-	ReconnectMin      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MIN" envDefault:"100ms" help:"first pause before reconnecting to Iggy after the connection dropped"`
-	ReconnectMax      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MAX" envDefault:"5s" help:"cap of the reconnect pause"`
+	ReconnectMin      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MIN" envDefault:"100ms" help:"first pause before reconnecting to Iggy after the connection dropped (doubles per attempt; each pause jittered ±20%)"`
+	ReconnectMax      time.Duration `env:"IGGY_CONNECTOR_RECONNECT_MAX" envDefault:"1s" help:"cap of the reconnect pause (as Kafka's reconnect.backoff.max.ms): a runner is back within about this long after Iggy returns"`
 	HeartbeatInterval time.Duration `env:"IGGY_CONNECTOR_HEARTBEAT_INTERVAL" envDefault:"5s" help:"how often the runner pings Iggy, busy or idle; a server with [heartbeat] enabled drops a client silent for 1.2 of its intervals, so keep this below that"`
 	StallNacks        int           `env:"IGGY_CONNECTOR_STALL_NACKS" envDefault:"5" help:"source: consecutive NACKs after which the plugin's poll loop has stopped (SDK limit 5) and the runner exits"`
 	CPUProfile        string        `env:"IGGY_CONNECTOR_CPU_PROFILE" help:"write a Go CPU profile of the whole run to this file (for performance work)"`

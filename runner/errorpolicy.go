@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
@@ -41,4 +42,8 @@ func newErrorPolicy(eh *config.ErrorHandling, e Env) errorPolicy {
 
 func (p errorPolicy) hasDeadLetterTopic() bool { return p.dlqTopic != "" }
 
-func (p errorPolicy) backoff() *backoff { return newBackoff(p.backoffMin, p.backoffMax) }
+// backoff is the pause between retries of one failed consume or send: jittered, so runners that
+// failed against the same server do not retry in step.
+func (p errorPolicy) backoff() *backoff.Backoff {
+	return backoff.New(backoff.Policy{Min: p.backoffMin, Max: p.backoffMax, Jitter: backoff.DefaultJitter})
+}

@@ -155,3 +155,8 @@ func stopRunner(tb testing.TB, p *testkit.RunnerProc) {
 		tb.Fatalf("runner pid %d after SIGTERM: exit %d, %v; logs:\n%s", p.Pid(), code, err, p.Logs())
 	}
 }
+
+// baseEnvOver is baseEnv speaking the given Iggy protocol.
+func baseEnvOver(protocol string, srv *devbroker.Server, stateDir string) []string {
+	return append(baseEnv(srv, stateDir), testkit.ProtocolEnv(protocol))
+}

@@ -11,9 +11,13 @@ import (
 // runner's /metrics and /stats: with 30 messages, batches of 10 and a slow plugin it reads 20, then
 // 10, then 0 once everything was polled.
 func TestSinkReportsConsumerLagOnEveryPoll(t *testing.T) {
+	testkit.OverProtocols(t, sinkReportsConsumerLagOnEveryPoll)
+}
+
+func sinkReportsConsumerLagOnEveryPoll(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", 30)
-	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()),
+	p := testkit.StartRunner(t, withConfig(baseEnvOver(protocol, srv, t.TempDir()),
 		sinkTOML("slow", testkit.PluginPath(t, "fault"), "demo", "events", "batch_length = 10", "sleep_ms = 300")))
 	p.WaitStatus(t, "running", waitLong)
 	seen := map[uint64]bool{}

@@ -41,7 +41,7 @@ func TestMetricsEndpointServesUpstreamTextAndSupervisorProtobuf(t *testing.T) {
 		t.Errorf("text %s = %v, want 25", series, got)
 	}
 
-	families, err := metrics.Scrape(context.Background(), client, "http://runner/metrics")
+	families, err := testkit.ScrapeMetrics(context.Background(), client, "http://runner/metrics")
 	if err != nil {
 		t.Fatalf("supervisor-style scrape: %v", err)
 	}

@@ -51,12 +51,14 @@ func stateIs(t *testing.T, p *testkit.RunnerProc, header http.Header, key, kind,
 // counts stay frozen while paused, its state gauge says paused, POST /pause and /resume are guarded
 // by the API key and answer 409 when they do not apply. After resume every message is delivered
 // exactly once: the plugin, closed at the end, counts them.
-func TestStandaloneSinkPauseResume(t *testing.T) {
+func TestStandaloneSinkPauseResume(t *testing.T) { testkit.OverProtocols(t, standaloneSinkPauseResume) }
+
+func standaloneSinkPauseResume(t *testing.T, protocol string) {
 	const total = 4000
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	fillTopic(t, srv, "demo", "events", total)
 	key := http.Header{"Api-Key": {"k"}}
-	p := testkit.StartRunner(t, append(withConfig(baseEnv(srv, t.TempDir()), sinkTOML("busy", testkit.PluginPath(t, "fault"), "demo", "events",
+	p := testkit.StartRunner(t, append(withConfig(baseEnvOver(protocol, srv, t.TempDir()), sinkTOML("busy", testkit.PluginPath(t, "fault"), "demo", "events",
 		"batch_length = 50\npoll_interval = \"1ms\"", "sleep_ms = 15")), "IGGY_CONNECTORS_HTTP_API_KEY=k"))
 	p.WaitStatus(t, "running", waitLong)
 	p.WaitUntil(t, waitLong, "the drain to begin", func() bool { return testkit.OrZero(statsWithKey(t, p, key).MessagesProcessed) > 0 })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
@@ -176,7 +177,7 @@ func (r *Runner) fail(err error) error {
 // credentials are final.
 func (r *Runner) dial(ctx context.Context) (iggyclient.Client, error) {
 	e := r.settings.Env
-	bo := newBackoff(e.ReconnectMin, e.ReconnectMax)
+	bo := reconnectBackoff(e)
 	for {
 		c, err := iggyclient.Dial(ctx, r.settings.Iggy.options(e, r.log))
 		if err == nil {
@@ -186,7 +187,7 @@ func (r *Runner) dial(ctx context.Context) (iggyclient.Client, error) {
 			return nil, fmt.Errorf("log in to iggy at %s: %w", r.settings.Iggy.Address, err)
 		}
 		r.log.Warn("cannot reach iggy; retrying", "address", r.settings.Iggy.Address, "error", err)
-		if !bo.sleep(ctx) {
+		if bo.Wait(ctx) != nil {
 			return nil, ctx.Err()
 		}
 	}
@@ -241,33 +242,9 @@ func callWithContext(ctx context.Context, call func() error) error {
 	}
 }
 
-// backoff is a capped doubling pause.
-type backoff struct {
-	min, max, next time.Duration
-}
-
-func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max, next: min} }
-
-func (b *backoff) reset() { b.next = b.min }
-
-// sleep waits the next pause; false when ctx ended first.
-func (b *backoff) sleep(ctx context.Context) bool {
-	d := b.next
-	b.next = min(b.next*2, b.max)
-	return sleepCtx(ctx, d)
-}
-
-// sleepCtx waits d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+// reconnectBackoff is the jittered pause between attempts to reach Iggy (dial, poll), from
+// IGGY_CONNECTOR_RECONNECT_MIN doubling up to IGGY_CONNECTOR_RECONNECT_MAX: the jitter keeps a fleet
+// of runners that lost the same server from coming back in step.
+func reconnectBackoff(e Env) *backoff.Backoff {
+	return backoff.New(backoff.Policy{Min: e.ReconnectMin, Max: e.ReconnectMax, Jitter: backoff.DefaultJitter})
 }

@@ -75,12 +75,16 @@ func processedBy(t testing.TB, ps ...*testkit.RunnerProc) uint64 {
 // is killed with SIGKILL midway: the server hands its partition to the survivors, every record
 // reaches the plugin, and at most the killed runner's batch in flight is delivered twice.
 func TestSinkReplicasShareTheTopicAndSurviveAKill(t *testing.T) {
+	testkit.OverProtocols(t, sinkReplicasShareTheTopicAndSurviveAKill)
+}
+
+func sinkReplicasShareTheTopicAndSurviveAKill(t *testing.T, protocol string) {
 	const total, batch = 300_000, 1000
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 3}))
 	testkit.FillPartitions(t, srv, "demo", "events", 3, total)
 	var replicas []*testkit.RunnerProc
 	for range 3 {
-		p := testkit.StartRunner(t, sinkReplicaEnv(t, srv, "scaled"))
+		p := testkit.StartRunner(t, append(sinkReplicaEnv(t, srv, "scaled"), testkit.ProtocolEnv(protocol)))
 		p.WaitStatus(t, "running", waitLong)
 		replicas = append(replicas, p)
 	}

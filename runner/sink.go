@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -169,7 +170,7 @@ func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id u
 func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	r, t := c.r, c.t
 	e := r.settings.Env
-	pollBackoff := newBackoff(e.ReconnectMin, e.ReconnectMax)
+	pollBackoff := reconnectBackoff(e)
 	var lastPoll time.Time
 	busy := false // batches are flowing: the GC runs less often (gc.go)
 	defer r.gc.setBusy(&busy, false)
@@ -180,7 +181,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 			c.storeUnstored(workCtx) // the next poll does not follow at once
 		}
 		// Paused between batches: the last one settled (offset stored), the plugin stays open.
-		if !r.pause.awaitSettling(pollCtx, storeUnstored) || !sleepCtx(pollCtx, t.PollInterval-time.Since(lastPoll)) {
+		if !r.pause.awaitSettling(pollCtx, storeUnstored) || backoff.Sleep(pollCtx, t.PollInterval-time.Since(lastPoll)) != nil {
 			return nil // the deferred store stores c.unstored
 		}
 		lastPoll = time.Now()
@@ -207,12 +208,12 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 			}
 			r.metrics.errors(1)
 			r.log.Warn("poll failed; retrying", "stream", t.Stream, "topic", t.Topic, "error", err)
-			if !pollBackoff.sleep(pollCtx) {
+			if pollBackoff.Wait(pollCtx) != nil {
 				return nil
 			}
 			continue
 		}
-		pollBackoff.reset()
+		pollBackoff.Reset()
 		c.recordLag(batch)
 		r.gc.setBusy(&busy, len(batch.Messages) > 0)
 		if len(batch.Messages) == 0 {
@@ -346,7 +347,7 @@ func (c *sinkConsumer) consume(pollCtx context.Context) error {
 			return fmt.Errorf("sink %q: consume failed after %d attempts: %w", r.spec.Key, attempt+1, err)
 		}
 		r.log.Warn("consume failed; retrying", "attempt", attempt+1, "error", err)
-		if !bo.sleep(pollCtx) {
+		if bo.Wait(pollCtx) != nil {
 			return fmt.Errorf("sink %q: stopped while retrying a failed consume (offset not stored): %w", r.spec.Key, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -589,7 +590,7 @@ func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []ig
 		part := msgs[from:min(from+chunk, len(msgs))]
 		bo := policy.backoff()
 		for attempt := 0; ; attempt++ {
-			if !sleepCtx(ctx, s.Linger-time.Since(p.lastSend[si])) {
+			if backoff.Sleep(ctx, s.Linger-time.Since(p.lastSend[si])) != nil {
 				return ctx.Err()
 			}
 			err := p.client.Send(ctx, s.Stream, s.Topic, iggyclient.Partitioning{Kind: "balanced"}, part)
@@ -601,7 +602,7 @@ func (p *sourcePump) send(ctx context.Context, si int, s sourceStream, msgs []ig
 				return err
 			}
 			p.r.log.Warn("send failed; retrying", "stream", s.Stream, "topic", s.Topic, "attempt", attempt+1, "error", err)
-			if !bo.sleep(ctx) {
+			if bo.Wait(ctx) != nil {
 				return err
 			}
 		}

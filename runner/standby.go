@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
 )
@@ -104,7 +105,7 @@ func (r *Runner) acquireLease(ctx context.Context, client iggyclient.Client) (*s
 			r.status.set(StatusStandby)
 			r.log.Info("standby: another runner of this source holds the lease", "stream", l.stream, "topic", l.topic)
 		}
-		if !sleepCtx(ctx, leaseCheckEvery) {
+		if backoff.Sleep(ctx, leaseCheckEvery) != nil {
 			return nil, nil
 		}
 	}
@@ -134,7 +135,7 @@ func stopOr(ctx context.Context, err error) error {
 func (l *sourceLease) watch(ctx context.Context, lost func(error)) {
 	taken := make(chan struct{}) // closed when the server answered that another member owns it
 	go func() {
-		for sleepCtx(ctx, leaseCheckEvery) {
+		for backoff.Sleep(ctx, leaseCheckEvery) == nil {
 			owns, err := l.client.OwnsPartition(ctx, l.stream, l.topic, leaseGroup, 0)
 			if err != nil {
 				continue // judged by the time since the last confirmation

@@ -38,9 +38,13 @@ func startActiveAndStandby(t *testing.T, activeEnv, standbyEnv []string) (active
 // directory: it continues from the state in Iggy, with no gap and at most the batch in flight
 // repeated, and never writes a state file.
 func TestSourceIggyStateNeedsNoVolume(t *testing.T) {
+	testkit.OverProtocols(t, sourceIggyStateNeedsNoVolume)
+}
+
+func sourceIggyStateNeedsNoVolume(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
 	fileDir := t.TempDir()
-	fileEnv := withConfig(baseEnv(srv, fileDir), sourceTOML("seqsrc", testkit.PluginPath(t, "fault"), "demo", "seq", "",
+	fileEnv := withConfig(baseEnvOver(protocol, srv, fileDir), sourceTOML("seqsrc", testkit.PluginPath(t, "fault"), "demo", "seq", "",
 		fmt.Sprintf("messages_per_batch = %d\ninterval_ms = 5", seqPerBatch)))
 
 	onFile := testkit.StartRunner(t, fileEnv)
@@ -65,7 +69,7 @@ func TestSourceIggyStateNeedsNoVolume(t *testing.T) {
 	migrated.Kill9()
 
 	elsewhere := t.TempDir()
-	second := testkit.StartRunner(t, iggyStateEnv(t, srv, elsewhere))
+	second := testkit.StartRunner(t, append(iggyStateEnv(t, srv, elsewhere), testkit.ProtocolEnv(protocol)))
 	second.WaitStatus(t, "running", waitLong)
 	second.WaitUntil(t, waitLong, "the run on the fresh node to send 100 messages", func() bool {
 		return testkit.OrZero(second.Stats(t).MessagesSent) >= 100
@@ -89,9 +93,11 @@ func TestSourceIggyStateNeedsNoVolume(t *testing.T) {
 // reports standby on /health, /stats and /ready (503). Killed with SIGKILL mid-stream, the active
 // one is replaced by the standby, which continues from the state in Iggy: no sequence number
 // lost, at most the batch in flight repeated.
-func TestStandbySourceTakesOver(t *testing.T) {
+func TestStandbySourceTakesOver(t *testing.T) { testkit.OverProtocols(t, standbySourceTakesOver) }
+
+func standbySourceTakesOver(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"seq": 1}))
-	first, second := startActiveAndStandby(t, iggyStateEnv(t, srv, t.TempDir()), iggyStateEnv(t, srv, t.TempDir()))
+	first, second := startActiveAndStandby(t, append(iggyStateEnv(t, srv, t.TempDir()), testkit.ProtocolEnv(protocol)), append(iggyStateEnv(t, srv, t.TempDir()), testkit.ProtocolEnv(protocol)))
 
 	for _, c := range []struct {
 		p          *testkit.RunnerProc

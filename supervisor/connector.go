@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -201,7 +202,7 @@ func (m *managed) stopLoop() {
 func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, done chan<- struct{}, first chan<- error) {
 	defer close(done)
 	env := m.sup.env
-	backoff := restartBackoff{min: env.BackoffMin, max: env.BackoffMax, stableAfter: env.StableAfter}
+	restarts := restartBackoff{min: env.BackoffMin, max: env.BackoffMax, stableAfter: env.StableAfter, jitter: backoff.DefaultJitter}
 	report := func(err error) {
 		if first != nil {
 			first <- err
@@ -254,13 +255,9 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 			m.setStatus(statusStopped)
 			return
 		}
-		t := time.NewTimer(backoff.pause(time.Since(started)))
-		select {
-		case <-stop:
-			t.Stop()
+		if backoff.Sleep(stopCtx, restarts.pause(time.Since(started))) != nil {
 			m.setStatus(statusStopped)
 			return
-		case <-t.C:
 		}
 		m.mu.Lock()
 		m.restarts++
@@ -422,18 +419,20 @@ func pageName(kind config.ConnectorKind, index int) string {
 }
 
 // restartBackoff is the pause before restarting a runner: min, doubling per restart up to max,
-// and min again after a run of at least stableAfter.
+// and min again after a run of at least stableAfter. Each pause is jittered by ±jitter, so runners
+// that died together (their Iggy server went away) are not restarted in step.
 type restartBackoff struct {
 	min, max, stableAfter time.Duration
-	next                  time.Duration
+	jitter                float64
+	delays                *backoff.Backoff // made at the first pause
 }
 
 // pause returns the wait before the next start, given how long the last run lasted.
 func (b *restartBackoff) pause(ran time.Duration) time.Duration {
-	if b.next == 0 || ran >= b.stableAfter {
-		b.next = b.min
+	if b.delays == nil {
+		b.delays = backoff.New(backoff.Policy{Min: b.min, Max: b.max, Jitter: b.jitter})
+	} else if ran >= b.stableAfter {
+		b.delays.Reset()
 	}
-	d := b.next
-	b.next = min(b.next*2, b.max)
-	return d
+	return b.delays.Next()
 }

@@ -66,6 +66,10 @@ func wantUpdatedAt(t *testing.T, st sourceStateBody, want time.Time, what string
 // nothing. A source whose state is still only in its file (migration pending) shows the file's
 // state, a PUT migrates and supersedes it, and a DELETE removes the file too.
 func TestSourceStateOnTheIggyBackend(t *testing.T) {
+	testkit.OverProtocols(t, sourceStateOnTheIggyBackend)
+}
+
+func sourceStateOnTheIggyBackend(t *testing.T, protocol string) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"numbers": 1}))
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
@@ -80,7 +84,7 @@ func TestSourceStateOnTheIggyBackend(t *testing.T) {
 	if err := os.Chtimes(parkedFile, fileTime, fileTime); err != nil {
 		t.Fatal(err)
 	}
-	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_STATE_BACKEND=iggy"), waitLong)
+	p := testkit.StartSupervisor(t, f.dir, f.env(testkit.ProtocolEnv(protocol), "IGGY_CONNECTORS_STATE_BACKEND=iggy"), waitLong)
 
 	// Migration pending: the file's state, with the file's time.
 	st := sourceState(t, p, "parked")

@@ -76,6 +76,10 @@ func wantOffsets(t *testing.T, got []partitionOffset, partition uint32, stored, 
 // be rewound, rejected bodies name their entry, and once enabled it reprocesses from the offset
 // after the one that was set. The lag gauge and the /stats lag follow its polls.
 func TestSinkOffsetsReadRewindAndReprocess(t *testing.T) {
+	testkit.OverProtocols(t, sinkOffsetsReadRewindAndReprocess)
+}
+
+func sinkOffsetsReadRewindAndReprocess(t *testing.T, protocol string) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 2}))
 	testkit.FillTopic(t, broker, "demo", "events", 10) // partition 0, offsets 0..9
 	f := newFixture(t, broker)
@@ -83,7 +87,7 @@ func TestSinkOffsetsReadRewindAndReprocess(t *testing.T) {
 	f.write(t, "connectors/reader.toml", sinkFile("reader", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
 	parked := disabled(sinkFile("parked", f.plugin("stdout_sink"), "demo", "events", ""))
 	f.write(t, "connectors/parked.toml", parked)
-	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	p := testkit.StartSupervisor(t, f.dir, f.env(testkit.ProtocolEnv(protocol)), waitLong)
 
 	call(t, p, http.MethodGet, "/sinks/nope/offsets", "", http.StatusNotFound)
 	got := sinkOffsets(t, p, "parked")
@@ -181,6 +185,10 @@ func sourceState(t *testing.T, p *testkit.SupervisorProc, key string) sourceStat
 // rewritten and deleted while the source is stopped (409 while it runs), bad bodies naming their
 // field; a source started afterwards continues from the state that was put.
 func TestSourceStateReadRewriteAndContinue(t *testing.T) {
+	testkit.OverProtocols(t, sourceStateReadRewriteAndContinue)
+}
+
+func sourceStateReadRewriteAndContinue(t *testing.T, protocol string) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"numbers": 1}))
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
@@ -190,7 +198,7 @@ max_count = 1000
 messages_range = [1, 4]
 `
 	f.write(t, "connectors/gen.toml", disabled(sourceFile("gen", f.plugin("random_source"), "demo", "numbers", ""))+gen)
-	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	p := testkit.StartSupervisor(t, f.dir, f.env(testkit.ProtocolEnv(protocol)), waitLong)
 
 	call(t, p, http.MethodGet, "/sources/nope/offsets", "", http.StatusNotFound)
 	if st := sourceState(t, p, "gen"); st.State != nil || string(st.StateJSON) != "null" || st.UpdatedAt != nil {
@@ -299,12 +307,16 @@ func testOffsetsWithoutIggy(t *testing.T, backend string) {
 // its offset is put back, and after start it processes again exactly the messages after that
 // offset; while stopped it stays stopped (no runner), and its offsets are writable only then.
 func TestStopRewindStartReprocesses(t *testing.T) {
+	testkit.OverProtocols(t, stopRewindStartReprocesses)
+}
+
+func stopRewindStartReprocesses(t *testing.T, protocol string) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	testkit.FillTopic(t, broker, "demo", "events", 10) // offsets 0..9
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
 	f.write(t, "connectors/replay.toml", sinkFile("replay", f.plugin("stdout_sink"), "demo", "events", "")+"\n[plugin_config]\nprint_payload = true\n")
-	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	p := testkit.StartSupervisor(t, f.dir, f.env(testkit.ProtocolEnv(protocol)), waitLong)
 
 	waitFor(t, p, waitLong, "the sink to store offset 9", func() bool {
 		return ptrText(sinkOffsets(t, p, "replay")[0].StoredOffset) == "9"

@@ -18,7 +18,7 @@ type Env struct {
 	RuntimeDir      string        `env:"IGGY_SUPERVISOR_RUNTIME_DIR" help:"directory for the runners' Unix sockets (created 0700); default: a fresh temporary directory"`
 	StartTimeout    time.Duration `env:"IGGY_SUPERVISOR_START_TIMEOUT" envDefault:"30s" help:"how long a new runner may take before its endpoint answers"`
 	DrainTimeout    time.Duration `env:"IGGY_SUPERVISOR_DRAIN_TIMEOUT" envDefault:"15s" help:"on SIGTERM or restart: how long runners get to stop after SIGTERM before they are killed (sources, then sinks)"`
-	BackoffMin      time.Duration `env:"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN" envDefault:"500ms" help:"first pause before restarting a runner that exited (doubles per restart)"`
+	BackoffMin      time.Duration `env:"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN" envDefault:"500ms" help:"first pause before restarting a runner that exited (doubles per restart; each pause jittered ±20%)"`
 	BackoffMax      time.Duration `env:"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX" envDefault:"30s" help:"cap of the restart pause"`
 	StableAfter     time.Duration `env:"IGGY_SUPERVISOR_STABLE_AFTER" envDefault:"30s" help:"a runner that ran this long before exiting is restarted after the first pause again"`
 	HealthInterval  time.Duration `env:"IGGY_SUPERVISOR_HEALTH_INTERVAL" envDefault:"1s" help:"how often each connector's status is read from its stats page (for the REST API's status and restart decisions)"`

@@ -14,6 +14,10 @@ import (
 // runtime, each with its own state directory): one runs the source, the other lists it as standby
 // in /stats; when the first stops, the second takes over. Neither writes a state file.
 func TestSupervisorReplicasShareASourceOnTheIggyBackend(t *testing.T) {
+	testkit.OverProtocols(t, supervisorReplicasShareASourceOnTheIggyBackend)
+}
+
+func supervisorReplicasShareASourceOnTheIggyBackend(t *testing.T, protocol string) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	var dirs []string
 	var sups []*testkit.SupervisorProc
@@ -23,7 +27,7 @@ func TestSupervisorReplicasShareASourceOnTheIggyBackend(t *testing.T) {
 		f.write(t, "connectors/gen.toml", sourceFile("gen", f.plugin("random_source"), "demo", "events", "")+"\n[plugin_config]\ninterval = \"20ms\"\n")
 		// The API binds once every connector settled; a standby is settled (the start timeout,
 		// 20 s here, is not waited for), so the API of the second supervisor answers as quickly.
-		p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTORS_STATE_BACKEND=iggy"), 10*time.Second)
+		p := testkit.StartSupervisor(t, f.dir, f.env(testkit.ProtocolEnv(protocol), "IGGY_CONNECTORS_STATE_BACKEND=iggy"), 10*time.Second)
 		waitFor(t, p, waitLong, "the source to be running or in standby", func() bool {
 			st := statsOf(t, p, nil)["source/gen"].Status
 			return st == "running" || st == "standby"

@@ -23,6 +23,10 @@ type validationAnswer struct {
 // document, transforms, the plugin path and allow-list, the library's symbols in a child process,
 // the sink's streams and topics on Iggy), names the field of each problem, and stores nothing.
 func TestValidateChecksWhatAStartWouldAndStoresNothing(t *testing.T) {
+	testkit.OverProtocols(t, validateChecksWhatAStartWouldAndStoresNothing)
+}
+
+func validateChecksWhatAStartWouldAndStoresNothing(t *testing.T, protocol string) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
 	stripped := testkit.CompileC(t, testkit.SinkWithoutConsumeC, "libstripped_sink")
@@ -35,7 +39,7 @@ func TestValidateChecksWhatAStartWouldAndStoresNothing(t *testing.T) {
 	rt = append(rt, []byte("\n[plugins]\nallowed_dirs = [\""+f.plugins+"\", \""+filepath.Dir(stripped)+"\"]\n")...)
 	f.write(t, "config.toml", string(rt))
 	f.write(t, "connectors/reader.toml", sinkFile("reader", f.plugin("null_sink"), "demo", "events", "")+"\n[plugin_config]\n")
-	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	p := testkit.StartSupervisor(t, f.dir, f.env(testkit.ProtocolEnv(protocol)), waitLong)
 	versionsBefore := call(t, p, http.MethodGet, "/sinks/reader/configs", "", http.StatusOK)
 
 	outside := testkit.CopyPlugin(t, "null_sink", filepath.Join(t.TempDir(), "libiggy_connector_null_sink.so"))

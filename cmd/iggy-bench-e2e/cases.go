@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,15 @@ const (
 	sourceCase
 )
 
+// baseline is what a case's runner is compared with (A in A B A B).
+type baseline int
+
+const (
+	bareSDK08    baseline = iota // a bare loop of the official Go SDK v0.8.0 (the runner speaks 0.8)
+	bareClient09                 // a bare loop of our own 0.9 client, pkg/iggyclient/v09 (the runner speaks 0.9)
+	runner08                     // the same runner speaking 0.8 (B speaks 0.9)
+)
+
 // benchCase is one row of the table.
 type benchCase struct {
 	name, about  string
@@ -49,6 +59,15 @@ type benchCase struct {
 	plugin       string // C plugin name under plugins/
 	pluginConfig string // [plugin_config] body (sources get theirs from the message count)
 	transforms   string // transform tables, or ""
+	baseline     baseline
+}
+
+// protocol is the Iggy protocol the measured runner (B) speaks.
+func (c benchCase) protocol() string {
+	if c.baseline == bareSDK08 {
+		return "0.8"
+	}
+	return "0.9"
 }
 
 func allCases() []benchCase {
@@ -71,6 +90,17 @@ func allCases() []benchCase {
 	sink("sink-null-avro", "avro stream into the null sink", "avro", "null_sink", "", "")
 	sink("sink-add-fields-avro", "avro stream, one add_fields, into the null sink", "avro", "null_sink", "", addFieldsTOML)
 	source("source-random-avro", "random source into an avro stream, state on disk", "avro")
+	// Iggy 0.9: the runner against a bare loop of our own 0.9 client, and against itself on 0.8.
+	over := func(b baseline, suffix, about string) {
+		last := len(cases)
+		sink("sink-null-json"+suffix, "json stream into the null sink, "+about, "json", "null_sink", "", "")
+		source("source-random-json"+suffix, "random source into a json stream, "+about, "json")
+		for i := last; i < len(cases); i++ {
+			cases[i].baseline = b
+		}
+	}
+	over(bareClient09, "-0.9", "over 0.9 against a bare 0.9 client loop")
+	over(runner08, "-0.9v0.8", "runner over 0.9 against runner over 0.8")
 	return cases
 }
 
@@ -110,6 +140,12 @@ func (e *caseEnv) prepare() error {
 func (e *caseEnv) close() {}
 
 func (e *caseEnv) measureBare(round int) (sample, error) {
+	switch e.c.baseline {
+	case bareClient09:
+		return e.measureBare09(round)
+	case runner08:
+		return e.measureRunnerOver("0.8", fmt.Sprintf("a%d", round))
+	}
 	cli, err := e.broker.client()
 	if err != nil {
 		return sample{}, err
@@ -182,14 +218,19 @@ func sendAll(cli iggcon.Client, topic string, batch []iggcon.IggyMessage, n int)
 
 // measureRunner starts a runner for the round and measures it from status running.
 func (e *caseEnv) measureRunner(round int) (sample, error) {
-	dir := filepath.Join(e.dir, fmt.Sprintf("runner-%d", round))
+	return e.measureRunnerOver(e.c.protocol(), strconv.Itoa(round))
+}
+
+// measureRunnerOver measures one runner speaking protocol; run names its directory, topic and group.
+func (e *caseEnv) measureRunnerOver(protocol, run string) (sample, error) {
+	dir := filepath.Join(e.dir, "runner-"+run)
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
 		return sample{}, err
 	}
-	topic, group := sinkTopic, fmt.Sprintf("runner-%d", round)
+	topic, group := sinkTopic, "runner-"+run
 	n := e.opts.sinkMessages
 	if e.c.kind == sourceCase {
-		topic, n = fmt.Sprintf("runner-%d", round), e.opts.sourceMessages
+		topic, n = "runner-"+run, e.opts.sourceMessages
 		if err := e.broker.createTopic(stream, topic); err != nil {
 			return sample{}, err
 		}
@@ -198,12 +239,13 @@ func (e *caseEnv) measureRunner(round int) (sample, error) {
 		"IGGY_CONNECTORS_IGGY_ADDRESS=" + e.broker.addr,
 		"IGGY_CONNECTORS_IGGY_USERNAME=" + username,
 		"IGGY_CONNECTORS_IGGY_PASSWORD=" + password,
+		"IGGY_CONNECTORS_IGGY_PROTOCOL=" + protocol,
 		"IGGY_CONNECTORS_STATE_PATH=" + filepath.Join(dir, "state"),
 		"IGGY_CONNECTOR_CONFIG=" + e.connectorTOML(topic, group, n),
 	}
 	env = append(env, e.opts.runnerEnv...)
 	if e.opts.profileDir != "" {
-		env = append(env, fmt.Sprintf("IGGY_CONNECTOR_CPU_PROFILE=%s/%s-%d.pprof", e.opts.profileDir, e.c.name, round))
+		env = append(env, fmt.Sprintf("IGGY_CONNECTOR_CPU_PROFILE=%s/%s-%s.pprof", e.opts.profileDir, e.c.name, run))
 	}
 	r, err := startRunner(e.opts.binDir, dir, env)
 	if err != nil {

@@ -2,9 +2,12 @@
 // official Go SDK v0.8.0 loop doing the same Iggy work (A) and the real iggy-connector-runner
 // binary with a real C plugin (B), interleaved A B A B for several rounds against one dev broker
 // process per case, and prints the runner/bare throughput ratio (min, median, max over rounds).
+// The cases ending in -0.9 compare a runner speaking Iggy 0.9 with a bare loop of our own 0.9
+// client; those ending in -0.9v0.8 compare the runner over 0.9 (B) with itself over 0.8 (A).
 //
 // Files: main.go (flags, rounds, table), cases.go (the cases: payloads, connector files, bare
-// loops), procs.go (the broker and runner processes and the broker-side progress probes).
+// SDK loops), bare09.go (the bare 0.9 client loops), procs.go (the broker and runner processes and
+// the broker-side progress probes).
 package main
 
 import (
@@ -26,7 +29,8 @@ const usage = `iggy-bench-e2e: the connector runner against a bare Go SDK loop, 
 For each case: one dev broker process (iggy-dev-server); then, for every round, a bare
 official Go SDK v0.8.0 loop doing the same Iggy work (A: consumer-group poll + offset store for
 sinks, a send loop for sources) and the real iggy-connector-runner process with the real C plugin
-(B), interleaved A B A B. Prints msg/s of each (median over rounds) and the runner/bare ratio
+(B), interleaved A B A B; the -0.9 cases use a bare loop of our 0.9 client as A, the -0.9v0.8
+cases the runner over 0.8. Prints msg/s of each (median over rounds) and the runner/bare ratio
 (min / median / max over rounds). ~100 B JSON records (proto and avro cases encode the same
 records), batches of 1,000.
 

@@ -34,7 +34,7 @@ func detectWithRetry(ctx context.Context, o api.Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	delay := o.ReconnectMin
+	retry := o.ReconnectBackoff()
 	for attempt := 1; ; attempt++ {
 		p, err := detect(ctx, o.Address, tlsConfig)
 		var unreachable unreachableError
@@ -42,14 +42,9 @@ func detectWithRetry(ctx context.Context, o api.Options) (string, error) {
 			return p, err
 		}
 		o.Logger.Warn("iggy server unreachable, retrying", "address", o.Address, "attempt", attempt, "error", err)
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", fmt.Errorf("%w (after %d attempts, last: %w)", ctx.Err(), attempt, err)
-		case <-t.C:
+		if werr := retry.Wait(ctx); werr != nil {
+			return "", fmt.Errorf("%w (after %d attempts, last: %w)", werr, attempt, err)
 		}
-		delay = min(2*delay, o.ReconnectMax)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -105,7 +106,7 @@ func BenchmarkMerge50Runners(b *testing.B) {
 	metrics.NewRuntime(local).SetTotals(25, 25)
 	merged := metrics.NewMerged(local)
 	for i, body := range runnerBodies(b, 50, expfmt.NewFormat(expfmt.TypeProtoDelim)) {
-		families, err := metrics.Parse(bytes.NewReader(body), string(expfmt.NewFormat(expfmt.TypeProtoDelim)))
+		families, err := testkit.ParseMetrics(bytes.NewReader(body), string(expfmt.NewFormat(expfmt.TypeProtoDelim)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -139,7 +140,7 @@ func BenchmarkParse50Runners(b *testing.B) {
 			for b.Loop() {
 				for _, body := range bodies {
 					var err error
-					if families, err = metrics.Parse(bytes.NewReader(body), tc.ct); err != nil {
+					if families, err = testkit.ParseMetrics(bytes.NewReader(body), tc.ct); err != nil {
 						b.Fatal(err)
 					}
 				}

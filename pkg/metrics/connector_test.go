@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -118,7 +119,7 @@ func TestExpositionMatchesSpecFamilies(t *testing.T) {
 	}
 
 	// Samples: counter samples carry _total, labels are the spec's.
-	families, err := metrics.Parse(bytes.NewReader(body), resp.Header.Get("Content-Type"))
+	families, err := testkit.ParseMetrics(bytes.NewReader(body), resp.Header.Get("Content-Type"))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}

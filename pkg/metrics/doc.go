@@ -25,10 +25,11 @@
 //   - ConnectorStats, RuntimeStats: the /stats JSON, fields in upstream's order.
 //   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits);
 //     Sampler.Processes reads many processes in one pass.
-//   - Scrape, Parse, Merged (merge.go): read a metrics exposition (any
-//     format); Merged is the supervisor's gatherer, its registry plus every
-//     connector's families; a conflicting family or series is skipped and
-//     reported, never failing the scrape.
+//   - Merged (merge.go): the supervisor's gatherer, its registry plus every
+//     connector's families, merged by prometheus.Gatherers; a conflicting
+//     family or series is skipped and reported with the connector it came
+//     from, never failing the scrape. (Tests read expositions back with
+//     testkit.ParseMetrics and testkit.ScrapeMetrics.)
 //   - Handler, WriteOpenMetrics: /metrics as upstream serves it, byte for
 //     byte (OpenMetrics under text/plain), or delimited protobuf on request.
 package metrics

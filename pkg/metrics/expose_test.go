@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -47,7 +48,7 @@ func TestHandlerNegotiationAndErrors(t *testing.T) {
 			if tt.wantStatus != 200 {
 				return
 			}
-			families, err := metrics.Parse(bytes.NewReader(body), ct)
+			families, err := testkit.ParseMetrics(bytes.NewReader(body), ct)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}

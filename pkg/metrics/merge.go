@@ -1,201 +1,21 @@
 package metrics
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"net/http"
+	"maps"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
 
-// MaxExpositionBytes bounds a runner's /metrics body (one connector's
-// families take a few KiB), so a runaway or hostile runner cannot exhaust
-// the supervisor's memory.
-const MaxExpositionBytes = 8 << 20
-
-// ErrBadExposition wraps every failure to read a metrics exposition.
-var ErrBadExposition = errors.New("bad metrics exposition")
-
-// scrapeAccept asks for delimited protobuf (lossless and cheap to parse),
-// then OpenMetrics, then the classic text format.
-const scrapeAccept = `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.9,` +
-	`application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3`
-
-// Parse reads a metrics exposition. contentType picks the format: delimited
-// protobuf, OpenMetrics, or text/plain, whose body may be OpenMetrics (as
-// upstream serves it, ending in "# EOF") or the classic text format. The
-// body is bounded by MaxExpositionBytes. Errors wrap ErrBadExposition.
-func Parse(r io.Reader, contentType string) ([]*dto.MetricFamily, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxExpositionBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: read body: %w", ErrBadExposition, err)
-	}
-	if len(body) > MaxExpositionBytes {
-		return nil, fmt.Errorf("%w: body larger than %d bytes", ErrBadExposition, MaxExpositionBytes)
-	}
-	format := expfmt.ResponseFormat(http.Header{"Content-Type": []string{contentType}})
-	if format.FormatType() != expfmt.TypeProtoDelim {
-		// Text of either kind goes through the classic text parser: expfmt's
-		// OpenMetrics parser takes seconds to build its grammar and
-		// milliseconds per small body, too slow for a scrape of every runner.
-		if format.FormatType() == expfmt.TypeOpenMetrics || looksLikeOpenMetrics(body) {
-			body = openMetricsToText(body)
-		}
-		format = expfmt.NewFormat(expfmt.TypeTextPlain)
-	}
-	dec := expfmt.NewDecoder(bytes.NewReader(body), format)
-	var families []*dto.MetricFamily
-	for {
-		mf := &dto.MetricFamily{}
-		err := dec.Decode(mf)
-		if errors.Is(err, io.EOF) {
-			return families, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w (%s): %w", ErrBadExposition, format, err)
-		}
-		families = append(families, mf)
-	}
-}
-
-// openMetricsToText rewrites the OpenMetrics subset that Prometheus clients
-// emit into the classic text format: a counter family "x" (samples
-// "x_total") is declared as "x_total", "unknown" becomes "untyped", and the
-// "# EOF" and "# UNIT" lines, "_created" samples and exemplars are dropped.
-// Anything else is left for the text parser to accept or refuse.
-func openMetricsToText(body []byte) []byte {
-	lines := bytes.Split(body, []byte("\n"))
-	types := map[string]string{}
-	for _, line := range lines {
-		if rest, ok := bytes.CutPrefix(line, []byte("# TYPE ")); ok {
-			if name, typ, ok := strings.Cut(string(rest), " "); ok {
-				types[name] = strings.TrimSpace(typ)
-			}
-		}
-	}
-	out := make([]byte, 0, len(body)+len(types)*16)
-	for _, line := range lines {
-		switch {
-		case len(line) == 0, bytes.Equal(line, []byte("# EOF")), bytes.HasPrefix(line, []byte("# UNIT ")):
-			continue
-		case bytes.HasPrefix(line, []byte("# TYPE ")), bytes.HasPrefix(line, []byte("# HELP ")):
-			keyword, rest := string(line[:7]), string(line[7:])
-			name, tail, _ := strings.Cut(rest, " ")
-			if types[name] == "counter" && !strings.HasSuffix(name, "_total") {
-				name += "_total"
-			}
-			if keyword == "# TYPE " && tail == "unknown" {
-				tail = "untyped"
-			}
-			out = append(out, keyword+name+" "+tail...)
-		case line[0] == '#':
-			out = append(out, line...)
-		default:
-			name := string(line[:max(0, bytes.IndexAny(line, "{ "))])
-			if base, ok := strings.CutSuffix(name, "_created"); ok && types[base] != "" {
-				continue
-			}
-			if i := bytes.Index(line, []byte(" # {")); i >= 0 {
-				line = line[:i]
-			}
-			out = appendTextSample(out, line)
-		}
-		out = append(out, '\n')
-	}
-	return out
-}
-
-// appendTextSample appends an OpenMetrics sample line in the classic text format: the same but
-// for the timestamp, which OpenMetrics writes in seconds (a float) and the text format in
-// integer milliseconds. A timestamp that does not read as a number is left for the parser to
-// refuse.
-func appendTextSample(out, line []byte) []byte {
-	rest := line[sampleNameEnd(line):]
-	fields := bytes.Fields(rest)
-	if len(fields) != 2 {
-		return append(out, line...)
-	}
-	seconds, err := strconv.ParseFloat(string(fields[1]), 64)
-	if err != nil || math.IsNaN(seconds) || math.IsInf(seconds, 0) || math.Abs(seconds) > math.MaxInt64/1000 {
-		return append(out, line...)
-	}
-	out = append(out, line[:len(line)-len(rest)]...)
-	out = append(out, ' ')
-	out = append(out, fields[0]...)
-	out = append(out, ' ')
-	return strconv.AppendInt(out, int64(math.Round(seconds*1000)), 10)
-}
-
-// sampleNameEnd is the index just past a sample line's name and label set: label values are
-// quoted and may hold spaces, braces and escaped quotes.
-func sampleNameEnd(line []byte) int {
-	i := bytes.IndexAny(line, "{ ")
-	if i < 0 {
-		return len(line)
-	}
-	if line[i] == ' ' {
-		return i
-	}
-	inQuote := false
-	for j := i + 1; j < len(line); j++ {
-		switch c := line[j]; {
-		case inQuote && c == '\\':
-			j++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && c == '}':
-			return j + 1
-		}
-	}
-	return len(line)
-}
-
-// looksLikeOpenMetrics reports whether a text body ends with the
-// OpenMetrics "# EOF" line.
-func looksLikeOpenMetrics(body []byte) bool {
-	trimmed := bytes.TrimRight(body, "\n")
-	return bytes.HasSuffix(trimmed, []byte("\n# EOF")) || bytes.Equal(trimmed, []byte("# EOF"))
-}
-
-// Scrape fetches url (a runner's /metrics) with client and parses it.
-// Non-200 answers are errors naming the status.
-func Scrape(ctx context.Context, client *http.Client, url string) ([]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	req.Header.Set("Accept", scrapeAccept)
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("scrape %s: status %s", url, resp.Status)
-	}
-	families, err := Parse(resp.Body, resp.Header.Get("Content-Type"))
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	return families, nil
-}
-
 // Merged is a prometheus.Gatherer combining a local gatherer with the last
-// families stored for each named source (a runner). A family whose type or
-// help differs from the one already taken, and a series already present,
-// are skipped and reported in the returned prometheus.MultiError; the rest
+// families stored for each named source (a runner), merged by
+// prometheus.Gatherers: a family whose type or help differs from the one
+// already taken, and a series already present, are skipped and reported in
+// the returned prometheus.MultiError, each error naming its source; the rest
 // is still returned, so a handler with ContinueOnError serves it. Safe for
 // concurrent use.
 type Merged struct {
@@ -225,97 +45,75 @@ func (m *Merged) Remove(source string) {
 	delete(m.sources, source)
 }
 
-// Gather implements prometheus.Gatherer: the local families first, then
-// each source's in source-name order, families sorted by name.
+// Gather implements prometheus.Gatherer: the local families take precedence,
+// then each source's in source-name order; families come sorted by name (the
+// writer puts them in upstream's order), series by label values.
 func (m *Merged) Gather() ([]*dto.MetricFamily, error) {
-	mg := merger{families: map[string]*mergedFamily{}}
+	var gatherers prometheus.Gatherers
 	if m.local != nil {
-		local, err := m.local.Gather()
-		if err != nil {
-			mg.errs = append(mg.errs, fmt.Errorf("local metrics: %w", err))
-		}
-		mg.add("local", local)
+		gatherers = append(gatherers, marked("local", m.local.Gather))
 	}
 	m.mu.RLock()
-	names := make([]string, 0, len(m.sources))
-	for name := range m.sources {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		mg.add(name, m.sources[name])
+	for _, name := range slices.Sorted(maps.Keys(m.sources)) {
+		families := m.sources[name]
+		gatherers = append(gatherers, marked(name, func() ([]*dto.MetricFamily, error) { return families, nil }))
 	}
 	m.mu.RUnlock()
-	return mg.result(), mg.errs.MaybeUnwrap()
+	families, err := gatherers.Gather()
+	return families, attributed(err)
 }
 
-type mergedFamily struct {
-	family *dto.MetricFamily
-	source string
-	series map[string]struct{}
-}
+// sourceMark is the first error every marked gatherer returns. Gatherers
+// names neither the gatherer a conflict comes from nor the one a gatherer
+// error came from, but it records a gatherer's own errors just before it
+// merges that gatherer's families: a mark in the error list therefore begins
+// the errors of its source.
+type sourceMark struct{ source string }
 
-type merger struct {
-	families map[string]*mergedFamily
-	errs     prometheus.MultiError
-	sigBuf   []byte
-}
+func (sourceMark) Error() string { return "source mark" }
 
-func (mg *merger) add(source string, families []*dto.MetricFamily) {
-	for _, f := range families {
-		name := f.GetName()
-		have, ok := mg.families[name]
-		if !ok {
-			have = &mergedFamily{
-				family: &dto.MetricFamily{Name: f.Name, Help: f.Help, Type: f.Type, Unit: f.Unit,
-					Metric: make([]*dto.Metric, 0, len(f.Metric))},
-				source: source,
-				series: make(map[string]struct{}, len(f.Metric)),
+// ownError is an error the source's gatherer itself returned.
+type ownError struct{ err error }
+
+func (e ownError) Error() string { return e.err.Error() }
+
+// marked wraps gather so that its errors begin with a mark naming source.
+func marked(source string, gather func() ([]*dto.MetricFamily, error)) prometheus.GathererFunc {
+	return func() ([]*dto.MetricFamily, error) {
+		families, err := gather()
+		errs := prometheus.MultiError{sourceMark{source}}
+		var multi prometheus.MultiError
+		if errors.As(err, &multi) {
+			for _, e := range multi {
+				errs = append(errs, ownError{e})
 			}
-			mg.families[name] = have
-		} else if have.family.GetType() != f.GetType() || have.family.GetHelp() != f.GetHelp() {
-			mg.errs = append(mg.errs, fmt.Errorf("metrics from %q: family %q (%s, help %q) conflicts with the one from %q (%s, help %q); skipped",
-				source, name, f.GetType(), f.GetHelp(), have.source, have.family.GetType(), have.family.GetHelp()))
-			continue
+		} else if err != nil {
+			errs = append(errs, ownError{err})
 		}
-		for _, metric := range f.Metric {
-			sig := mg.signature(metric)
-			if _, dup := have.series[sig]; dup {
-				mg.errs = append(mg.errs, fmt.Errorf("metrics from %q: series %s{%s} already present; skipped", source, name, sig))
-				continue
-			}
-			have.series[sig] = struct{}{}
-			have.family.Metric = append(have.family.Metric, metric)
-		}
+		return families, errs
 	}
 }
 
-// signature renders a series' labels sorted by name, which identifies the
-// series inside its family.
-func (mg *merger) signature(metric *dto.Metric) string {
-	labels := metric.Label
-	if !slices.IsSortedFunc(labels, compareLabelNames) {
-		labels = slices.SortedFunc(slices.Values(labels), compareLabelNames)
+// attributed rewrites the errors of Gatherers.Gather, marks and all, as a
+// MultiError naming the source of each (nil when there is none).
+func attributed(err error) error {
+	var in prometheus.MultiError
+	if !errors.As(err, &in) {
+		return err
 	}
-	mg.sigBuf = mg.sigBuf[:0]
-	for i, lp := range labels {
-		if i > 0 {
-			mg.sigBuf = append(mg.sigBuf, ',')
+	var out prometheus.MultiError
+	source := ""
+	for _, e := range in {
+		var mark sourceMark
+		var own ownError
+		switch {
+		case errors.As(e, &mark):
+			source = mark.source
+		case errors.As(e, &own):
+			out = append(out, fmt.Errorf("metrics from %q: %w", source, own.err))
+		default: // a conflict Gatherers found
+			out = append(out, fmt.Errorf("metrics from %q: %w", source, e))
 		}
-		mg.sigBuf = append(mg.sigBuf, lp.GetName()...)
-		mg.sigBuf = append(mg.sigBuf, '=')
-		mg.sigBuf = strconv.AppendQuote(mg.sigBuf, lp.GetValue())
 	}
-	return string(mg.sigBuf)
-}
-
-func compareLabelNames(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) }
-
-func (mg *merger) result() []*dto.MetricFamily {
-	out := make([]*dto.MetricFamily, 0, len(mg.families))
-	for _, f := range mg.families {
-		out = append(out, f.family)
-	}
-	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
-	return out
+	return out.MaybeUnwrap()
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
@@ -51,7 +52,7 @@ func scrapeAll(t *testing.T, m *metrics.Merged, runners map[string]string) map[s
 	t.Helper()
 	errs := map[string]error{}
 	for name, url := range runners {
-		families, err := metrics.Scrape(context.Background(), http.DefaultClient, url)
+		families, err := testkit.ScrapeMetrics(context.Background(), http.DefaultClient, url)
 		if err != nil {
 			errs[name] = err
 			continue
@@ -79,7 +80,7 @@ func TestMergeRunnersSkipsBrokenOnes(t *testing.T) {
 	merged := metrics.NewMerged(local)
 	errs := scrapeAll(t, merged, runners)
 
-	if len(errs) != 2 || !errors.Is(errs["garbage"], metrics.ErrBadExposition) || !strings.Contains(errs["failing"].Error(), "500") {
+	if len(errs) != 2 || !errors.Is(errs["garbage"], testkit.ErrBadExposition) || !strings.Contains(errs["failing"].Error(), "500") {
 		t.Fatalf("scrape errors = %v, want ErrBadExposition for garbage and status 500 for failing only", errs)
 	}
 
@@ -88,7 +89,7 @@ func TestMergeRunnersSkipsBrokenOnes(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("merged /metrics status %d", resp.StatusCode)
 	}
-	families, err := metrics.Parse(bytes.NewReader(body), resp.Header.Get("Content-Type"))
+	families, err := testkit.ParseMetrics(bytes.NewReader(body), resp.Header.Get("Content-Type"))
 	if err != nil {
 		t.Fatalf("parse merged body: %v\n%s", err, body)
 	}

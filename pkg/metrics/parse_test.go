@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -70,7 +71,7 @@ func TestParseFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			families, err := metrics.Parse(bytes.NewReader(tt.body), tt.contentType)
+			families, err := testkit.ParseMetrics(bytes.NewReader(tt.body), tt.contentType)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -91,7 +92,7 @@ func TestParseFormats(t *testing.T) {
 }
 
 func TestParseUpstreamHistogram(t *testing.T) {
-	families, err := metrics.Parse(strings.NewReader(upstreamBody), "text/plain; charset=utf-8")
+	families, err := testkit.ParseMetrics(strings.NewReader(upstreamBody), "text/plain; charset=utf-8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +120,8 @@ func TestParseRefusesBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := metrics.Parse(strings.NewReader(tt.body), tt.contentType)
-			if !errors.Is(err, metrics.ErrBadExposition) {
+			_, err := testkit.ParseMetrics(strings.NewReader(tt.body), tt.contentType)
+			if !errors.Is(err, testkit.ErrBadExposition) {
 				t.Fatalf("Parse error = %v, want ErrBadExposition", err)
 			}
 		})
@@ -129,8 +130,8 @@ func TestParseRefusesBadInput(t *testing.T) {
 
 func TestParseRefusesOversizedBody(t *testing.T) {
 	endless := io.MultiReader(strings.NewReader("# HELP x "), endlessReader{})
-	_, err := metrics.Parse(endless, "text/plain")
-	if !errors.Is(err, metrics.ErrBadExposition) || !strings.Contains(err.Error(), "larger than") {
+	_, err := testkit.ParseMetrics(endless, "text/plain")
+	if !errors.Is(err, testkit.ErrBadExposition) || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("Parse error = %v, want ErrBadExposition about the size", err)
 	}
 }
@@ -154,7 +155,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(upstreamBody), "application/openmetrics-text; version=1.0.0")
 	f.Add([]byte("# TYPE x unknown\nx 1\n# EOF\n"), "")
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		families, err := metrics.Parse(bytes.NewReader(body), contentType)
+		families, err := testkit.ParseMetrics(bytes.NewReader(body), contentType)
 		if err != nil {
 			return
 		}
@@ -162,7 +163,7 @@ func FuzzParse(f *testing.F) {
 		if err := metrics.WriteOpenMetrics(&out, families); err != nil {
 			return // a family expfmt refuses to encode is left out and reported
 		}
-		again, err := metrics.Parse(bytes.NewReader(out.Bytes()), metrics.TextContentType)
+		again, err := testkit.ParseMetrics(bytes.NewReader(out.Bytes()), metrics.TextContentType)
 		if err != nil {
 			t.Fatalf("re-parse of our own output: %v\n%s", err, out.Bytes())
 		}
@@ -184,7 +185,7 @@ func countSeries(families []*dto.MetricFamily) int {
 // so our own OpenMetrics output (which writes them in seconds) parses again.
 func TestParseOpenMetricsTimestamps(t *testing.T) {
 	body := "# TYPE a unknown\na 0 0.0\n# TYPE b gauge\nb{l=\"x} 1.5\"} 2 1.5\nb{l=\"y\"} 3\n# EOF\n"
-	families, err := metrics.Parse(strings.NewReader(body), "application/openmetrics-text; version=1.0.0")
+	families, err := testkit.ParseMetrics(strings.NewReader(body), "application/openmetrics-text; version=1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestParseOpenMetricsTimestamps(t *testing.T) {
 // reported, so the output still parses.
 func TestWriteOpenMetricsLeavesOutFamiliesNamedLikeSeries(t *testing.T) {
 	body := "# TYPE iggy_connector_stage_duration_seconds_bucket unknown\niggy_connector_stage_duration_seconds_bucket 0\n# TYPE x counter\nx_total 1\n# TYPE y gauge\ny 3\n# EOF\n"
-	families, err := metrics.Parse(strings.NewReader(body), "application/openmetrics-text; version=1.0.0")
+	families, err := testkit.ParseMetrics(strings.NewReader(body), "application/openmetrics-text; version=1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestWriteOpenMetricsLeavesOutFamiliesNamedLikeSeries(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "iggy_connector_stage_duration_seconds_bucket") {
 		t.Fatalf("err = %v, want the clashing family reported", err)
 	}
-	again, err := metrics.Parse(bytes.NewReader(out.Bytes()), metrics.TextContentType)
+	again, err := testkit.ParseMetrics(bytes.NewReader(out.Bytes()), metrics.TextContentType)
 	if err != nil {
 		t.Fatalf("output does not parse: %v\n%s", err, out.Bytes())
 	}

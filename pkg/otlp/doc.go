@@ -22,7 +22,7 @@
 //     for https://): length-prefixed message, grpc-status and grpc-message
 //     from the trailers (or the headers of a trailers-only reply), retryable
 //     codes as the OTLP specification lists them, RetryInfo honoured.
-//   - retry.go: exponential backoff with jitter, bounded by the export
+//   - retry.go: exponential backoff with jitter (pkg/backoff), bounded by the export
 //     deadline and Retry.MaxElapsedTime.
 //   - response.go: partial-success replies (PartialSuccessError) and
 //     bounded reading of replies.

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 )
 
 // Retry is how one export is retried after a retryable failure (HTTP 429,
@@ -23,6 +24,8 @@ type Retry struct {
 	MaxElapsedTime  time.Duration
 }
 
+// The OpenTelemetry exporters' growth and spread (theirs is cenkalti/backoff too): ±50% keeps
+// exporters of many processes from retrying in step.
 const (
 	backoffMultiplier    = 1.5
 	backoffRandomization = 0.5
@@ -56,6 +59,7 @@ func (r Retry) do(ctx context.Context, attempt func(context.Context) error) erro
 	if maxInterval <= 0 {
 		maxInterval = 30 * time.Second
 	}
+	intervals := backoff.New(backoff.Policy{Min: interval, Max: maxInterval, Multiplier: backoffMultiplier, Jitter: backoffRandomization})
 	var earlier error
 	for {
 		err := attempt(ctx)
@@ -69,8 +73,7 @@ func (r Retry) do(ctx context.Context, attempt func(context.Context) error) erro
 		if ctx.Err() != nil {
 			return withEarlier(ctx, fmt.Errorf("%w: %w", context.Cause(ctx), re.err), earlier)
 		}
-		wait := max(jitter(interval), re.throttle)
-		interval = min(time.Duration(float64(interval)*backoffMultiplier), maxInterval)
+		wait := max(intervals.Next(), re.throttle)
 		if r.MaxElapsedTime > 0 && time.Since(start)+wait > r.MaxElapsedTime {
 			return fmt.Errorf("retries would outlast %v: %w", r.MaxElapsedTime, re.err)
 		}
@@ -79,12 +82,8 @@ func (r Retry) do(ctx context.Context, attempt func(context.Context) error) erro
 			return fmt.Errorf("retry in %v would pass the export deadline: %w", wait.Round(time.Millisecond), re.err)
 		}
 		earlier = re.err
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w: %w", context.Cause(ctx), re.err)
-		case <-t.C:
+		if err := backoff.Sleep(ctx, wait); err != nil {
+			return fmt.Errorf("%w: %w", err, re.err)
 		}
 	}
 }
@@ -96,11 +95,4 @@ func withEarlier(ctx context.Context, err, earlier error) error {
 		return err
 	}
 	return fmt.Errorf("%w (the attempt before: %w)", err, earlier)
-}
-
-// jitter spreads d over [d/2, 3d/2) so exporters of many processes do not
-// retry in step.
-func jitter(d time.Duration) time.Duration {
-	delta := backoffRandomization * float64(d)
-	return time.Duration(float64(d) - delta + rand.Float64()*2*delta)
 }

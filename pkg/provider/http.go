@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
@@ -167,20 +168,28 @@ func transientStatus(code int) bool {
 	return code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests
 }
 
-// backoff is the delay before retry n (from 0): the exponential bound
-// min(max, initial*multiplier^n), jittered uniformly down to initial/2.
-func (h *HTTP) backoff(n uint32) time.Duration {
+// retryDelays hands out the delays before the retries of one request (config.md §5.5).
+type retryDelays struct {
+	bounds *backoff.Backoff // min(max, initial*multiplier^n), unjittered
+	low    time.Duration    // initial/2: upstream's jitter never goes below it
+}
+
+func (h *HTTP) retryDelays() retryDelays {
 	r := h.retry
-	bound := float64(r.InitialBackoff)
-	for i := uint32(0); i < n && bound < float64(r.MaxBackoff); i++ {
-		bound *= float64(r.BackoffMultiplier)
+	return retryDelays{
+		bounds: backoff.New(backoff.Policy{Min: r.InitialBackoff, Max: r.MaxBackoff, Multiplier: max(float64(r.BackoffMultiplier), 1)}),
+		low:    r.InitialBackoff / 2,
 	}
-	bound = min(bound, float64(r.MaxBackoff))
-	low := float64(r.InitialBackoff) / 2
-	if bound <= low {
-		return time.Duration(low)
+}
+
+// next is the delay before the next retry: upstream's bounded jitter, uniform in [initial/2,
+// bound], rather than pkg/backoff's symmetric one.
+func (d retryDelays) next() time.Duration {
+	bound := d.bounds.Next()
+	if bound <= d.low {
+		return d.low
 	}
-	return time.Duration(low + rand.Float64()*(bound-low))
+	return d.low + rand.N(bound-d.low)
 }
 
 // do sends one request, with retries. A status that is still transient
@@ -190,6 +199,7 @@ func (h *HTTP) do(ctx context.Context, method, url string, body []byte) (respons
 	if h.retry.Enabled {
 		retries = h.retry.MaxAttempts
 	}
+	delays := h.retryDelays()
 	for attempt := uint32(0); ; attempt++ {
 		resp, err := h.attempt(ctx, method, url, body)
 		if ctx.Err() != nil {
@@ -205,18 +215,14 @@ func (h *HTTP) do(ctx context.Context, method, url string, body []byte) (respons
 			}
 			return resp, nil
 		}
-		delay := h.backoff(attempt)
+		delay := delays.next()
 		if err != nil {
 			h.log.Debug("config API request failed; retrying", "method", method, "url", url, "error", err, "retry", attempt+1, "delay", delay)
 		} else {
 			h.log.Debug("config API answered a transient status; retrying", "method", method, "url", url, "status", resp.status, "retry", attempt+1, "delay", delay)
 		}
-		timer := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if backoff.Sleep(ctx, delay) != nil {
 			return response{}, requestFailed("%v", ctx.Err())
-		case <-timer.C:
 		}
 	}
 }

@@ -25,9 +25,11 @@ func TestBackendsKeepTheNewestState(t *testing.T) {
 	srv := testkit.StartBroker(t)
 	backends := map[string]func() state.Backend{
 		"file": func() state.Backend { return state.FileBackend{Dir: t.TempDir()} },
-		"iggy": func() state.Backend {
-			return state.IggyBackend{Client: testkit.DialClient(t, srv), Stream: "connector_state", Dir: t.TempDir()}
-		},
+	}
+	for _, p := range testkit.Protocols {
+		backends["iggy-"+p] = func() state.Backend {
+			return state.IggyBackend{Client: testkit.DialClientOver(t, srv, p), Stream: "connector_state-" + p, Dir: t.TempDir()}
+		}
 	}
 	for name, newBackend := range backends {
 		t.Run(name, func(t *testing.T) {
@@ -69,6 +71,10 @@ func TestBackendsKeepTheNewestState(t *testing.T) {
 // Backend iggy with an empty topic takes the file backend's state from the directory and writes
 // it to Iggy; from then on the topic wins, whatever the file says.
 func TestIggyBackendMigratesTheStateFile(t *testing.T) {
+	testkit.OverProtocols(t, iggyBackendMigratesTheStateFile)
+}
+
+func iggyBackendMigratesTheStateFile(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t)
 	ctx := testCtx(t)
 	dir := t.TempDir()
@@ -82,7 +88,7 @@ func TestIggyBackendMigratesTheStateFile(t *testing.T) {
 	if err := file.Close(); err != nil {
 		t.Fatal(err)
 	}
-	client := testkit.DialClient(t, srv)
+	client := testkit.DialClientOver(t, srv, protocol)
 	b := state.IggyBackend{Client: client, Stream: "connector_state", Dir: dir}
 	if got, err := b.Load(ctx, "gen"); err != nil || string(got) != "from-file" {
 		t.Fatalf("load before any open (no topic yet): %q, %v; want the file's state", got, err)
@@ -99,7 +105,7 @@ func TestIggyBackendMigratesTheStateFile(t *testing.T) {
 		t.Fatalf("state topic holds %d messages (%v); want the migrated state, then the new one", len(topic), err)
 	}
 	// A backend without the directory (another node) reads the same.
-	other := state.IggyBackend{Client: testkit.DialClient(t, srv), Stream: "connector_state", Dir: t.TempDir() + "/missing"}
+	other := state.IggyBackend{Client: testkit.DialClientOver(t, srv, protocol), Stream: "connector_state", Dir: t.TempDir() + "/missing"}
 	if _, data, err := other.Open(ctx, "gen"); err != nil || string(data) != "from-iggy" {
 		t.Fatalf("open elsewhere: %q, %v; want from-iggy", data, err)
 	}
@@ -128,10 +134,14 @@ func TestIggyBackendRejectsForeignRecords(t *testing.T) {
 // only in a file (migration pending), then the server's timestamp of the newest record; no
 // state, and a "no state" record, have no time.
 func TestIggyBackendCurrentTellsWhenTheStateWasSaved(t *testing.T) {
+	testkit.OverProtocols(t, iggyBackendCurrentTellsWhenTheStateWasSaved)
+}
+
+func iggyBackendCurrentTellsWhenTheStateWasSaved(t *testing.T, protocol string) {
 	srv := testkit.StartBroker(t)
 	ctx := testCtx(t)
 	dir := t.TempDir()
-	b := state.IggyBackend{Client: testkit.DialClient(t, srv), Stream: "connector_state", Dir: dir}
+	b := state.IggyBackend{Client: testkit.DialClientOver(t, srv, protocol), Stream: "connector_state", Dir: dir}
 	if data, at, err := b.Current(ctx, "gen"); err != nil || data != nil || !at.IsZero() {
 		t.Fatalf("current with no state anywhere: %x at %v, %v; want none", data, at, err)
 	}

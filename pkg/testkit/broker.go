@@ -2,8 +2,10 @@
 // running dev broker, logged-in official-SDK clients for it and topics filled
 // through them (fill.go), the project's own client dialled to it (client.go),
 // runner and supervisor processes, test plugins compiled from C, OTLP
-// receivers, TLS certificates, a real Prometheus server (prometheus.go), and
-// stored fuzz corpora read as seeds (corpus.go).
+// receivers, TLS certificates, a real Prometheus server (prometheus.go),
+// metrics expositions of any format read back into families (exposition.go:
+// ParseMetrics, ScrapeMetrics), and stored fuzz corpora read as seeds
+// (corpus.go).
 package testkit
 
 import (

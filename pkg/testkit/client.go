@@ -10,13 +10,21 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 )
 
-// DialClient connects the project's own client (pkg/iggyclient, over the official SDK) to srv as
+// DialClient connects the project's own client (pkg/iggyclient, protocol detected) to srv as
 // iggy/iggy with a fast reconnect, and closes it when the test ends.
 func DialClient(tb testing.TB, srv *devbroker.Server) iggyclient.Client {
 	tb.Helper()
+	return DialClientOver(tb, srv, iggyclient.ProtocolAuto)
+}
+
+// DialClientOver is DialClient speaking the given protocol.
+func DialClientOver(tb testing.TB, srv *devbroker.Server, protocol string) iggyclient.Client {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := iggyclient.Dial(ctx, ClientOptions(srv))
+	o := ClientOptions(srv)
+	o.Protocol = protocol
+	c, err := iggyclient.Dial(ctx, o)
 	if err != nil {
 		tb.Fatalf("dial %s: %v", srv.Addr(), err)
 	}

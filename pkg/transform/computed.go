@@ -1,12 +1,11 @@
 package transform
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // computedKind is a value generated per field per message; each one reads
@@ -52,9 +51,9 @@ func (k computedKind) generate() any {
 	case computedTimestampSecs:
 		return now.Unix()
 	case computedUUIDv4:
-		return newUUIDv4()
+		return uuid.NewString()
 	default:
-		return newUUIDv7(now)
+		return newUUIDv7()
 	}
 }
 
@@ -87,61 +86,10 @@ func appendFraction(b []byte, value, width int) []byte {
 	return append(b, digits...)
 }
 
-func newUUIDv4() string {
-	var u [16]byte
-	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+)
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return formatUUID(u)
-}
-
-// uuidV7State keeps v7 UUIDs of this process strictly increasing, like the
-// uuid crate's now_v7: within one millisecond the 12-bit rand_a field is a
-// counter (RFC 9562 §6.2 method 1), and its overflow borrows the next
-// millisecond.
-var uuidV7State struct {
-	sync.Mutex
-	lastMillis int64
-	counter    uint16
-}
-
-func newUUIDv7(now time.Time) string {
-	var u [16]byte
-	_, _ = rand.Read(u[:])
-	ms := now.UnixMilli()
-	uuidV7State.Lock()
-	if ms > uuidV7State.lastMillis {
-		uuidV7State.lastMillis = ms
-		// A random start in the lower half leaves room for the counter.
-		uuidV7State.counter = binary.BigEndian.Uint16(u[6:8]) & 0x07ff
-	} else {
-		ms = uuidV7State.lastMillis
-		uuidV7State.counter++
-		if uuidV7State.counter > 0x0fff {
-			ms++
-			uuidV7State.lastMillis = ms
-			uuidV7State.counter = 0
-		}
-	}
-	counter := uuidV7State.counter
-	uuidV7State.Unlock()
-	var stamp [8]byte
-	binary.BigEndian.PutUint64(stamp[:], uint64(ms))
-	copy(u[0:6], stamp[2:8])
-	u[6] = 0x70 | byte(counter>>8)
-	u[7] = byte(counter)
-	u[8] = u[8]&0x3f | 0x80
-	return formatUUID(u)
-}
-
-func formatUUID(u [16]byte) string {
-	const hex = "0123456789abcdef"
-	b := make([]byte, 0, 36)
-	for i, c := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, hex[c>>4], hex[c&0xf])
-	}
-	return string(b)
+// newUUIDv7 returns a version-7 UUID. The library keeps those of this process strictly
+// increasing, as the uuid crate's now_v7 does: within one millisecond the 12-bit rand_a field
+// orders them (RFC 9562 §6.2 method 3), and running out of it borrows the next millisecond.
+func newUUIDv7() string {
+	// NewV7 fails only when crypto/rand does, which it never does (Go 1.24+).
+	return uuid.Must(uuid.NewV7()).String()
 }

@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 )
 
 // The values of Options.Protocol ([iggy] protocol in the runtime config).
@@ -21,7 +23,7 @@ const (
 // Defaults Normalize fills in.
 const (
 	DefaultReconnectMin = 100 * time.Millisecond
-	DefaultReconnectMax = 5 * time.Second
+	DefaultReconnectMax = time.Second // as Kafka clients' reconnect.backoff.max.ms
 	DefaultHeartbeat    = 5 * time.Second
 )
 
@@ -34,6 +36,12 @@ func ParseProtocol(s string) (string, error) {
 		return s, nil
 	}
 	return "", fmt.Errorf("iggy protocol %q: want %q, %q or %q", s, ProtocolAuto, Protocol08, Protocol09)
+}
+
+// ReconnectBackoff is the pause sequence between reconnect attempts: from ReconnectMin doubling
+// up to ReconnectMax, jittered so a fleet does not reconnect in step.
+func (o *Options) ReconnectBackoff() *backoff.Backoff {
+	return backoff.New(backoff.Policy{Min: o.ReconnectMin, Max: o.ReconnectMax, Jitter: backoff.DefaultJitter})
 }
 
 // Normalize checks the options and fills in the defaults. Every implementation's Dial calls it.

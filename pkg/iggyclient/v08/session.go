@@ -1,6 +1,7 @@
 package v08
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 
 	"context"
@@ -179,7 +180,7 @@ func (c *sdkClient) Close() error {
 // connection is lost. Other errors are classified and returned as they are.
 func (c *sdkClient) run(ctx context.Context, fn func(*tcp.IggyTcpClient) error) error {
 	var (
-		delay   time.Duration
+		retry   *backoff.Backoff
 		lastErr error
 	)
 	for attempt := 0; ; attempt++ {
@@ -190,10 +191,12 @@ func (c *sdkClient) run(ctx context.Context, fn func(*tcp.IggyTcpClient) error) 
 				return err
 			}
 		} else {
-			if err := c.sleep(ctx, delay); err != nil {
+			if retry == nil {
+				retry = c.opts.ReconnectBackoff()
+			}
+			if err := c.sleep(ctx, retry.Next()); err != nil {
 				return fmt.Errorf("%w (after %d attempts, last: %w)", err, attempt, lastErr)
 			}
-			delay = c.nextDelay(delay)
 		}
 		s, err := c.session(ctx)
 		if err != nil {
@@ -229,13 +232,6 @@ func (c *sdkClient) ctxErr(ctx context.Context) error {
 		return api.ErrClosed
 	}
 	return nil
-}
-
-func (c *sdkClient) nextDelay(d time.Duration) time.Duration {
-	if d == 0 {
-		return c.opts.ReconnectMin
-	}
-	return min(2*d, c.opts.ReconnectMax)
 }
 
 func (c *sdkClient) sleep(ctx context.Context, d time.Duration) error {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+)
+
+// measureBare09 is the bare side of the 0.9 cases: our own 0.9 client doing the runner's Iggy
+// work without decoding or a plugin, as drainGroup and sendAll do with the 0.8 SDK.
+func (e *caseEnv) measureBare09(round int) (sample, error) {
+	ctx := context.Background()
+	cli, err := iggyclient.Dial(ctx, iggyclient.Options{Address: e.broker.addr, Username: username, Password: password,
+		Protocol: iggyclient.Protocol09, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return sample{}, fmt.Errorf("dial 0.9: %w", err)
+	}
+	defer cli.Close()
+	n := e.opts.sinkMessages
+	var elapsed time.Duration
+	cpu0 := selfCPU()
+	if e.c.kind == sourceCase {
+		n = e.opts.sourceMessages
+		topic := fmt.Sprintf("bare-%d", round)
+		if err := e.broker.createTopic(stream, topic); err != nil {
+			return sample{}, err
+		}
+		msgs := make([]iggyclient.OutMessage, len(e.batch))
+		for i, m := range e.batch {
+			msgs[i] = iggyclient.OutMessage{ID: m.Header.Id, Payload: m.Payload}
+		}
+		to := iggyclient.Partitioning{Kind: iggyclient.PartitionByID, PartitionID: 0}
+		cpu0 = selfCPU()
+		start := time.Now()
+		for sent := 0; sent < n; sent += len(msgs) {
+			if err := cli.Send(ctx, stream, topic, to, msgs[:min(len(msgs), n-sent)]); err != nil {
+				return sample{}, fmt.Errorf("send to %s: %w", topic, err)
+			}
+		}
+		elapsed = time.Since(start)
+		if err := e.broker.deleteTopic(stream, topic); err != nil {
+			return sample{}, err
+		}
+	} else if elapsed, err = drainGroup09(ctx, cli, fmt.Sprintf("bare-%d", round), n); err != nil {
+		return sample{}, err
+	}
+	return sample{rate: float64(n) / elapsed.Seconds(), cpuPerMsg: (selfCPU() - cpu0) / time.Duration(n)}, nil
+}
+
+// drainGroup09 polls the group's next batch into reused buffers and stores its last offset after
+// each batch.
+func drainGroup09(ctx context.Context, cli iggyclient.Client, group string, n int) (time.Duration, error) {
+	if err := cli.EnsureConsumerGroup(ctx, stream, sinkTopic, group); err != nil {
+		return 0, fmt.Errorf("join group %s: %w", group, err)
+	}
+	var buf iggyclient.PollBuffers
+	start := time.Now()
+	for read := 0; read < n; {
+		b, err := cli.Poll(ctx, iggyclient.PollRequest{Stream: stream, Topic: sinkTopic, Group: group, Count: batchSize, Reuse: &buf})
+		if err != nil {
+			return 0, fmt.Errorf("poll: %w", err)
+		}
+		if len(b.Messages) == 0 {
+			continue
+		}
+		read += len(b.Messages)
+		if err := cli.StoreOffset(ctx, stream, sinkTopic, group, b.PartitionID, b.Messages[len(b.Messages)-1].Offset); err != nil {
+			return 0, fmt.Errorf("store offset: %w", err)
+		}
+	}
+	return time.Since(start), nil
+}
