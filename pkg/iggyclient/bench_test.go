@@ -37,7 +37,7 @@ func reportMsgsPerSecond(b *testing.B) {
 // their messages per op.
 func BenchmarkSend(b *testing.B) {
 	payloads := benchPayloads()
-	for _, proto := range protocols {
+	for _, proto := range testkit.Protocols {
 		b.Run("iggyclient-"+proto, func(b *testing.B) {
 			srv := startBroker(b, proto, testkit.WithStream("bench", map[string]uint32{"t": 1}))
 			c := dial(b, srv)
@@ -100,7 +100,7 @@ func BenchmarkPoll(b *testing.B) {
 		}
 		return srv
 	}
-	for _, proto := range protocols {
+	for _, proto := range testkit.Protocols {
 		for _, reuse := range []bool{false, true} {
 			name := "iggyclient-" + proto
 			if reuse {

@@ -17,18 +17,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// protocols are the wire protocols the black-box tests run over. The dev broker speaks both on
-// one port and one store, so the official SDK (0.8) stays the independent observer of what a
-// client of either protocol did.
-var protocols = []string{iggyclient.Protocol08, iggyclient.Protocol09}
-
-// eachProtocol runs test once per protocol, as subtests named after it.
-func eachProtocol(t *testing.T, test func(t *testing.T, proto string)) {
-	for _, p := range protocols {
-		t.Run("iggy"+p, func(t *testing.T) { test(t, p) })
-	}
-}
-
 // brokerProtocols is the protocol the clients of a test's broker speak (*devbroker.Server -> string).
 var brokerProtocols sync.Map
 
@@ -75,7 +63,7 @@ func testContext(t testing.TB) context.Context {
 }
 
 func TestDialLogsIn(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithToken("pat-secret"), testkit.WithStream("demo", map[string]uint32{"orders": 3}))
 		tests := []struct {
 			name   string
@@ -102,7 +90,7 @@ func TestDialLogsIn(t *testing.T) {
 }
 
 func TestDialRefusedCredentialsAreUnauthorized(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithToken("pat-secret"))
 		tests := []struct {
 			name                      string
@@ -136,7 +124,7 @@ func TestDialRefusedCredentialsAreUnauthorized(t *testing.T) {
 }
 
 func TestMissingStreamOrTopicIsNotFound(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		c := dial(t, srv)
 		msg := []iggyclient.OutMessage{{Payload: []byte("x")}}
@@ -176,7 +164,7 @@ func TestMissingStreamOrTopicIsNotFound(t *testing.T) {
 }
 
 func TestSendPollRoundTrip(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		c := dial(t, srv)
 		ctx := testContext(t)
@@ -240,7 +228,7 @@ func sameHeaders(got, want []iggyclient.HeaderEntry) bool {
 }
 
 func TestSendPartitioning(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		// Spec §6.4: balanced rotates per request from 0; messages key
 		// "user-42" over 3 partitions lands on 2.
 		tests := []struct {
@@ -283,7 +271,7 @@ func TestSendPartitioning(t *testing.T) {
 }
 
 func TestSendRejectsInvalidMessages(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		c := dial(t, srv)
 		ok := iggyclient.OutMessage{Payload: []byte("ok")}
@@ -317,7 +305,7 @@ func TestSendRejectsInvalidMessages(t *testing.T) {
 }
 
 func TestStoredOffsetResumesInFreshClient(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		ctx := testContext(t)
 		producer := dial(t, srv)
@@ -352,7 +340,7 @@ func TestStoredOffsetResumesInFreshClient(t *testing.T) {
 }
 
 func TestClosedClientRefusesCalls(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		c := dial(t, srv)
 		if err := c.Close(); err != nil {
@@ -369,7 +357,7 @@ func TestClosedClientRefusesCalls(t *testing.T) {
 }
 
 func TestGroupMembersSplitPartitions(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 2}))
 		ctx := testContext(t)
 		producer := dial(t, srv)
@@ -421,7 +409,7 @@ func TestGroupMembersSplitPartitions(t *testing.T) {
 }
 
 func TestCallGivesUpWhenContextEndsWhileServerIsDown(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		c := dial(t, srv)
 		srv.Stop()
@@ -472,7 +460,7 @@ func pollAll(t testing.TB, c iggyclient.Client, topic, group string, n int) []st
 }
 
 func TestStoreOffsetOnPartitionOfAnotherMember(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 2}))
 		ctx := testContext(t)
 		producer := dial(t, srv)
@@ -504,7 +492,7 @@ func TestStoreOffsetOnPartitionOfAnotherMember(t *testing.T) {
 }
 
 func TestEnsureTopic(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		tests := []struct {
 			name, stream, topic string
 			partitions          uint32
@@ -548,7 +536,7 @@ func TestEnsureTopic(t *testing.T) {
 }
 
 func TestEnsureTopicRejectsPartitionCount(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto)
 		c := dial(t, srv)
 		for _, n := range []uint32{0, 1001} {

@@ -15,7 +15,7 @@ import (
 // and names the refusals: an offset past the partition's end, a partition another member holds, a
 // missing topic.
 func TestAdminReadsWritesAndDeletesGroupOffsets(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		testkit.FillTopic(t, srv, "demo", "orders", 5)
 		ctx := testContext(t)

@@ -15,7 +15,7 @@ import (
 // A topic EnsureTopicWith creates carries the requested expiry and size limit, as the SDK reads
 // them back; an existing topic keeps its own.
 func TestEnsureTopicWithRetention(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"old": 1}))
 		c := dial(t, srv)
 		ctx := testContext(t)
@@ -50,7 +50,7 @@ func TestEnsureTopicWithRetention(t *testing.T) {
 // PollPartition reads the newest, the oldest or from an offset, and stores nothing: the same
 // read twice gives the same message.
 func TestPollPartition(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"log": 1}))
 		c := dial(t, srv)
 		ctx := testContext(t)
@@ -85,7 +85,7 @@ func TestPollPartition(t *testing.T) {
 // Of two members of a group on a one-partition topic, only the first owns the partition; when it
 // disconnects, the other one does.
 func TestOwnsPartitionFollowsTheAssignment(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"lock": 1}))
 		first, second := dial(t, srv), dial(t, srv)
 		ctx := testContext(t)
@@ -123,7 +123,7 @@ func TestOwnsPartitionFollowsTheAssignment(t *testing.T) {
 // keeps its session and its partition; a client that never pings (heartbeat off) is dropped as
 // stale, its partition goes to the other member, and its next call reconnects and rejoins.
 func TestHeartbeatKeepsABusyClientAndDropsASilentOne(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"lock": 1}), testkit.WithHeartbeat(500*time.Millisecond))
 		ctx := testContext(t)
 		busyLogs := &capturingHandler{}

@@ -13,7 +13,7 @@ import (
 // batch, on the dev broker: ids, offsets, checksums, timestamps, payloads and user headers; and
 // auto-commit and group membership work the same.
 func TestPollWithReusedBuffersMatchesTheSDKPoll(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 		c := dial(t, srv)
 		ctx := testContext(t)
@@ -64,7 +64,7 @@ func TestPollWithReusedBuffersMatchesTheSDKPoll(t *testing.T) {
 
 // A steady poll loop with reused buffers allocates a few times per batch, not per message.
 func TestPollWithReusedBuffersAllocatesPerBatchOnly(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 		c := dial(t, srv)
 		ctx := testContext(t)
@@ -99,7 +99,7 @@ func TestPollWithReusedBuffersAllocatesPerBatchOnly(t *testing.T) {
 // reused-buffer path and through the SDK alike; a store the server refuses is Batch.StoreErr,
 // the poll still answers and the connection stays in step for the next call.
 func TestPollStoreFirst(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 		c := dial(t, srv)
 		ctx := testContext(t)

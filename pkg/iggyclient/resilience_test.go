@@ -18,7 +18,7 @@ import (
 )
 
 func TestPollJoinsAndCreatesGroupByItself(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		tests := []struct {
 			name         string
 			createdFirst bool // by another client, which then disconnects
@@ -49,7 +49,7 @@ func TestPollJoinsAndCreatesGroupByItself(t *testing.T) {
 }
 
 func TestPollRecreatesDeletedGroup(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		c := dial(t, srv)
 		ctx := testContext(t)
@@ -105,7 +105,7 @@ func TestDialRespectsContextWhenServerNeverAnswers(t *testing.T) {
 
 // An idle client notices a dead connection through its heartbeat.
 func TestHeartbeatDetectsLostConnection(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
 		logs := &capturingHandler{}
 		c := dial(t, srv, func(o *iggyclient.Options) {

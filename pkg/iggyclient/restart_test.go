@@ -16,7 +16,7 @@ import (
 // one client sends and another polls. Both must carry on by themselves, and
 // every sent message must come out of the group at least once.
 func TestRecoversFromBrokerRestart(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 2}))
 		producerLogs, consumerLogs := &capturingHandler{}, &capturingHandler{}
 		producer := dial(t, srv, func(o *iggyclient.Options) { o.Logger = slog.New(producerLogs) })

@@ -13,7 +13,7 @@ import (
 )
 
 func TestTLS(t *testing.T) {
-	eachProtocol(t, func(t *testing.T, proto string) {
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
 		cert := testkit.WriteTLSCert(t, t.TempDir(), "iggy.test", "127.0.0.1")
 		caFile := cert.CAFile
 		withTLS := testkit.BrokerOption(func(cfg *devbroker.Config) { cfg.TLSCertFile, cfg.TLSKeyFile = cert.CertFile, cert.KeyFile })

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
@@ -126,7 +127,7 @@ func (c *client) acquire(ctx context.Context) error {
 func (c *client) release() { <-c.wire }
 
 // do runs fn on a live connection, holding the wire token. A lost connection (or session) is
-// dropped, and the client reconnects with capped exponential backoff, logs in again, rejoins its
+// dropped, and the client reconnects with capped, jittered exponential backoff, logs in again, rejoins its
 // groups and runs fn again, until ctx ends: so Send is at least once. Other errors are
 // classified and returned.
 func (c *client) do(ctx context.Context, fn func(*conn) error) error {
@@ -138,16 +139,18 @@ func (c *client) do(ctx context.Context, fn func(*conn) error) error {
 	}
 	defer c.release()
 	var (
-		delay       time.Duration
+		retry       *backoff.Backoff
 		lastErr     error
 		notAccepted time.Time // the first time a node would not take the request (58)
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := c.sleep(ctx, delay); err != nil {
+			if retry == nil {
+				retry = c.opts.ReconnectBackoff()
+			}
+			if err := c.sleep(ctx, retry.Next()); err != nil {
 				return fmt.Errorf("%w (after %d attempts, last: %w)", err, attempt, lastErr)
 			}
-			delay = c.nextDelay(delay)
 		}
 		cn, err := c.connection(ctx)
 		if err != nil {
@@ -205,13 +208,6 @@ func (c *client) ctxErr(ctx context.Context) error {
 		return api.ErrClosed
 	}
 	return nil
-}
-
-func (c *client) nextDelay(d time.Duration) time.Duration {
-	if d == 0 {
-		return c.opts.ReconnectMin
-	}
-	return min(2*d, c.opts.ReconnectMax)
 }
 
 func (c *client) sleep(ctx context.Context, d time.Duration) error {
