@@ -31,10 +31,14 @@ type conn struct {
 	counter uint64 // the next request number; starts at 1
 	in      []byte // the read buffer of replies nobody asked to keep
 	broken  error  // set once the stream is out of step; the connection is then only closed
+
+	interrupt func() // ends the exchange in flight (made once: watch runs on every call)
 }
 
 func newConn(nc net.Conn, addr string, seq uint64) *conn {
-	return &conn{nc: nc, addr: addr, seq: seq, client: newClientID(), counter: 1}
+	cn := &conn{nc: nc, addr: addr, seq: seq, client: newClientID(), counter: 1}
+	cn.interrupt = func() { _ = cn.nc.SetDeadline(time.Unix(1, 0)) }
+	return cn
 }
 
 // newClientID draws a random non-zero u128 (§3.2).
@@ -80,7 +84,7 @@ func (cn *conn) watch(ctx context.Context) (stop func() bool) {
 	if ctx.Done() == nil {
 		return func() bool { return true }
 	}
-	return context.AfterFunc(ctx, func() { _ = cn.nc.SetDeadline(time.Unix(1, 0)) })
+	return context.AfterFunc(ctx, cn.interrupt)
 }
 
 // roundTrip writes one stamped frame and reads its reply into *buf (cn.in when nil), checked in
