@@ -25,8 +25,7 @@ type client struct {
 	tlsConfig *tls.Config
 
 	// closing is cancelled by Close so that dials, backoffs and replays stop.
-	closing    context.Context
-	stop       context.CancelFunc
+	closing    *api.Lifetime
 	background sync.WaitGroup // the heartbeat
 
 	// wire is the one token of the connection: whoever holds it owns cur, the scratch buffers
@@ -85,7 +84,7 @@ func dial(ctx context.Context, o api.Options) (*client, error) {
 		groups:     make(map[groupKey]*groupState),
 		candidates: []string{o.Address},
 	}
-	c.closing, c.stop = context.WithCancel(context.Background())
+	c.closing = api.NewLifetime()
 	if err := c.do(ctx, func(*conn) error { return nil }); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("connect to iggy at %s: %w", o.Address, err)
@@ -104,7 +103,7 @@ func (c *client) Close() error {
 	c.closed = true
 	cur := c.cur
 	c.mu.Unlock()
-	c.stop()
+	c.closing.End()
 	if cur != nil {
 		_ = cur.nc.Close() // interrupts a call in flight; its holder retires the connection
 	}
@@ -131,7 +130,7 @@ func (c *client) release() { <-c.wire }
 // groups and runs fn again, until ctx ends: so Send is at least once. Other errors are
 // classified and returned.
 func (c *client) do(ctx context.Context, fn func(*conn) error) error {
-	if err := c.ctxErr(ctx); err != nil {
+	if err := c.closing.Stopped(ctx); err != nil {
 		return err
 	}
 	if err := c.acquire(ctx); err != nil {
@@ -148,7 +147,7 @@ func (c *client) do(ctx context.Context, fn func(*conn) error) error {
 			if retry == nil {
 				retry = c.opts.ReconnectBackoff()
 			}
-			if err := c.sleep(ctx, retry.Next()); err != nil {
+			if err := c.closing.Sleep(ctx, retry.Next()); err != nil {
 				return fmt.Errorf("%w (after %d attempts, last: %w)", err, attempt, lastErr)
 			}
 		}
@@ -171,7 +170,7 @@ func (c *client) do(ctx context.Context, fn func(*conn) error) error {
 			return classify(err)
 		}
 		c.retire(cn)
-		if ctxErr := c.ctxErr(ctx); ctxErr != nil {
+		if ctxErr := c.closing.Stopped(ctx); ctxErr != nil {
 			return fmt.Errorf("%w (last: %w)", ctxErr, err)
 		}
 		if !isConnectionLoss(err) {
@@ -197,36 +196,6 @@ func (c *client) logLoss(err error, attempt int) {
 		return
 	}
 	c.log.Warn("iggy connection lost, reconnecting", "address", c.opts.Address, "attempt", attempt+1, "error", err)
-}
-
-// ctxErr is the reason to stop: the caller gave up or the client closed.
-func (c *client) ctxErr(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.closing.Err() != nil {
-		return api.ErrClosed
-	}
-	return nil
-}
-
-func (c *client) sleep(ctx context.Context, d time.Duration) error {
-	if err := c.ctxErr(ctx); err != nil {
-		return err
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.closing.Done():
-		return api.ErrClosed
-	}
 }
 
 // connection returns the live connection, making one attempt to connect when there is none.

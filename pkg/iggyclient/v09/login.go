@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
@@ -63,7 +64,7 @@ func (c *client) dialNode(ctx context.Context, addr string) (*conn, error) {
 	d := net.Dialer{Timeout: dialTimeout}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		if ctxErr := c.ctxErr(ctx); ctxErr != nil {
+		if ctxErr := c.closing.Stopped(ctx); ctxErr != nil {
 			return nil, ctxErr
 		}
 		return nil, err
@@ -203,7 +204,7 @@ func (c *client) findLeader(ctx context.Context, cn *conn) (string, bool) {
 			c.log.Warn("no leader in the iggy cluster roster, staying on this node", "address", cn.addr)
 			return "", false
 		}
-		if err := sleepCtx(ctx, leaderPollEvery); err != nil {
+		if err := backoff.Sleep(ctx, leaderPollEvery); err != nil {
 			return "", false
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -46,21 +47,9 @@ func (cn *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation,
 			}
 			return reply{}, fmt.Errorf("%s request still transient after %s: %w", opName(op), budget, st)
 		}
-		if err := sleepCtx(ctx, replayInterval); err != nil {
+		if err := backoff.Sleep(ctx, replayInterval); err != nil {
 			return reply{}, fmt.Errorf("%w (replaying a transient %w)", err, st)
 		}
-	}
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
