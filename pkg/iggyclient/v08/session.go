@@ -472,17 +472,12 @@ func (c *sdkClient) identifier(what, s string) (iggcon.Identifier, error) {
 }
 
 func parseIdentifier(s string) (iggcon.Identifier, error) {
-	digits := s
-	if len(digits) > 1 && digits[0] == '+' {
-		digits = digits[1:]
-	}
-	if digits != "" && digits[0] != '-' && digits[0] != '+' {
-		if n, err := strconv.ParseUint(digits, 10, 32); err == nil {
-			return iggcon.NewIdentifier(uint32(n))
-		}
-	}
-	if s == "" || len(s) > 255 {
-		return iggcon.Identifier{}, fmt.Errorf("%w: a name must be 1..255 bytes", api.ErrInvalidIdentifier)
+	n, numeric, err := api.ParseIdentifier(s)
+	switch {
+	case err != nil:
+		return iggcon.Identifier{}, err
+	case numeric:
+		return iggcon.NewIdentifier(n)
 	}
 	return iggcon.NewIdentifier(s)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -193,4 +194,15 @@ func splitHostPort(t *testing.T, addr string) (string, uint16) {
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+// dialFake dials addr with options (changed by change) and closes the client when the test ends.
+func dialFake(t *testing.T, addr string, change ...func(*api.Options)) api.Client {
+	t.Helper()
+	c, err := v09.Dial(testContext(t), options(addr, change...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -2,14 +2,12 @@ package v09
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
-// identifier turns a stream or topic string into a wire identifier: a string that parses as a
-// u32 (Rust's rules: digits, optional leading '+') is a numeric id, anything else a name. Parsed
+// identifier turns a stream or topic string into a wire identifier (api.ParseIdentifier). Parsed
 // identifiers are kept, so hot paths neither re-parse nor allocate.
 func (c *client) identifier(what, s string) (wire09.Identifier, error) {
 	if v, ok := c.ids.Load(s); ok {
@@ -24,17 +22,12 @@ func (c *client) identifier(what, s string) (wire09.Identifier, error) {
 }
 
 func parseIdentifier(s string) (wire09.Identifier, error) {
-	digits := s
-	if len(digits) > 1 && digits[0] == '+' {
-		digits = digits[1:]
-	}
-	if digits != "" && digits[0] != '-' && digits[0] != '+' {
-		if n, err := strconv.ParseUint(digits, 10, 32); err == nil {
-			return wire09.NumericID(uint32(n)), nil
-		}
-	}
-	if s == "" || len(s) > api.MaxHeaderFieldLen {
-		return wire09.Identifier{}, fmt.Errorf("%w: a name must be 1..255 bytes", api.ErrInvalidIdentifier)
+	n, numeric, err := api.ParseIdentifier(s)
+	switch {
+	case err != nil:
+		return wire09.Identifier{}, err
+	case numeric:
+		return wire09.NumericID(n), nil
 	}
 	return wire09.NamedID(s), nil
 }

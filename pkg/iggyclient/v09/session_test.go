@@ -35,11 +35,7 @@ func createAll(r request) []byte {
 // same on one connection.
 func TestRequestNumbering(t *testing.T) {
 	node := startFake(t, createAll)
-	c, err := v09.Dial(testContext(t), options(node.addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, node.addr)
 	if err := c.EnsureTopic(testContext(t), "s", "t", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -144,11 +140,7 @@ func TestEvictionDuringACallReconnects(t *testing.T) {
 				return topicReply(r, 3)
 			})
 			var logs bytes.Buffer
-			c, err := v09.Dial(testContext(t), options(node.addr, func(o *api.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialFake(t, node.addr, func(o *api.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 			info, err := c.TopicInfo(testContext(t), "s", "t")
 			if err != nil || info.Partitions != 3 {
 				t.Fatalf("TopicInfo = %+v, %v", info, err)
@@ -179,12 +171,8 @@ func TestUnknownEvictionIsAnError(t *testing.T) {
 		}
 		return evict(r, 99)
 	})
-	c, err := v09.Dial(testContext(t), options(node.addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.TopicInfo(testContext(t), "s", "t")
+	c := dialFake(t, node.addr)
+	_, err := c.TopicInfo(testContext(t), "s", "t")
 	if !errors.Is(err, wire09.StatusInvalidCommand) {
 		t.Fatalf("error %v, want the invalid command the reason maps to", err)
 	}
@@ -226,11 +214,7 @@ func TestTransientAnswersAreReplayed(t *testing.T) {
 				}
 				return committed(r, nil)
 			})
-			c, err := v09.Dial(testContext(t), options(node.addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialFake(t, node.addr)
 			if err := c.EnsureTopic(testContext(t), "s", "t", 1); err != nil {
 				t.Fatal(err)
 			}
@@ -267,11 +251,7 @@ func TestNotAcceptedForTooLongMovesOn(t *testing.T) {
 		}
 		return committed(r, nil)
 	})
-	c, err := v09.Dial(testContext(t), options(node.addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, node.addr)
 	if err := c.EnsureTopic(testContext(t), "s", "t", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -305,11 +285,7 @@ func TestMovesToTheClusterLeader(t *testing.T) {
 		}
 		return status(r, wire09.StatusTransientNotAccepted)
 	})
-	c, err := v09.Dial(testContext(t), options(follower.addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, follower.addr)
 	info, err := c.TopicInfo(testContext(t), "s", "t")
 	if err != nil || info.Partitions != 4 {
 		t.Fatalf("TopicInfo = %+v, %v; want the leader's answer", info, err)
@@ -382,11 +358,7 @@ func TestBrokenRepliesDropTheConnection(t *testing.T) {
 				}
 				return ok(r, wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: 1}))
 			})
-			c, err := v09.Dial(testContext(t), options(node.addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := dialFake(t, node.addr)
 			b, err := c.PollPartition(testContext(t), api.PartitionPoll{Stream: "s", Topic: "t", Partition: 1, From: api.PollFirst, Count: 1})
 			if err != nil || b.PartitionID != 1 {
 				t.Fatalf("PollPartition = %+v, %v; want the second connection's empty poll", b, err)
@@ -409,11 +381,7 @@ func TestSilentServerAndContext(t *testing.T) {
 		}
 		return topicReply(r, 1)
 	})
-	c, err := v09.Dial(testContext(t), options(node.addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialFake(t, node.addr)
 	ctx, cancel := contextWithTimeout(200 * time.Millisecond)
 	defer cancel()
 	if _, err := c.TopicInfo(ctx, "s", "t"); !errors.Is(err, ctx.Err()) || ctx.Err() == nil {
