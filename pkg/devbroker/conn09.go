@@ -33,9 +33,10 @@ type state09 struct {
 	session   uint64
 	watermark uint64 // highest metadata request number executed
 
-	cachedRequest uint64 // the request number whose reply is cached (0: none)
-	cachedStatus  wire09.Status
-	cachedBody    []byte
+	cachedRequest  uint64 // the request number whose reply is cached (0: none)
+	cachedChecksum wire09.U128
+	cachedStatus   wire09.Status
+	cachedBody     []byte
 
 	header [wire09.HeaderSize]byte // reused reply header
 	out    []byte                  // reused reply body
@@ -125,6 +126,9 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	case h.Operation.PartitionPlane():
 		reply, status := c.partition09(h.Operation, body)
 		c.reply09(h, status, reply)
+	case h.Request == st.cachedRequest && !h.RequestChecksum.IsZero() && !st.cachedChecksum.IsZero() && h.RequestChecksum != st.cachedChecksum:
+		// The same number for another body: a client bug the server drops.
+		c.srv.log.Warn("0.9 request dropped: request number reused for another body", "client_id", c.sess.clientID, "request", h.Request)
 	case h.Request == st.cachedRequest:
 		c.reply09(h, st.cachedStatus, st.cachedBody) // a replay: the same answer, not run again
 	case h.Request <= st.watermark:
@@ -132,7 +136,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	default:
 		reply, status := c.metadata09(h.Operation, body)
 		st.watermark = h.Request
-		st.cachedRequest, st.cachedStatus = h.Request, status
+		st.cachedRequest, st.cachedChecksum, st.cachedStatus = h.Request, h.RequestChecksum, status
 		st.cachedBody = append(st.cachedBody[:0], reply...)
 		c.reply09(h, status, reply)
 	}
@@ -230,7 +234,7 @@ func (c *connection) endSession() {
 	}
 	c.data.dropClient(c.sess.clientID)
 	st.bound, st.client, st.session, st.watermark = false, wire09.U128{}, 0, 0
-	st.cachedRequest, st.cachedStatus, st.cachedBody = 0, 0, st.cachedBody[:0]
+	st.cachedRequest, st.cachedChecksum, st.cachedStatus, st.cachedBody = 0, wire09.U128{}, 0, st.cachedBody[:0]
 	c.sess.authenticated = false
 }
 
@@ -316,6 +320,31 @@ func (c *connection) framed() []byte {
 	c.s09.out = wire09.AppendResultOK(c.s09.out[:0])
 	return c.s09.out
 }
+
+// inTopic runs fn with the topic ref names, under the store's read lock;
+// when it does not resolve, missing answers instead.
+func (c *connection) inTopic(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(st *stream, t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
+	s := c.data
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st, t, err := s.resolveTopic(toIdent(ref.StreamID), toIdent(ref.TopicID))
+	if err != nil {
+		return missing(err)
+	}
+	return fn(st, t)
+}
+
+// inGroups is inTopic holding the consumer-group lock too.
+func (c *connection) inGroups(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
+	return c.inTopic(ref, missing, func(_ *stream, t *topic) ([]byte, wire09.Status) {
+		c.data.groupMu.Lock()
+		defer c.data.groupMu.Unlock()
+		return fn(t)
+	})
+}
+
+// denyStatus answers a read whose target does not resolve with the error's status.
+func denyStatus(err error) ([]byte, wire09.Status) { return nil, statusOf(err) }
 
 // toIdent is the broker's identifier for a decoded 0.9 one.
 func toIdent(id wire09.Identifier) ident {

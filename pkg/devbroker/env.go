@@ -22,6 +22,8 @@ const (
 	// The real server's [heartbeat] section (off by default there too).
 	EnvHeartbeatEnabled  = "IGGY_HEARTBEAT_ENABLED"
 	EnvHeartbeatInterval = "IGGY_HEARTBEAT_INTERVAL"
+	// EnvProtocol forces the protocol of every connection (Config.Protocol).
+	EnvProtocol = "IGGY_DEV_PROTOCOL"
 )
 
 // defaultHeartbeatInterval is the real server's [heartbeat] interval.
@@ -43,6 +45,8 @@ const EnvHelp = `  IGGY_TCP_ADDRESS                 listen address (default 127.
   IGGY_HEARTBEAT_ENABLED           "true" to drop clients silent (no ping) for 1.2
                                    intervals, as the real server (default false)
   IGGY_HEARTBEAT_INTERVAL          heartbeat interval, e.g. 5s or "5 s" (default 5s)
+  IGGY_DEV_PROTOCOL                "0.8" or "0.9" to speak only that protocol (default:
+                                   each connection's first bytes choose)
 `
 
 // ConfigFromEnv builds a Config from environment variables read with getenv
@@ -96,6 +100,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 				cfg.HeartbeatInterval = d
 			}
 		}
+	}
+	switch raw := getenv(EnvProtocol); raw {
+	case "", Protocol08, Protocol09:
+		cfg.Protocol = raw
+	default:
+		return Config{}, fmt.Errorf("%s=%q: want 0.8 or 0.9 (unset: chosen per connection)", EnvProtocol, raw)
 	}
 	streams, err := ParseStreams(getenv(EnvStreams))
 	if err != nil {

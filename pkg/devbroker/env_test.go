@@ -92,6 +92,17 @@ func TestConfigFromEnv(t *testing.T) {
 			env:   map[string]string{"IGGY_HEARTBEAT_INTERVAL": "2s"},
 			check: func(c devbroker.Config) bool { return c.HeartbeatInterval == 0 },
 		},
+		{
+			name:  "protocol forced to 0.9",
+			env:   map[string]string{"IGGY_DEV_PROTOCOL": "0.9"},
+			check: func(c devbroker.Config) bool { return c.Protocol == devbroker.Protocol09 },
+		},
+		{
+			name:  "protocol unset: chosen per connection",
+			env:   map[string]string{},
+			check: func(c devbroker.Config) bool { return c.Protocol == "" },
+		},
+		{name: "protocol unknown", env: map[string]string{"IGGY_DEV_PROTOCOL": "1.0"}, wantErr: `IGGY_DEV_PROTOCOL="1.0"`},
 		{name: "heartbeat interval not a duration", env: map[string]string{"IGGY_HEARTBEAT_ENABLED": "true", "IGGY_HEARTBEAT_INTERVAL": "often"}, wantErr: "IGGY_HEARTBEAT_INTERVAL"},
 		{name: "TLS without a key", env: map[string]string{"IGGY_TCP_TLS_ENABLED": "true", "IGGY_TCP_TLS_CERT_FILE": "c.pem"}, wantErr: "IGGY_TCP_TLS_KEY_FILE"},
 		{name: "TLS flag not a bool", env: map[string]string{"IGGY_TCP_TLS_ENABLED": "yes please"}, wantErr: "IGGY_TCP_TLS_ENABLED"},

@@ -18,26 +18,19 @@ func (c *connection) createGroup09(body []byte) ([]byte, wire09.Status) {
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(toIdent(req.StreamID), toIdent(req.TopicID))
-	if err != nil {
-		return c.rejected(err)
-	}
-	s.groupMu.Lock()
-	defer s.groupMu.Unlock()
-	if t.findGroup(ident{name: req.Name}) != nil {
-		return c.rejected(StatusConsumerGroupNameAlreadyExists)
-	}
-	id := allocID(&t.groups, &t.freeGroupIDs)
-	g := &group{id: id, name: string(req.Name)}
-	for p := range uint32(len(t.partitions)) {
-		g.partitions = append(g.partitions, p)
-	}
-	t.groups[id] = g
-	c.s09.out = wire09.AppendConsumerGroup(c.framed(), groupElement(g))
-	return c.s09.out, 0
+	return c.inGroups(req.TopicRef, c.rejected, func(t *topic) ([]byte, wire09.Status) {
+		if t.findGroup(ident{name: req.Name}) != nil {
+			return c.rejected(StatusConsumerGroupNameAlreadyExists)
+		}
+		id := allocID(&t.groups, &t.freeGroupIDs)
+		g := &group{id: id, name: string(req.Name)}
+		for p := range uint32(len(t.partitions)) {
+			g.partitions = append(g.partitions, p)
+		}
+		t.groups[id] = g
+		c.s09.out = wire09.AppendConsumerGroup(c.framed(), groupElement(g))
+		return c.s09.out, 0
+	})
 }
 
 // groupOp09 deletes, joins or leaves a group; a missing stream, topic or
@@ -47,31 +40,24 @@ func (c *connection) groupOp09(op wire09.Operation, body []byte) ([]byte, wire09
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(toIdent(req.StreamID), toIdent(req.TopicID))
-	if err != nil {
-		return c.rejected(err)
-	}
-	s.groupMu.Lock()
-	defer s.groupMu.Unlock()
-	g := t.findGroup(toIdent(req.GroupID))
-	if g == nil {
-		return c.rejected(StatusConsumerGroupIDNotFound)
-	}
-	switch op {
-	case wire09.OpDeleteConsumerGroup:
-		t.groups[g.id] = nil
-		t.freeGroupIDs = append(t.freeGroupIDs, g.id)
-	case wire09.OpJoinConsumerGroup:
-		g.join(c.sess.clientID, t.releasedFor(g))
-	case wire09.OpLeaveConsumerGroup:
-		if !g.leave(c.sess.clientID) {
-			return c.rejected(StatusConsumerGroupMemberNotFound)
+	return c.inGroups(req.TopicRef, c.rejected, func(t *topic) ([]byte, wire09.Status) {
+		g := t.findGroup(toIdent(req.GroupID))
+		if g == nil {
+			return c.rejected(StatusConsumerGroupIDNotFound)
 		}
-	}
-	return c.framed(), 0
+		switch op {
+		case wire09.OpDeleteConsumerGroup:
+			t.groups[g.id] = nil
+			t.freeGroupIDs = append(t.freeGroupIDs, g.id)
+		case wire09.OpJoinConsumerGroup:
+			g.join(c.sess.clientID, t.releasedFor(g))
+		case wire09.OpLeaveConsumerGroup:
+			if !g.leave(c.sess.clientID) {
+				return c.rejected(StatusConsumerGroupMemberNotFound)
+			}
+		}
+		return c.framed(), 0
+	})
 }
 
 // getGroups09 answers GetConsumerGroup (group and members, empty when
@@ -88,30 +74,23 @@ func (c *connection) getGroups09(code wire09.Command, body []byte) ([]byte, wire
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(toIdent(ref.StreamID), toIdent(ref.TopicID))
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	s.groupMu.Lock()
-	defer s.groupMu.Unlock()
-	out := c.s09.out[:0]
-	if code == wire09.CmdGetConsumerGroups {
-		for _, g := range t.groups {
-			if g != nil {
-				out = wire09.AppendConsumerGroup(out, groupElement(g))
+	return c.inGroups(ref.TopicRef, denyStatus, func(t *topic) ([]byte, wire09.Status) {
+		out := c.s09.out[:0]
+		if code == wire09.CmdGetConsumerGroups {
+			for _, g := range t.groups {
+				if g != nil {
+					out = wire09.AppendConsumerGroup(out, groupElement(g))
+				}
+			}
+		} else if g := t.findGroup(toIdent(ref.GroupID)); g != nil {
+			out = wire09.AppendConsumerGroup(out, groupElement(g))
+			for _, m := range g.members {
+				out = wire09.AppendConsumerGroupMember(out, m.id, m.partitions)
 			}
 		}
-	} else if g := t.findGroup(toIdent(ref.GroupID)); g != nil {
-		out = wire09.AppendConsumerGroup(out, groupElement(g))
-		for _, m := range g.members {
-			out = wire09.AppendConsumerGroupMember(out, m.id, m.partitions)
-		}
-	}
-	c.s09.out = out
-	return out, 0
+		c.s09.out = out
+		return out, 0
+	})
 }
 
 // syncGroup09 answers the caller's generation and pollable partitions, or an
@@ -121,25 +100,18 @@ func (c *connection) syncGroup09(body []byte) ([]byte, wire09.Status) {
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(toIdent(ref.StreamID), toIdent(ref.TopicID))
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	s.groupMu.Lock()
-	defer s.groupMu.Unlock()
-	g := t.findGroup(toIdent(ref.GroupID))
-	if g == nil {
-		return nil, wire09.StatusConsumerGroupIDNotFound
-	}
-	g.settleRevocations(t.releasedFor(g), 0)
-	m := g.member(c.sess.clientID)
-	if m == nil {
-		return nil, 0
-	}
-	c.s09.parts = m.pollable(c.s09.parts[:0])
-	c.s09.out = wire09.AppendGroupAssignment(c.s09.out[:0], g.generation, c.s09.parts)
-	return c.s09.out, 0
+	return c.inGroups(ref.TopicRef, denyStatus, func(t *topic) ([]byte, wire09.Status) {
+		g := t.findGroup(toIdent(ref.GroupID))
+		if g == nil {
+			return nil, wire09.StatusConsumerGroupIDNotFound
+		}
+		g.settleRevocations(t.releasedFor(g), 0)
+		m := g.member(c.sess.clientID)
+		if m == nil {
+			return answerEmpty(nil)
+		}
+		c.s09.parts = m.pollable(c.s09.parts[:0])
+		c.s09.out = wire09.AppendGroupAssignment(c.s09.out[:0], g.generation, c.s09.parts)
+		return c.s09.out, 0
+	})
 }

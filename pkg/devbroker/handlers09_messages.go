@@ -25,36 +25,31 @@ func (c *connection) send09(body []byte) ([]byte, wire09.Status) {
 	if h.Count != md.MessagesCount {
 		return nil, wire09.StatusInvalidMessagesCount
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	st, t, err := s.resolveTopic(toIdent(md.StreamID), toIdent(md.TopicID))
-	if err != nil {
-		return nil, wire09.StatusResourceNotFound
-	}
-	var partitionID uint32
-	switch md.Partitioning.Kind {
-	case wire09.PartitionBalanced:
-		if len(t.partitions) == 0 {
+	return c.inTopic(wire09.TopicRef{StreamID: md.StreamID, TopicID: md.TopicID}, denyUnresolved, func(st *stream, t *topic) ([]byte, wire09.Status) {
+		var partitionID uint32
+		switch md.Partitioning.Kind {
+		case wire09.PartitionBalanced:
+			if len(t.partitions) == 0 {
+				return nil, wire09.StatusResourceNotFound
+			}
+			partitionID = t.nextBalancedPartition()
+		case wire09.PartitionByID:
+			partitionID = md.Partitioning.PartitionID
+		case wire09.PartitionByMessageKey:
+			if len(t.partitions) == 0 {
+				return nil, wire09.StatusResourceNotFound
+			}
+			partitionID = wire09.XXH32(md.Partitioning.Key) % uint32(len(t.partitions))
+		}
+		p := lookupSlot(t.partitions, partitionID)
+		if p == nil {
 			return nil, wire09.StatusResourceNotFound
 		}
-		partitionID = t.nextBalancedPartition()
-	case wire09.PartitionByID:
-		partitionID = md.Partitioning.PartitionID
-	case wire09.PartitionByMessageKey:
-		if len(t.partitions) == 0 {
-			return nil, wire09.StatusResourceNotFound
-		}
-		partitionID = wire09.XXH32(md.Partitioning.Key) % uint32(len(t.partitions))
-	}
-	p := lookupSlot(t.partitions, partitionID)
-	if p == nil {
-		return nil, wire09.StatusResourceNotFound
-	}
-	base := p.appendRecord(record, h.Count, s.clock())
-	c.s09.out = wire09.AppendConfirmations(c.s09.out[:0],
-		wire09.Confirmation{StreamID: st.id, TopicID: t.id, PartitionID: partitionID, BaseOffset: base})
-	return c.s09.out, 0
+		base := p.appendRecord(record, h.Count, c.data.clock())
+		c.s09.out = wire09.AppendConfirmations(c.s09.out[:0],
+			wire09.Confirmation{StreamID: st.id, TopicID: t.id, PartitionID: partitionID, BaseOffset: base})
+		return c.s09.out, 0
+	})
 }
 
 // emptyPoll is a poll reply with no messages: the 16-byte prefix alone.
@@ -156,36 +151,42 @@ func (c *connection) offsetTarget(t *topic, ref wire09.ConsumerOffsetRef, write 
 	return p, key, g, p != nil
 }
 
+// offsetWrite resolves the target of an offset store or delete and runs fn
+// with it; a target that does not resolve is status 20.
+func (c *connection) offsetWrite(ref wire09.ConsumerOffsetRef, fn func(t *topic, p *partition, key offsetKey, g *group) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
+	return c.inTopic(wire09.TopicRef{StreamID: ref.StreamID, TopicID: ref.TopicID}, denyUnresolved, func(_ *stream, t *topic) ([]byte, wire09.Status) {
+		p, key, g, ok := c.offsetTarget(t, ref, true)
+		if !ok {
+			return denyUnresolved(nil)
+		}
+		return fn(t, p, key, g)
+	})
+}
+
+// denyUnresolved is the partition plane's answer to what does not resolve.
+func denyUnresolved(error) ([]byte, wire09.Status) { return nil, wire09.StatusResourceNotFound }
+
 func (c *connection) storeOffset09(body []byte) ([]byte, wire09.Status) {
 	req, err := wire09.DecodeStoreConsumerOffset(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(toIdent(req.StreamID), toIdent(req.TopicID))
-	if err != nil {
-		return nil, wire09.StatusResourceNotFound
-	}
-	p, key, g, ok := c.offsetTarget(t, req.ConsumerOffsetRef, true)
-	if !ok {
-		return nil, wire09.StatusResourceNotFound
-	}
-	p.mu.Lock()
-	if p.nextOffset == 0 || req.Offset > p.currentOffsetLocked() {
+	return c.offsetWrite(req.ConsumerOffsetRef, func(t *topic, p *partition, key offsetKey, g *group) ([]byte, wire09.Status) {
+		p.mu.Lock()
+		if p.nextOffset == 0 || req.Offset > p.currentOffsetLocked() {
+			p.mu.Unlock()
+			return nil, wire09.Status(StatusInvalidOffset)
+		}
+		p.offsets[key] = req.Offset
 		p.mu.Unlock()
-		return nil, wire09.Status(StatusInvalidOffset)
-	}
-	p.offsets[key] = req.Offset
-	p.mu.Unlock()
-	if g != nil {
-		// A commit may complete the hand-over of this partition.
-		s.groupMu.Lock()
-		g.settleRevocations(t.releasedFor(g), 0)
-		s.groupMu.Unlock()
-	}
-	return c.framed(), 0
+		if g != nil {
+			// A commit may complete the hand-over of this partition.
+			c.data.groupMu.Lock()
+			g.settleRevocations(t.releasedFor(g), 0)
+			c.data.groupMu.Unlock()
+		}
+		return c.framed(), 0
+	})
 }
 
 func (c *connection) deleteOffset09(body []byte) ([]byte, wire09.Status) {
@@ -193,24 +194,15 @@ func (c *connection) deleteOffset09(body []byte) ([]byte, wire09.Status) {
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(toIdent(req.StreamID), toIdent(req.TopicID))
-	if err != nil {
-		return nil, wire09.StatusResourceNotFound
-	}
-	p, key, _, ok := c.offsetTarget(t, req.ConsumerOffsetRef, true)
-	if !ok {
-		return nil, wire09.StatusResourceNotFound
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, has := p.offsets[key]; !has {
-		return nil, wire09.Status(StatusConsumerOffsetNotFound)
-	}
-	delete(p.offsets, key)
-	return c.framed(), 0
+	return c.offsetWrite(req.ConsumerOffsetRef, func(_ *topic, p *partition, key offsetKey, _ *group) ([]byte, wire09.Status) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if _, has := p.offsets[key]; !has {
+			return nil, wire09.Status(StatusConsumerOffsetNotFound)
+		}
+		delete(p.offsets, key)
+		return c.framed(), 0
+	})
 }
 
 // getOffset09 answers the stored offset, or an empty body when there is none
@@ -220,23 +212,21 @@ func (c *connection) getOffset09(body []byte) ([]byte, wire09.Status) {
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(toIdent(req.StreamID), toIdent(req.TopicID))
-	if err != nil {
-		return nil, 0
-	}
-	p, key, _, ok := c.offsetTarget(t, req, false)
-	if !ok {
-		return nil, 0
-	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	stored, has := p.offsets[key]
-	if !has {
-		return nil, 0
-	}
-	c.s09.out = wire09.AppendConsumerOffset(c.s09.out[:0], wire09.ConsumerOffset{PartitionID: p.id, CurrentOffset: p.currentOffsetLocked(), StoredOffset: stored})
-	return c.s09.out, 0
+	return c.inTopic(wire09.TopicRef{StreamID: req.StreamID, TopicID: req.TopicID}, answerEmpty, func(_ *stream, t *topic) ([]byte, wire09.Status) {
+		p, key, _, ok := c.offsetTarget(t, req, false)
+		if !ok {
+			return answerEmpty(nil)
+		}
+		p.mu.RLock()
+		defer p.mu.RUnlock()
+		stored, has := p.offsets[key]
+		if !has {
+			return answerEmpty(nil)
+		}
+		c.s09.out = wire09.AppendConsumerOffset(c.s09.out[:0], wire09.ConsumerOffset{PartitionID: p.id, CurrentOffset: p.currentOffsetLocked(), StoredOffset: stored})
+		return c.s09.out, 0
+	})
 }
+
+// answerEmpty is a read's "not found": status 0 and an empty body.
+func answerEmpty(error) ([]byte, wire09.Status) { return nil, 0 }

@@ -41,7 +41,8 @@ type Config struct {
 	// interval): every interval, a client whose last ping (or connect) is older than 1.2
 	// intervals is dropped from its consumer groups, and its connection answers every later
 	// command with status 30 (stale client), until it reconnects. 0 (the default, as on a real
-	// server) never drops an open connection, however silent.
+	// server) never drops an open connection, however silent. Over 0.9 only silent consumer-group
+	// members are dropped (any request counts as liveness): they get Eviction 13 and are closed.
 	HeartbeatInterval time.Duration
 	// Protocol forces the protocol every connection speaks: "0.8" or "0.9".
 	// Empty (or "auto") chooses per connection from the first bytes the client

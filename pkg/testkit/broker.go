@@ -1,6 +1,7 @@
 // Package testkit holds helpers shared by the tests of several packages: a
 // running dev broker, logged-in official-SDK clients for it and topics filled
 // through them (fill.go), the project's own client dialled to it (client.go),
+// a raw Iggy 0.9 connection driven frame by frame (raw09.go),
 // runner and supervisor processes, test plugins compiled from C, OTLP
 // receivers, TLS certificates, a real Prometheus server (prometheus.go),
 // metrics expositions of any format read back into families (exposition.go:
@@ -64,6 +65,12 @@ func WithRetention(bytesPerPartition uint64) BrokerOption {
 // a client silent for 1.2 intervals is dropped, as a real server with [heartbeat] enabled does.
 func WithHeartbeat(interval time.Duration) BrokerOption {
 	return func(cfg *devbroker.Config) { cfg.HeartbeatInterval = interval }
+}
+
+// WithProtocol makes the broker speak only protocol "0.8" or "0.9" (devbroker.Config.Protocol)
+// instead of choosing per connection.
+func WithProtocol(protocol string) BrokerOption {
+	return func(cfg *devbroker.Config) { cfg.Protocol = protocol }
 }
 
 // StartBroker starts an in-memory Iggy server on a free loopback port and

@@ -24,12 +24,16 @@ const readStep = 64 << 10
 
 // ReadFrame reads one frame: exactly 256 header bytes, then size-256 body
 // bytes, into buf (reused when large enough). It returns the whole frame,
-// header first. A size outside [256, 64 MiB] is ErrFrameSize and a frame type
-// above 29 is ErrFrameType; both leave the stream out of sync.
+// header first. A size outside [256, 64 MiB] is ErrFrameSize, a frame type
+// above 29 ErrFrameType, a stream ending inside a frame ErrTruncatedFrame
+// (and io.ErrUnexpectedEOF); io.EOF alone means it ended between frames.
 func ReadFrame(r io.Reader, buf []byte) ([]byte, error) {
 	buf = slices.Grow(buf[:0], HeaderSize)[:HeaderSize]
 	if _, err := io.ReadFull(r, buf); err != nil {
-		return buf[:0], err
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("frame header: %w: %w", ErrTruncatedFrame, err)
+		}
+		return buf[:0], err // io.EOF alone: the stream ended between frames
 	}
 	size := FrameSize(buf)
 	if size < HeaderSize || size > MaxFrameSize {
@@ -47,6 +51,9 @@ func ReadFrame(r io.Reader, buf []byte) ([]byte, error) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = fmt.Errorf("%w: %w", ErrTruncatedFrame, err)
 			}
 			return buf[:0], fmt.Errorf("frame body (%d of %d bytes): %w", len(buf)-HeaderSize, n-HeaderSize, err)
 		}

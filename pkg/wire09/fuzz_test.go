@@ -113,6 +113,11 @@ func FuzzRequestBodies(f *testing.F) {
 				t.Fatalf("create group does not round-trip: %x -> %x (%v)", body, again, err)
 			}
 		}
+		if c, err := wire09.DecodeCreatePartitions(body); err == nil {
+			if again, err := wire09.AppendCreatePartitions(nil, c); err != nil || !bytes.Equal(again, body) {
+				t.Fatalf("create partitions does not round-trip: %x -> %x (%v)", body, again, err)
+			}
+		}
 		_, _ = wire09.DecodeGetConsumerOffset(body)
 		_, _ = wire09.DecodeStoreConsumerOffset(body)
 		_, _ = wire09.DecodeDeleteConsumerOffset(body)

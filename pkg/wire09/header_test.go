@@ -93,8 +93,9 @@ func TestReadFrame(t *testing.T) {
 		{"size above 64 MiB", sized(64<<20+1, 5), wire09.ErrFrameSize},
 		{"frame type 30", sized(256, 30), wire09.ErrFrameType},
 		{"frame type 255", sized(256, 255), wire09.ErrFrameType},
-		{"truncated header", ping[:100], io.ErrUnexpectedEOF},
-		{"truncated body", withBody[:258], io.ErrUnexpectedEOF},
+		{"truncated header", ping[:100], wire09.ErrTruncatedFrame},
+		{"truncated body", withBody[:258], wire09.ErrTruncatedFrame},
+		{"truncated body, as io sees it", withBody[:258], io.ErrUnexpectedEOF},
 		{"64 MiB announced, 10 bytes sent", append(sized(64<<20, 5), make([]byte, 10)...), io.ErrUnexpectedEOF},
 	} {
 		if _, err := wire09.ReadFrame(bytes.NewReader(tt.input), nil); !errors.Is(err, tt.want) {
