@@ -24,7 +24,7 @@ func TestAutoDetectsTheServersProtocol(t *testing.T) {
 		{devbroker.ProtocolAuto, iggyclient.Protocol09},
 	} {
 		t.Run("broker "+tt.broker, func(t *testing.T) {
-			srv := testkit.StartBroker(t, func(cfg *devbroker.Config) { cfg.Protocol = tt.broker })
+			srv := testkit.StartBroker(t, testkit.WithProtocol(tt.broker))
 			var logs bytes.Buffer
 			c := dial(t, srv, func(o *iggyclient.Options) {
 				o.Protocol = iggyclient.ProtocolAuto

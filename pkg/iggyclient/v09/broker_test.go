@@ -69,7 +69,7 @@ func startRecordingProxy(t *testing.T, target string) *recordingProxy {
 // does, so a reused number would bring back an earlier reply): every call of a pump's life
 // succeeds, and the frames are numbered exactly as §4.3 says.
 func TestRequestNumberingAgainstTheBroker(t *testing.T) {
-	srv := testkit.StartBroker(t, func(cfg *devbroker.Config) { cfg.Protocol = devbroker.Protocol09 })
+	srv := testkit.StartBroker(t, testkit.WithProtocol(devbroker.Protocol09))
 	proxy := startRecordingProxy(t, srv.Addr())
 	ctx := testContext(t)
 	c, err := v09.Dial(ctx, options(proxy.addr))
