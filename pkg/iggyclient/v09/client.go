@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -41,6 +42,7 @@ type client struct {
 	req        []byte                   // the request being built: header space, then body
 	sendBuf    []byte                   // Send's frame
 	msgs       []wire09.Message         // Send's messages
+	idSource   *rand.Rand               // ids of messages sent with a zero id
 	hdrs       []byte                   // Send's encoded user headers
 	groups     map[groupKey]*groupState // groups to rejoin, with their cached assignment
 	candidates []string                 // addresses to dial: the leader first, then healthy nodes
@@ -83,6 +85,7 @@ func dial(ctx context.Context, o api.Options) (*client, error) {
 		wire:       make(chan struct{}, 1),
 		groups:     make(map[groupKey]*groupState),
 		candidates: []string{o.Address},
+		idSource:   newIDSource(),
 	}
 	c.closing = api.NewLifetime()
 	if err := c.do(ctx, func(*conn) error { return nil }); err != nil {
