@@ -392,3 +392,37 @@ func TestSilentServerAndContext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A leader that keeps moving is followed at most three times (§8); the client then stays where
+// it is and works there.
+func TestLeaderRedirectsAreBounded(t *testing.T) {
+	const nodes = 5
+	fakes := make([]*fakeNode, nodes)
+	next := make([]atomic.Value, nodes) // each node names the next one as the leader
+	for i := range fakes {
+		fakes[i] = startFake(t, func(r request) []byte {
+			if r.code() == wire09.CmdGetClusterMetadata {
+				host, port := splitHostPort(t, next[i].Load().(string))
+				return ok(r, wire09.AppendClusterMetadata(nil, wire09.ClusterMetadata{Name: []byte("c"), Nodes: []wire09.ClusterNode{
+					{Name: []byte("me"), IP: []byte("127.0.0.1"), TCPPort: 9, Role: wire09.RoleFollower},
+					{Name: []byte("next"), IP: []byte(host), TCPPort: port, Role: wire09.RoleLeader},
+				}}))
+			}
+			if b := basics(r); b != nil {
+				return b
+			}
+			return topicReply(r, uint32(i+1))
+		})
+	}
+	for i := range fakes {
+		next[i].Store(fakes[(i+1)%nodes].addr)
+	}
+	c := dialFake(t, fakes[0].addr)
+	info, err := c.TopicInfo(testContext(t), "s", "t")
+	if err != nil || info.Partitions != 4 {
+		t.Fatalf("TopicInfo = %+v, %v; want the answer of the fourth node (three redirects)", info, err)
+	}
+	if n := fakes[4].count(func(request) bool { return true }); n != 0 {
+		t.Fatalf("the fifth node got %d requests, want none", n)
+	}
+}
