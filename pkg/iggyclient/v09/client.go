@@ -129,9 +129,9 @@ func (c *client) acquire(ctx context.Context) error {
 func (c *client) release() { <-c.wire }
 
 // do runs fn on a live connection, holding the wire token. A lost connection (or session) is
-// dropped, and the client reconnects with capped, jittered exponential backoff, logs in again, rejoins its
-// groups and runs fn again, until ctx ends: so Send is at least once. Other errors are
-// classified and returned.
+// dropped, and the client reconnects with capped, jittered exponential backoff, logs in again,
+// rejoins its groups and runs fn again, until ctx ends: so Send is at least once. Other errors
+// are classified and returned.
 func (c *client) do(ctx context.Context, fn func(*conn) error) error {
 	if err := c.closing.Stopped(ctx); err != nil {
 		return err
