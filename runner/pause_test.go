@@ -142,9 +142,10 @@ func TestStandaloneSourceStartPausedPauseResume(t *testing.T) {
 	if h, _ := p.Health(); h.ConnectorStatus != "paused" {
 		t.Fatalf("status after POST /pause = %q, want paused", h.ConnectorStatus)
 	}
-	if !strings.Contains(p.Logs(), "Fault source with ID: 1 closed") {
-		t.Errorf("the source plugin is not closed while paused; logs:\n%s", p.Logs())
-	}
+	// The plugin's lines reach p.Logs through a pipe the test copies on its own: waited for.
+	p.WaitUntil(t, waitLong, "the paused source's plugin to log its close", func() bool {
+		return strings.Contains(p.Logs(), "Fault source with ID: 1 closed")
+	})
 	sent := testkit.OrZero(p.Stats(t).MessagesSent)
 	time.Sleep(300 * time.Millisecond)
 	if now := testkit.OrZero(p.Stats(t).MessagesSent); now != sent {
@@ -152,14 +153,15 @@ func TestStandaloneSourceStartPausedPauseResume(t *testing.T) {
 	}
 	post(t, p, "/resume", nil, http.StatusNoContent)
 	p.WaitUntil(t, waitLong, "100 more messages", func() bool { return testkit.OrZero(p.Stats(t).MessagesSent) >= sent+100 })
-	if m := openedWithState.FindStringSubmatch(p.Logs()); m == nil || m[1] != strconv.FormatUint(sent, 10) {
-		t.Errorf("the reopened plugin did not get the state of the %d messages sent before the pause (got %v)", sent, m)
-	}
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if code, err := p.Wait(waitLong); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
+	}
+	// The process has exited: its logs are complete.
+	if m := openedWithState.FindStringSubmatch(p.Logs()); m == nil || m[1] != strconv.FormatUint(sent, 10) {
+		t.Errorf("the reopened plugin did not get the state of the %d messages sent before the pause (got %v)", sent, m)
 	}
 	checkSequence(t, readTopic(t, srv, "demo", "events"), 0) // every sequence number once
 	if opens := strings.Count(p.Logs(), "Opened fault source connector"); opens != 2 {
