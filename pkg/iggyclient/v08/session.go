@@ -202,7 +202,11 @@ func (c *sdkClient) run(ctx context.Context, fn func(*tcp.IggyTcpClient) error) 
 			if !isConnectionLoss(err) {
 				return err
 			}
-			lastErr = err
+			// A dial cut short by the caller's deadline says nothing about the server: the
+			// error names the last real failure.
+			if lastErr == nil || c.closing.Stopped(ctx) == nil {
+				lastErr = err
+			}
 			c.log.Warn("iggy server unreachable, retrying", "address", c.opts.Address, "attempt", attempt+1, "error", err)
 			continue
 		}
