@@ -17,6 +17,7 @@ import (
 // (child.env) and then waits forever; the child's pid goes to child.pid. Every file is written
 // whole, then renamed into place.
 const forkingSinkC = `
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,16 @@ int32_t iggy_sink_open(uint32_t id, const uint8_t *cfg, size_t cfg_len, iggy_log
     if (pid < 0) return -1;
     if (pid == 0) {
         put_env("child.env");
+        /* Only the runner's process-group stop is meant to end it; the alarm bounds its life
+           when a test ends by SIGKILLing the supervisor, which takes the runner but not this. */
+        struct sigaction dfl = {0};
+        dfl.sa_handler = SIG_DFL; /* the Go runtime's handlers are inherited across fork */
+        sigaction(SIGALRM, &dfl, NULL);
+        sigset_t alrm;
+        sigemptyset(&alrm);
+        sigaddset(&alrm, SIGALRM);
+        sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+        alarm(120);
         for (;;) pause();
     }
     char text[32];
