@@ -10,6 +10,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/fleet"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -22,7 +23,7 @@ func startRunner(t *testing.T, broker *devbroker.Server, key string) (*testkit.R
 	p := testkit.StartRunner(t, []string{
 		"IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr(), "IGGY_CONNECTORS_STATE_PATH=" + t.TempDir(),
 		"IGGY_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0", "IGGY_CONNECTORS_HTTP_API_KEY=runner-key",
-		"IGGY_CONNECTOR_CONFIG=" + cfg,
+		"IGGY_CONNECTOR_CONFIG=" + cfg, testkit.ProtocolEnv(iggyclient.Protocol08),
 	})
 	host, port, err := net.SplitHostPort(p.WaitTCPEndpoint(t, 30*time.Second))
 	if err != nil {
