@@ -18,7 +18,7 @@ import (
 // returns it with its host and port.
 func startRunner(t *testing.T, broker *devbroker.Server, key string) (*testkit.RunnerProc, string, uint16) {
 	t.Helper()
-	cfg := fmt.Sprintf("type = \"sink\"\nkey = %q\nenabled = true\nversion = 1\nname = \"sink %s\"\npath = %q\n\n[[streams]]\nstream = \"demo\"\ntopics = [\"events\"]\nschema = \"json\"\n",
+	cfg := fmt.Sprintf("type = \"sink\"\nkey = %q\nenabled = true\nversion = 1\nname = \"sink %s\"\npath = %q\n\n[[streams]]\nstream = \"demo\"\ntopics = [\"events\"]\nschema = \"json\"\n\n[plugin_config]\n",
 		key, key, testkit.PluginPath(t, "null_sink"))
 	p := testkit.StartRunner(t, []string{
 		"IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr(), "IGGY_CONNECTORS_STATE_PATH=" + t.TempDir(),
