@@ -40,6 +40,7 @@ import (
 const (
 	kustomizeRunners    = "compose/kubernetes"
 	kustomizeSupervisor = "compose/kubernetes/supervisor"
+	kustomizeFleet      = "compose/kubernetes-fleet"
 	helmChart           = "compose/helm/iggy-connectors"
 )
 
