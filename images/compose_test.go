@@ -27,6 +27,7 @@ var composeFiles = []string{
 	"compose/supervisor/compose.yaml",
 	"compose/runners/compose.yaml",
 	"compose/http-provider/compose.yaml",
+	"compose/fleet/compose.yaml",
 }
 
 // iggyImage is the real server at a 0.8.x tag: the protocol of the Go SDK v0.8.0.
