@@ -2,8 +2,6 @@ package supervisor_test
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,28 +57,7 @@ func BenchmarkFleetAPI(b *testing.B) {
 		}
 		return running == fleetBenchRunners/2
 	})
-	client := &http.Client{Timeout: 30 * time.Second}
-	measure := func(b *testing.B) {
-		for _, path := range []string{"/stats", "/metrics"} {
-			b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
-				var took []time.Duration
-				for b.Loop() {
-					start := time.Now()
-					resp, err := client.Get(sup.URL(path))
-					if err != nil {
-						b.Fatal(err)
-					}
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					took = append(took, time.Since(start))
-					if err != nil || resp.StatusCode != http.StatusOK {
-						b.Fatalf("%s: %s %v", path, resp.Status, err)
-					}
-				}
-				reportPercentiles(b, took)
-			})
-		}
-	}
+	measure := func(b *testing.B) { benchGets(b, sup, "/stats", "/metrics") }
 	b.Run(fmt.Sprintf("runners=%d", fleetBenchRunners), measure)
 	hung := runners[0]
 	if err := hung.Signal(syscall.SIGSTOP); err != nil {
