@@ -21,6 +21,9 @@ type attached struct {
 
 	mergedMu sync.Mutex
 	merged   map[string]bool // replica endpoints whose families are in Supervisor.merged
+
+	countsMu sync.Mutex
+	counted  map[string]bool // connector labels with runtime series (setFleetCounts)
 }
 
 // newAttached prepares a supervisor in attach mode ([fleet] enabled): no runner binary, state

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/fleet"
@@ -66,8 +67,12 @@ func connectorOverReplicas(c fleetConnector) metrics.ConnectorStats {
 // connector runs when its primary replica does), and each connector's up and state.
 func (s *Supervisor) setFleetCounts() {
 	var totals, running [2]uint32 // sources, sinks
+	s.fleet.countsMu.Lock()
+	defer s.fleet.countsMu.Unlock()
+	seen := map[string]bool{}
 	for i, kind := range []config.ConnectorKind{config.KindSource, config.KindSink} {
 		for _, c := range s.fleetConnectors(kind) {
+			seen[labelOf(kind, c.primary.Key)] = true
 			totals[i]++
 			if c.primary.Status == statusRunning {
 				running[i]++
@@ -76,6 +81,13 @@ func (s *Supervisor) setFleetCounts() {
 			s.runtimeMetrics.SetState(c.primary.Key, string(kind), c.primary.Status)
 		}
 	}
+	for label := range s.fleet.counted {
+		if !seen[label] {
+			kind, key, _ := strings.Cut(label, "/")
+			s.runtimeMetrics.Forget(key, kind)
+		}
+	}
+	s.fleet.counted = seen
 	s.runtimeMetrics.SetTotals(totals[0], totals[1])
 	s.runtimeMetrics.SetRunning(running[0], running[1])
 }

@@ -109,6 +109,7 @@ func (s *Snapshot) Connector(kind, key string) (Connector, bool) {
 type entry struct {
 	Replica
 	goneSince time.Time // when discovery stopped listing it
+	warned    bool      // its failure to answer was logged
 }
 
 // Fleet polls the discovered runners every refresh and keeps the last Snapshot.
@@ -241,13 +242,20 @@ func (f *Fleet) Refresh(ctx context.Context) {
 // record applies one poll's outcome to its entry.
 func (f *Fleet) record(e *entry, r reading, err error, now time.Time) {
 	if err != nil {
-		if e.Status != StatusUnreachable && e.Key != "" {
-			f.log.Warn("fleet: runner unreachable", "endpoint", e.Endpoint, "connector", e.Kind+"/"+e.Key, "error", err)
+		// Logged once per outage; a runner never reached (a wrong key, not a runner) once.
+		if !e.warned {
+			if e.Key != "" {
+				f.log.Warn("fleet: runner unreachable", "endpoint", e.Endpoint, "connector", e.Kind+"/"+e.Key, "error", err)
+			} else {
+				f.log.Warn("fleet: runner not reached yet; not listed until it answers", "endpoint", e.Endpoint, "error", err)
+			}
+			e.warned = true
 		}
 		e.Status, e.Families = StatusUnreachable, nil
 		e.LastError = &metrics.LastError{Message: err.Error(), Timestamp: uint64(now.UnixMicro())}
 		return
 	}
+	e.warned = false
 	e.Kind, e.Key = r.health.ConnectorType, r.health.Key
 	e.Status, e.Role, e.PID = r.health.ConnectorStatus, r.health.Role, r.stats.PID
 	if r.stats.Status != "" {
