@@ -162,9 +162,6 @@ func (f *Fleet) Stale() bool {
 	return f.refreshing.Load() || time.Since(f.Snapshot().Taken) > 2*f.opts.Refresh
 }
 
-// Timeout is the per-runner bound.
-func (f *Fleet) Timeout() time.Duration { return f.opts.Timeout }
-
 // Run refreshes every fleet.refresh (and when Kick asks) until ctx ends.
 func (f *Fleet) Run(ctx context.Context) {
 	t := time.NewTicker(f.opts.Refresh)
