@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +38,24 @@ func startFleetRunner(t *testing.T, broker *devbroker.Server, cfg string) (*test
 // startAttached starts a supervisor in attach mode over runners, in this process.
 func startAttached(t *testing.T, broker *devbroker.Server, runners ...string) string {
 	t.Helper()
+	return startAttachedWith(t, broker, config.Fleet{Runners: runners}, nil)
+}
+
+// startAttachedWith starts a supervisor in attach mode with fleet's runners and DNS names, the
+// names answered by resolver.
+func startAttachedWith(t *testing.T, broker *devbroker.Server, fleet config.Fleet, resolver *net.Resolver) string {
+	t.Helper()
 	rt := config.DefaultRuntime()
 	rt.HTTP.Address = "127.0.0.1:0"
 	rt.HTTP.Metrics.Enabled = true
 	rt.Iggy.Address = broker.Addr()
 	rt.Iggy.Protocol = iggyclient.Protocol08 // the 0.9 client is not on this branch yet
-	rt.Fleet = config.Fleet{Enabled: true, Runners: runners, Refresh: 100 * time.Millisecond, RunnerAPIKey: fleetRunnerKey}
+	fleet.Enabled, fleet.Refresh, fleet.RunnerAPIKey = true, 100*time.Millisecond, fleetRunnerKey
+	rt.Fleet = fleet
 	if err := rt.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := supervisor.New(supervisor.Options{Runtime: rt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := supervisor.New(supervisor.Options{Runtime: rt, Resolver: resolver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +259,37 @@ func TestFleetMergedAPI(t *testing.T) {
 	if m := scrape(); strings.Contains(m, `replica="`+ep2+`"`) || !strings.Contains(m, `replica="`+ep1+`"`) {
 		t.Fatalf("/metrics after r2 died:\n%s", m)
 	}
+}
+
+// fleet.dns through the supervisor: an SRV name served by a real DNS server on loopback, whose
+// records gain a runner while the supervisor runs.
+func TestFleetDNSDiscovery(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	sink := sinkFile("pg", testkit.PluginPath(t, "null_sink"), "demo", "events", "") + "\n[plugin_config]\n"
+	_, ep1 := startFleetRunner(t, broker, sink)
+	_, ep2 := startFleetRunner(t, broker, sink)
+	dnsSrv := testkit.StartDNS(t)
+	dnsSrv.SetIPs("runner.test", net.IPv4(127, 0, 0, 1))
+	srv := func(endpoints ...string) []*net.SRV {
+		var out []*net.SRV
+		for _, ep := range endpoints {
+			_, port, _ := net.SplitHostPort(strings.TrimPrefix(ep, "http://"))
+			n, _ := strconv.Atoi(port)
+			out = append(out, &net.SRV{Target: "runner.test", Port: uint16(n)})
+		}
+		return out
+	}
+	dnsSrv.SetSRV("_http._tcp.runners.test", srv(ep1))
+	base := startAttachedWith(t, broker, config.Fleet{DNS: []string{"_http._tcp.runners.test"}}, dnsSrv.Resolver())
+	waitUntil(t, "pg listed with its one replica", func() bool {
+		e, ok := sinkEntry(t, base, "pg")
+		return ok && len(e.Replicas) == 1 && e.Replicas[0].Endpoint == ep1
+	})
+	dnsSrv.SetSRV("_http._tcp.runners.test", srv(ep1, ep2))
+	waitUntil(t, "the runner added to DNS listed", func() bool {
+		e, ok := sinkEntry(t, base, "pg")
+		return ok && len(e.Replicas) == 2
+	})
 }
 
 // A bad [fleet] value stops startup naming the key; attach mode reads no connector provider (no
