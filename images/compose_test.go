@@ -27,11 +27,12 @@ var composeFiles = []string{
 	"compose/supervisor/compose.yaml",
 	"compose/runners/compose.yaml",
 	"compose/http-provider/compose.yaml",
+	"compose/iggy09/compose.yaml",
 	"compose/fleet/compose.yaml",
 }
 
-// iggyImage is the real server at a 0.8.x tag: the protocol of the Go SDK v0.8.0.
-var iggyImage = regexp.MustCompile(`^apache/iggy:0\.8\.\d+$`)
+// iggyImage is the real server at a 0.8.x or a 0.9.x tag; its submatch is the protocol it speaks.
+var iggyImage = regexp.MustCompile(`^apache/iggy:(0\.[89])\.\d+(?:-edge\.\d+)?$`)
 
 var (
 	errInit       = errors.New("init step does not create")
@@ -76,7 +77,7 @@ func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 		return []error{err}
 	}
 
-	server, serverPort := "", ""
+	server, serverPort, serverProtocol := "", "", ""
 	var initText string
 	initService := ""
 	for _, name := range sortedKeys(p.Services) {
@@ -86,8 +87,10 @@ func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 		if !strings.HasPrefix(s.Image, "apache/iggy") {
 			continue
 		}
-		if !iggyImage.MatchString(s.Image) {
-			errs = append(errs, fmt.Errorf("%s: service %s: image %q: %w: want apache/iggy:0.8.x", p.Name, name, s.Image, errIggyServer))
+		if m := iggyImage.FindStringSubmatch(s.Image); m == nil {
+			errs = append(errs, fmt.Errorf("%s: service %s: image %q: %w: want apache/iggy:0.8.x or 0.9.x", p.Name, name, s.Image, errIggyServer))
+		} else {
+			serverProtocol = m[1]
 		}
 		text := strings.Join(append(slices.Clone(s.Entrypoint), s.Command...), " ")
 		if strings.Contains(text, "stream create") {
@@ -146,6 +149,9 @@ func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 		}
 		if rt, err := effectiveRuntime(c); err == nil {
 			errs = append(errs, checkReachable(p, name, "iggy.address", rt.Iggy.Address, server, serverPort)...)
+			if rt.Iggy.Protocol != config.IggyProtocolAuto && rt.Iggy.Protocol != serverProtocol {
+				errs = append(errs, fmt.Errorf("%s: service %s: iggy.protocol %q: %w speaks %s", p.Name, name, rt.Iggy.Protocol, errIggyServer, serverProtocol))
+			}
 			if rt.Connectors.ConfigType == config.ProviderHTTP {
 				u, err := url.Parse(rt.Connectors.BaseURL)
 				if err != nil || p.Services[u.Hostname()].Name == "" {

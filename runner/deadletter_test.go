@@ -311,7 +311,10 @@ func TestSourceSkipsBadRecordsWithoutDeadLetterTopic(t *testing.T) {
 		s := p.Stats(t)
 		return testkit.OrZero(s.MessagesSent) == 15 && testkit.OrZero(s.MessagesDeadLettered) == 5
 	})
-	if got := len(readTopic(t, srv, "out", "events")); got != 15 || !strings.Contains(p.Logs(), "source records failed; dead-lettered and skipped") {
+	if got := len(readTopic(t, srv, "out", "events")); got != 15 {
 		t.Fatalf("%d messages in out/events, want 15; logs:\n%s", got, p.Logs())
 	}
+	p.WaitUntil(t, waitLong, "the skipped records to be logged", func() bool {
+		return strings.Contains(p.Logs(), "source records failed; dead-lettered and skipped")
+	})
 }

@@ -34,7 +34,8 @@
 // (configroute.go: the running connector config as a version object, secrets masked as the
 // supervisor API masks them, for an attached supervisor, DESIGN decision 21), GET on
 // the metrics endpoint (default /metrics, always served; it adds iggy_connector_state), and POST
-// /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13;
+// /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13; each answers once
+// the connector is in the new state, a resume 504 when it does not run again in time;
 // IGGY_CONNECTOR_START_PAUSED=true starts paused). The access policy is pkg/httpguard's, as the
 // supervisor's: an api_key (header or Bearer) guards everything but /, /health and /ready, and
 // without one a TCP address beyond loopback refuses POST /pause and /resume.

@@ -37,6 +37,7 @@ type Env struct {
 	StatsPage         string        `env:"IGGY_CONNECTOR_STATS_PAGE" help:"stats page file the supervisor created for this connector: counters, histograms and status go there, where the supervisor reads them and they outlive a crash; unset: kept in memory"`
 	InstanceID        uint32        `env:"IGGY_CONNECTOR_INSTANCE_ID" help:"plugin instance id to open the plugin with (the supervisor numbers them as upstream does, as GET /sinks shows them); 0 or unset: 1"`
 	SourceQueue       int           `env:"IGGY_CONNECTOR_SOURCE_QUEUE" envDefault:"2" help:"source: batches buffered between the plugin thread and the sender; a full queue rejects the batch"`
+	PluginLogRate     int           `env:"IGGY_CONNECTOR_PLUGIN_LOG_RATE" envDefault:"10000" help:"most plugin log lines a second; more are dropped and counted (log_lines_dropped in /stats, iggy_connector_log_lines_dropped_total); 0 = no limit"`
 	StartPaused       bool          `env:"IGGY_CONNECTOR_START_PAUSED" envDefault:"false" help:"start paused (as after POST /pause): a sink polls nothing and a source opens no plugin until POST /resume; the supervisor sets it for a connector an operator paused"`
 }
 
@@ -98,6 +99,7 @@ func (e Env) validate() error {
 		{"IGGY_CONNECTOR_HEARTBEAT_INTERVAL", e.HeartbeatInterval <= 0},
 		{"IGGY_CONNECTOR_STALL_NACKS", e.StallNacks < 1},
 		{"IGGY_CONNECTOR_SOURCE_QUEUE", e.SourceQueue < 1},
+		{"IGGY_CONNECTOR_PLUGIN_LOG_RATE", e.PluginLogRate < 0},
 	} {
 		if c.bad {
 			return fmt.Errorf("%s: value out of range", c.name)

@@ -168,9 +168,7 @@ func TestLegacySourceABI(t *testing.T) {
 		"messages_per_batch = 5\nmax_messages = 40\ninterval_ms = 2")))
 	p.WaitStatus(t, "running", waitLong)
 	p.WaitUntil(t, waitLong, "40 messages sent", func() bool { return testkit.OrZero(p.Stats(t).MessagesSent) >= 40 })
-	if !strings.Contains(p.Logs(), "acks=false") {
-		t.Errorf("the legacy plugin was not recognised as running without acks:\n%s", p.Logs())
-	}
+	p.WaitUntil(t, waitLong, "the runner to log that the plugin runs without acks", func() bool { return strings.Contains(p.Logs(), "acks=false") })
 	if got := len(readTopic(t, srv, "demo", "events")); got != 40 {
 		t.Fatalf("topic holds %d messages, want 40", got)
 	}

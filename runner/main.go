@@ -65,7 +65,7 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 		return invalid(err)
 	}
 	if config.DisplayConfig(environ) {
-		log.Info("effective runtime configuration", "config", fmt.Sprintf("%+v", s.Runtime.Redacted()))
+		log.Info("effective runtime configuration", "config", s.Runtime.LogValue())
 	}
 	if s.Env.CPUProfile != "" {
 		f, err := os.Create(s.Env.CPUProfile)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -26,6 +27,8 @@ type pauseGate struct {
 	done    bool          // settled is closed
 	set     bool          // the pump is set up (setUp): a resume may mark it running
 
+	// The callbacks run with mu held, so the status they set follows the gate's order: paused is
+	// shown before a pause's waiter is answered, and never after the resume that followed.
 	onParked  func() // every member is parked
 	onResumed func(setUp bool)
 }
@@ -50,11 +53,8 @@ func (g *pauseGate) join(n int) {
 func (g *pauseGate) leave() {
 	g.mu.Lock()
 	g.members--
-	parked := g.settle()
+	g.settle()
 	g.mu.Unlock()
-	if parked {
-		g.onParked()
-	}
 }
 
 // requested is closed while a pause is requested: a member that waits on something long (the
@@ -104,11 +104,8 @@ func (g *pauseGate) awaitSettling(ctx context.Context, settle func()) bool {
 	}
 	resumed := g.resumed
 	g.parked++
-	parked := g.settle()
+	g.settle()
 	g.mu.Unlock()
-	if parked {
-		g.onParked()
-	}
 	select {
 	case <-resumed:
 	case <-ctx.Done():
@@ -119,14 +116,14 @@ func (g *pauseGate) awaitSettling(ctx context.Context, settle func()) bool {
 	return ctx.Err() == nil
 }
 
-// settle closes settled once every member parked; true when it did now. Called with mu held.
-func (g *pauseGate) settle() bool {
+// settle runs onParked and then closes settled once every member parked. Called with mu held.
+func (g *pauseGate) settle() {
 	if !g.paused || g.done || g.members <= 0 || g.parked < g.members {
-		return false
+		return
 	}
 	g.done = true
+	g.onParked()
 	close(g.settled)
-	return true
 }
 
 // pause requests a pause; false when one is requested already. settled is closed once every
@@ -157,9 +154,8 @@ func (g *pauseGate) resume() bool {
 		close(g.settled)
 	}
 	g.pausing = make(chan struct{})
-	setUp := g.set
+	g.onResumed(g.set)
 	g.mu.Unlock()
-	g.onResumed(setUp)
 	return true
 }
 
@@ -172,11 +168,14 @@ func (r *Runner) newPauseGate() *pauseGate {
 			r.log.Info("connector paused")
 		}
 	}, func(setUp bool) {
-		// Paused, or a sink set up paused whose consumers have not parked yet.
-		if r.status.is(StatusPaused) || setUp && r.status.is(StatusStarting) {
+		r.log.Info("connector resumed")
+		// A source runs again only once its plugin is reopened and its poll loop started
+		// (sourceSession marks it running then); a sink's consumers just poll on. Running is set
+		// again even when shown already (a pause still settling), so handleResume sees a set after
+		// its resume.
+		if r.spec.Kind == kindSink && (r.status.is(StatusPaused, StatusRunning) || setUp && r.status.is(StatusStarting)) {
 			r.status.set(StatusRunning)
 		}
-		r.log.Info("connector resumed")
 	})
 }
 
@@ -205,26 +204,69 @@ func (r *Runner) handlePause(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleResume is POST /resume: 204, or 409 when the connector is not paused or is stopping.
-func (r *Runner) handleResume(w http.ResponseWriter, _ *http.Request) {
+// handleResume is POST /resume: 204 once the connector runs again (a sink at once; a source once
+// its plugin is reopened and its poll loop started; a pump still starting once it is set up), or
+// once a source replica waits in standby for the lease; 409 when it is not paused or is stopping.
+// The answer means what it says: a /stats read after it shows running. When it does not run
+// within IGGY_CONNECTOR_SHUTDOWN_TIMEOUT the answer is 504 (it stays resumed and runs once ready);
+// when it fails on the way (its plugin does not open) 500 with its error.
+func (r *Runner) handleResume(w http.ResponseWriter, req *http.Request) {
 	if r.status.is(StatusStopping, StatusStopped) {
 		writeConflict(w, "the connector is stopping")
 		return
 	}
+	_, before, _ := r.status.watch()
 	if !r.pause.resume() {
 		writeConflict(w, "the connector is not paused")
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	httplimit.ExtendWrite(w, r.settings.HTTP.Limits.WriteTimeout, r.settings.Env.ShutdownTimeout)
+	ctx, cancel := context.WithTimeout(req.Context(), r.settings.Env.ShutdownTimeout)
+	defer cancel()
+	switch st := r.awaitRunning(ctx, before); st {
+	case StatusRunning, StatusStandby:
+		w.WriteHeader(http.StatusNoContent)
+	case StatusError, StatusStopping, StatusStopped:
+		reason := "resumed, but the connector did not run again (status " + string(st) + ")"
+		if _, le := r.status.get(); le != nil {
+			reason += ": " + le.Message
+		}
+		writeError(w, http.StatusInternalServerError, "error", reason)
+	default:
+		writeError(w, http.StatusGatewayTimeout, "timeout", fmt.Sprintf(
+			"resumed, but the connector is not running after %s (status %s); it runs once ready", r.settings.Env.ShutdownTimeout, st))
+	}
+}
+
+// awaitRunning waits until the status is set to running after the first before sets, or shows
+// standby, error, stopping or stopped, and returns it; when ctx ends first, the status then.
+func (r *Runner) awaitRunning(ctx context.Context, before uint64) Status {
+	for {
+		st, changes, next := r.status.watch()
+		switch {
+		case st == StatusRunning && changes > before, st == StatusStandby, st == StatusError, st == StatusStopping, st == StatusStopped:
+			return st
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return st
+		}
+	}
 }
 
 // writeConflict answers 409 with the supervisor's error body shape.
 func writeConflict(w http.ResponseWriter, reason string) {
+	writeError(w, http.StatusConflict, "invalid_state", reason)
+}
+
+// writeError answers status with the supervisor's error body shape.
+func writeError(w http.ResponseWriter, status int, code, reason string) {
 	body, _ := json.Marshal(struct {
 		Code   string `json:"code"`
 		Reason string `json:"reason"`
-	}{"invalid_state", reason})
+	}{code, reason})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusConflict)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

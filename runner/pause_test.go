@@ -144,9 +144,10 @@ func TestStandaloneSourceStartPausedPauseResume(t *testing.T) {
 	if h, _ := p.Health(); h.ConnectorStatus != "paused" {
 		t.Fatalf("status after POST /pause = %q, want paused", h.ConnectorStatus)
 	}
-	if !strings.Contains(p.Logs(), "Fault source with ID: 1 closed") {
-		t.Errorf("the source plugin is not closed while paused; logs:\n%s", p.Logs())
-	}
+	// The plugin's lines reach p.Logs through a pipe the test copies on its own: waited for.
+	p.WaitUntil(t, waitLong, "the paused source's plugin to log its close", func() bool {
+		return strings.Contains(p.Logs(), "Fault source with ID: 1 closed")
+	})
 	sent := testkit.OrZero(p.Stats(t).MessagesSent)
 	time.Sleep(300 * time.Millisecond)
 	if now := testkit.OrZero(p.Stats(t).MessagesSent); now != sent {
@@ -154,17 +155,60 @@ func TestStandaloneSourceStartPausedPauseResume(t *testing.T) {
 	}
 	post(t, p, "/resume", nil, http.StatusNoContent)
 	p.WaitUntil(t, waitLong, "100 more messages", func() bool { return testkit.OrZero(p.Stats(t).MessagesSent) >= sent+100 })
-	if m := openedWithState.FindStringSubmatch(p.Logs()); m == nil || m[1] != strconv.FormatUint(sent, 10) {
-		t.Errorf("the reopened plugin did not get the state of the %d messages sent before the pause (got %v)", sent, m)
-	}
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if code, err := p.Wait(waitLong); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
+	// The process has exited: its logs are complete.
+	if m := openedWithState.FindStringSubmatch(p.Logs()); m == nil || m[1] != strconv.FormatUint(sent, 10) {
+		t.Errorf("the reopened plugin did not get the state of the %d messages sent before the pause (got %v)", sent, m)
+	}
 	checkSequence(t, readTopic(t, srv, "demo", "events"), 0) // every sequence number once
 	if opens := strings.Count(p.Logs(), "Opened fault source connector"); opens != 2 {
 		t.Errorf("the source plugin was opened %d times, want 2 (resume from start-paused, resume after pause)", opens)
+	}
+}
+
+// POST /resume answers once the source runs again, so a read after it never sees a stale state:
+// 204 with its plugin open and its poll loop started (the status is running at once); 500 naming
+// the error when the plugin does not open again; 504 when the source does not run within
+// IGGY_CONNECTOR_SHUTDOWN_TIMEOUT (its open hangs), still paused.
+func TestStandaloneSourceResumeAnswersOnceRunning(t *testing.T) {
+	cases := []struct {
+		name, pluginConfig string
+		env                []string
+		status             int
+		body               string // part of the error body
+		after              string // the status /health shows right after the answer ("" when the runner exits)
+	}{
+		{name: "the plugin opens", status: http.StatusNoContent, after: "running"},
+		{name: "the plugin does not open", pluginConfig: "open_code = -1", status: http.StatusInternalServerError,
+			body: `"code":"error","reason":"resumed, but the connector did not run again (status error): source \"gen\": plugin initialization failed`},
+		{name: "the plugin's open hangs", pluginConfig: "open_hang = true",
+			env:    []string{"IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=1s", "IGGY_CONNECTOR_PLUGIN_TIMEOUT=0"},
+			status: http.StatusGatewayTimeout, body: `"code":"timeout","reason":"resumed, but the connector is not running after 1s (status paused)`, after: "paused"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+			env := append(withConfig(baseEnv(srv, t.TempDir()), sourceTOML("gen", testkit.PluginPath(t, "fault"), "demo", "events",
+				"linger_time = \"1ms\"", "messages_per_batch = 10\ninterval_ms = 5\n"+c.pluginConfig)), "IGGY_CONNECTOR_START_PAUSED=true")
+			p := testkit.StartRunner(t, append(env, c.env...))
+			p.WaitStatus(t, "paused", waitLong)
+			code, body, err := p.Do(http.MethodPost, "/resume", nil)
+			if err != nil || code != c.status || !strings.Contains(string(body), c.body) {
+				t.Fatalf("POST /resume: status %d (err %v) body %s; want %d with %s", code, err, body, c.status, c.body)
+			}
+			if c.after != "" {
+				if h, err := p.Health(); err != nil || h.ConnectorStatus != c.after {
+					t.Errorf("status right after POST /resume = %q (%v), want %q", h.ConnectorStatus, err, c.after)
+				}
+			}
+			if c.status == http.StatusNoContent {
+				p.WaitUntil(t, waitLong, "the plugin's open in the log", func() bool { return strings.Contains(p.Logs(), "Opened fault source connector") })
+			}
+		})
 	}
 }

@@ -140,6 +140,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		defer ep.close()
 	}
 	plugin.SetLogger(r.log)
+	plugin.SetLogLimit(r.settings.Env.PluginLogRate, r.metrics.c.AddLogLinesDropped)
 	r.batches.BenchmarkStarted()
 
 	client, err := r.dial(ctx)

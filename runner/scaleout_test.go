@@ -59,8 +59,10 @@ func covers(assignment []int, members, want int) bool {
 }
 
 func sinkReplicaEnv(t testing.TB, srv *devbroker.Server, key string) []string {
-	return withConfig(baseEnv(srv, t.TempDir()), sinkTOML(key, testkit.PluginPath(t, "stdout_sink"), "demo", "events",
+	env := withConfig(baseEnv(srv, t.TempDir()), sinkTOML(key, testkit.PluginPath(t, "stdout_sink"), "demo", "events",
 		"batch_length = 1000\npoll_interval = \"1ms\"", "print_payload = true"))
+	// Every record's line is the evidence here, at far more lines a second than the plugin log limit.
+	return append(env, "IGGY_CONNECTOR_PLUGIN_LOG_RATE=0")
 }
 
 func processedBy(t testing.TB, ps ...*testkit.RunnerProc) uint64 {

@@ -37,10 +37,13 @@ type statusBoard struct {
 	// onChange, when set, receives every new status and last error (called with mu held, so
 	// changes arrive in order).
 	onChange func(Status, *LastError)
+	// changes counts the sets; next is closed at the next one (a waiter's wake-up, watch).
+	changes uint64
+	next    chan struct{}
 }
 
 func newStatusBoard() *statusBoard {
-	return &statusBoard{status: StatusStarting}
+	return &statusBoard{status: StatusStarting, next: make(chan struct{})}
 }
 
 // set moves to s. Moving to running or stopped clears the last error (upstream does the same).
@@ -59,6 +62,9 @@ func (b *statusBoard) set(s Status) {
 }
 
 func (b *statusBoard) changed() {
+	b.changes++
+	close(b.next)
+	b.next = make(chan struct{})
 	if b.onChange != nil {
 		b.onChange(b.status, b.lastErr)
 	}
@@ -82,6 +88,13 @@ func (b *statusBoard) get() (Status, *LastError) {
 	}
 	le := *b.lastErr
 	return b.status, &le
+}
+
+// watch returns the status, how many times it was set so far and a channel closed at the next set.
+func (b *statusBoard) watch() (st Status, changes uint64, next <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.status, b.changes, b.next
 }
 
 // is reports whether the current status is one of ss.

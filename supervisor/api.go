@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -330,6 +328,13 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 		return
 	}
 	cfg, err := config.ParseCreateBody(kind, key, body)
+	if err == nil {
+		err = s.checkRenderable(cfg)
+	}
+	if errors.Is(err, config.ErrOverLimit) {
+		writeAPIError(w, invalidConfiguration(configProblem(err)))
+		return
+	}
 	if err != nil {
 		status, text := shapeError(configProblem(err))
 		writeText(w, status, text)
@@ -340,7 +345,7 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 		writeAPIError(w, invalidConfiguration(err.Error()))
 		return
 	}
-	if cfg.PluginConfig, err = s.unmaskSecrets(r.Context(), kind, key, cfg.PluginConfig); err != nil {
+	if cfg.PluginConfig, err = s.unmaskSecrets(r.Context(), cfg); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
 			writeAPIError(w, ae)
@@ -360,20 +365,24 @@ func (s *Supervisor) handleCreate(w http.ResponseWriter, r *http.Request, kind c
 // secrets are what the config routes mask (nothing with http.reveal_secrets).
 func (s *Supervisor) secrets() config.SecretKeys { return s.runtime.HTTP.Secrets() }
 
-// unmaskSecrets gives every masked secret of a posted plugin_config its real value: the one at
-// the same path in the running config (what GET .../configs/active showed), else in the newest
-// stored version that has one. A masked secret none of them holds is refused (400), so
-// "******" is never stored as a password. With http.reveal_secrets nothing is masked, so nothing
-// is restored: "******" is then a literal value.
-func (s *Supervisor) unmaskSecrets(ctx context.Context, kind config.ConnectorKind, key string, posted map[string]any) (map[string]any, error) {
+// unmaskSecrets gives every masked secret of a posted config's plugin_config its real value: the
+// one at the same path in the running config (what GET .../configs/active showed), else in the
+// newest stored version that has one, provided that config loads the same plugin and the secret
+// goes to the same target (config.SecretKeys.Unmask). A masked secret none of them holds is
+// refused (400), so "******" is never stored as a password, nor a stored secret sent elsewhere.
+// With http.reveal_secrets nothing is masked, so nothing is restored: "******" is then a literal
+// value.
+func (s *Supervisor) unmaskSecrets(ctx context.Context, posted config.Connector) (map[string]any, error) {
 	sec := s.secrets()
+	kind, key := posted.Kind, posted.Key
 	var previous []map[string]any
+	samePlugin := func(c config.Connector) bool { return c.Path == posted.Path }
 	if m, ok := s.lookup(kind, key); ok {
-		if sn := m.snapshot(); !sn.placeholder {
+		if sn := m.snapshot(); !sn.placeholder && samePlugin(sn.cfg) {
 			previous = append(previous, sn.cfg.PluginConfig)
 		}
 	}
-	out, missing := sec.Unmask(posted, previous...)
+	out, missing := sec.Unmask(posted.PluginConfig, previous...)
 	if len(missing) == 0 {
 		return out, nil
 	}
@@ -382,11 +391,13 @@ func (s *Supervisor) unmaskSecrets(ctx context.Context, kind config.ConnectorKin
 		return nil, err
 	}
 	for i := len(versions) - 1; i >= 0; i-- {
-		previous = append(previous, versions[i].PluginConfig)
+		if samePlugin(versions[i]) {
+			previous = append(previous, versions[i].PluginConfig)
+		}
 	}
-	out, missing = sec.Unmask(posted, previous...)
+	out, missing = sec.Unmask(posted.PluginConfig, previous...)
 	if len(missing) > 0 {
-		return nil, invalidConfiguration(fmt.Sprintf("%s is the masked value %q and no earlier version of %s %q holds a value there to keep; send the real value",
+		return nil, invalidConfiguration(fmt.Sprintf("%s is the masked value %q and no earlier version of %s %q with the same plugin path and connection target (the host, URL and address keys beside it) holds a value there to keep; send the real value",
 			strings.Join(missing, ", "), config.MaskedValue, kind, key))
 	}
 	return out, nil
@@ -498,12 +509,12 @@ func (s *Supervisor) handlePluginConfig(w http.ResponseWriter, r *http.Request, 
 	if !ok {
 		return
 	}
-	writePluginConfig(w, r, m.snapshot().cfg.MaskSecrets(s.secrets()))
+	s.writePluginConfig(w, r, m.snapshot().cfg.MaskSecrets(s.secrets()))
 }
 
 // writePluginConfig answers GET .../configs/plugin for cfg (its secrets already masked): in the
 // ?format asked for, else the config's own.
-func writePluginConfig(w http.ResponseWriter, r *http.Request, cfg config.Connector) {
+func (s *Supervisor) writePluginConfig(w http.ResponseWriter, r *http.Request, cfg config.Connector) {
 	format := cfg.PluginConfigFormat
 	if q := r.URL.Query(); q.Has("format") {
 		format = q.Get("format")
@@ -521,7 +532,11 @@ func writePluginConfig(w http.ResponseWriter, r *http.Request, cfg config.Connec
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	body, contentType, err := renderPluginConfig(cfg, format)
+	body, contentType, err := renderPluginConfig(cfg, format, s.bodyLimit())
+	if errors.Is(err, config.ErrOverLimit) {
+		writeAPIError(w, &apiError{status: http.StatusBadRequest, Code: "error", Reason: "Cannot convert configuration: " + configProblem(err)})
+		return
+	}
 	if err != nil {
 		writeAPIError(w, &apiError{status: http.StatusBadRequest, Code: "error", Reason: "Cannot convert configuration"})
 		return
@@ -530,23 +545,23 @@ func writePluginConfig(w http.ResponseWriter, r *http.Request, cfg config.Connec
 	_, _ = w.Write(body)
 }
 
-func renderPluginConfig(cfg config.Connector, format string) ([]byte, string, error) {
+// renderPluginConfig writes plugin_config in format; a YAML or TOML rendering larger than limit
+// bytes (http.max_body_bytes) is refused (config.ErrOverLimit).
+func renderPluginConfig(cfg config.Connector, format string, limit int) ([]byte, string, error) {
 	switch format {
 	case "json":
 		return cfg.PluginConfigJSON(), "application/json", nil
 	case "text":
 		return cfg.PluginConfigJSON(), "text/plain", nil
 	case "yaml":
-		return config.MarshalYAML(cfg.PluginConfig), "application/yaml", nil
+		out, err := config.RenderYAML("plugin_config", cfg.PluginConfig, limit)
+		return out, "application/yaml", err
 	default:
 		if hasNull(cfg.PluginConfig) {
 			return nil, "", errors.New("null cannot be written as TOML")
 		}
-		var buf bytes.Buffer
-		if err := toml.NewEncoder(&buf).Encode(cfg.PluginConfig); err != nil {
-			return nil, "", err
-		}
-		return buf.Bytes(), "application/toml", nil
+		out, err := config.RenderTOML("plugin_config", cfg.PluginConfig, limit)
+		return out, "application/toml", err
 	}
 }
 

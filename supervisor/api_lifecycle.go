@@ -130,7 +130,8 @@ func (s *Supervisor) setTarget(m *managed, target string) (*child, error) {
 }
 
 // pauseOrResume records the new target and tells the runner, if one is up (else the next start
-// uses the target). When a live runner does not take it, the old target is put back.
+// uses the target). When a live runner does not take it, the old target is put back; one that took
+// it but did not confirm the new state in time keeps it (504).
 func (s *Supervisor) pauseOrResume(ctx context.Context, m *managed, pause bool) error {
 	old, next := targetRunning, targetPaused
 	if !pause {
@@ -140,7 +141,12 @@ func (s *Supervisor) pauseOrResume(ctx context.Context, m *managed, pause bool) 
 	if err != nil || c == nil {
 		return err
 	}
-	if err := s.tellRunner(ctx, m, c, pause); err != nil && !c.exited() {
+	err = s.tellRunner(ctx, m, c, pause)
+	if errors.Is(err, errRunnerUnconfirmed) {
+		return &apiError{status: http.StatusGatewayTimeout, Code: "timeout",
+			Reason: fmt.Sprintf("Cannot confirm %s of %s with key: %s: %v", op(pause), m.kind, m.key, err)}
+	}
+	if err != nil && !c.exited() {
 		if _, rerr := s.setTarget(m, old); rerr != nil {
 			s.log.Error("cannot put the target state back", "connector", m.label(), "error", rerr)
 		}
@@ -149,13 +155,19 @@ func (s *Supervisor) pauseOrResume(ctx context.Context, m *managed, pause bool) 
 	return nil
 }
 
-// tellRunner pauses or resumes runner c (its POST /pause answers once the in-flight batch
-// settled) and records the status it then shows. A runner in that state already is fine.
-func (s *Supervisor) tellRunner(ctx context.Context, m *managed, c *child, pause bool) error {
-	path := "/resume"
+// op names the operation of pauseOrResume.
+func op(pause bool) string {
 	if pause {
-		path = "/pause"
+		return opPause
 	}
+	return opResume
+}
+
+// tellRunner pauses or resumes runner c (its POST /pause answers once the in-flight batch
+// settled, its POST /resume once the connector runs again) and records the status it then shows.
+// A runner in that state already is fine.
+func (s *Supervisor) tellRunner(ctx context.Context, m *managed, c *child, pause bool) error {
+	path := "/" + op(pause)
 	ctx, cancel := context.WithTimeout(ctx, s.env.DrainTimeout)
 	defer cancel()
 	err := c.post(ctx, path)

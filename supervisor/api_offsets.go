@@ -23,9 +23,9 @@ func (s *Supervisor) offsetRoutes(mux *http.ServeMux, base string, kind config.C
 		get, put, del = s.handleSourceOffsets, s.handlePutSourceOffsets, s.handleDeleteSourceOffsets
 	}
 	budget := s.slowBudget()
-	mux.HandleFunc("GET "+base+"/{key}/offsets", s.withBudget(budget, s.withKind(kind, get)))
-	mux.HandleFunc("PUT "+base+"/{key}/offsets", s.withBudget(budget, s.withKind(kind, put)))
-	mux.HandleFunc("DELETE "+base+"/{key}/offsets", s.withBudget(budget, s.withKind(kind, del)))
+	mux.HandleFunc("GET "+base+"/{key}/offsets", s.offsetsCalls.admit("offsets", s.withBudget(budget, s.withKind(kind, get))))
+	mux.HandleFunc("PUT "+base+"/{key}/offsets", s.offsetsCalls.admit("offsets", s.withBudget(budget, s.withKind(kind, put))))
+	mux.HandleFunc("DELETE "+base+"/{key}/offsets", s.offsetsCalls.admit("offsets", s.withBudget(budget, s.withKind(kind, del))))
 }
 
 // connectorStopped is the rule for rewriting offsets or state: the connector's current status is

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ const checkTimeout = 30 * time.Second
 
 // validateRoutes registers POST /{sinks|sources}/{key}/configs/validate.
 func (s *Supervisor) validateRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
-	mux.HandleFunc("POST "+base+"/{key}/configs/validate", s.withBudget(s.slowBudget()+checkTimeout, s.withKind(kind, s.handleValidate)))
+	mux.HandleFunc("POST "+base+"/{key}/configs/validate", s.validations.admit("validate", s.withBudget(s.slowBudget()+checkTimeout, s.withKind(kind, s.handleValidate))))
 }
 
 // validationProblem is one element of the validate answer's "errors".
@@ -62,7 +63,7 @@ func (s *Supervisor) validate(ctx context.Context, kind config.ConnectorKind, ke
 	if err != nil {
 		return []validationProblem{problemOf(err)}
 	}
-	if cfg.PluginConfig, err = s.unmaskSecrets(ctx, kind, key, cfg.PluginConfig); err != nil {
+	if cfg.PluginConfig, err = s.unmaskSecrets(ctx, cfg); err != nil {
 		return []validationProblem{{Field: "plugin_config", Message: err.Error()}}
 	}
 	problems, err := s.checkInChild(ctx, cfg)
@@ -84,15 +85,23 @@ func problemOf(err error) validationProblem {
 // checkInChild runs `iggy-connector-runner --check` with the environment a runner of cfg would
 // get and returns the problems it prints. An error means the check itself did not run to its end.
 func (s *Supervisor) checkInChild(ctx context.Context, cfg config.Connector) ([]validationProblem, error) {
-	doc, err := cfg.MarshalDocument("json")
+	doc, err := cfg.MarshalDocumentWithin("json", s.bodyLimit())
+	if errors.Is(err, config.ErrOverLimit) {
+		return []validationProblem{problemOf(err)}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("render the config for the check: %w", err)
 	}
+	handover, err := s.writeHandover("check", doc)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(handover)
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.runnerBin, runnerproc.ArgCheck)
 	// The check serves nothing; the address only has to parse.
-	cmd.Env = append(s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "check.sock")), runnerproc.EnvConfig+"="+string(doc))
+	cmd.Env = append(s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "check.sock")), runnerproc.EnvConfigPath+"="+handover)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -135,13 +136,20 @@ func (m *managed) snapshot() snapshot {
 		restarts: m.restarts, proc: m.proc, version: m.version, placeholder: m.placeholder}
 }
 
-// prepare checks a config before anything is stopped or started: the start-time checks and the
-// plugin path (pluginPath). It returns the resolved path.
+// prepare checks a config before anything is stopped or started: the start-time checks, the
+// plugin path (pluginPath) and the size of the runner's document. It returns the resolved path.
 func (s *Supervisor) prepare(cfg config.Connector) (string, error) {
 	if err := cfg.CheckStart(); err != nil {
 		return "", err
 	}
-	return s.pluginPath(cfg.Path)
+	path, err := s.pluginPath(cfg.Path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.runnerDocument(cfg, path); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // pluginPath resolves a connector's configured plugin path as upstream does and checks the file
@@ -278,10 +286,12 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 	m.status = statusStarting
 	startPaused := m.target == targetPaused
 	m.mu.Unlock()
-	env, err := m.sup.runnerEnv(m, cfg, path)
+	env, handover, err := m.sup.runnerEnv(m, cfg, path)
 	if err != nil {
 		return nil, err
 	}
+	// The runner read its config before its endpoint answered (or it exited): the file goes.
+	defer os.Remove(handover)
 	if startPaused { // a paused connector's runner comes back paused, after a crash too
 		env = append(env, runnerproc.EnvStartPaused+"=true")
 	}

@@ -2,7 +2,8 @@
 // process per enabled connector, restarts them, and serves the merged REST API, /stats and /metrics.
 //
 // Files: main.go (the command: config loading, logging and telemetry setup), supervisor.go (start,
-// drain, runner environment), connector.go (one connector's life loop: start, watch, restart with
+// drain, runner environment), handover.go (the connector document a runner starts with, in a private
+// file, size-checked before anything stops), connector.go (one connector's life loop: start, watch, restart with
 // backoff), process.go (spawning and stopping runner processes; pkg/logging relays their output,
 // tagged with connector_key), runnerapi.go (talking to a runner's endpoint), api.go and server.go
 // (routes, CORS, TLS; the access policy is pkg/httpguard's), api_lifecycle.go (POST .../pause, resume, stop, start: the transitions
@@ -11,7 +12,8 @@
 // connector is stopped, and reaching Iggy for them), api_offsets_sink.go (sink consumer-group
 // offsets from Iggy through pkg/iggyclient.Admin), api_offsets_source.go (source state through
 // pkg/state, from the configured state backend: files or Iggy), api_validate.go (validate a config body by running the runner binary's
-// --check in a child process; the supervisor never loads a plugin), stats.go (/stats, /metrics: composed from each connector's
+// --check in a child process; the supervisor never loads a plugin), admission.go (validate and the
+// offsets routes run a few at a time, 429 beyond), stats.go (/stats, /metrics: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
 // (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables).
 // Attach mode ([fleet] enabled, DESIGN decision 21) spawns nothing and reads no provider: fleet.go

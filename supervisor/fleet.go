@@ -45,6 +45,7 @@ func newAttached(o Options, e Env, guard *httpguard.Guard) (*Supervisor, error) 
 		sampler:      metrics.NewSampler(),
 		stopSampling: make(chan struct{}),
 		fleet:        &attached{view: view},
+		offsetsCalls: newGate(maxOffsetsCalls),
 	}
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
 	s.merged = metrics.NewMerged(s.registry)

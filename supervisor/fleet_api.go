@@ -54,7 +54,7 @@ func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
 		}
 		offsetsGet := http.HandlerFunc(ownedByOrchestrator("the source state", "read it from the runner's state backend"))
 		if kind == config.KindSink {
-			offsetsGet = s.withBudget(s.slowBudget(), read(s.handleFleetSinkOffsets))
+			offsetsGet = s.offsetsCalls.admit("offsets", s.withBudget(s.slowBudget(), read(s.handleFleetSinkOffsets)))
 		}
 		mux.HandleFunc("GET "+base+"/{key}/offsets", offsetsGet)
 		for _, method := range []string{"PUT", "DELETE"} {
@@ -284,7 +284,7 @@ func (s *Supervisor) handleFleetActive(w http.ResponseWriter, _ *http.Request, c
 
 func (s *Supervisor) handleFleetPluginConfig(w http.ResponseWriter, r *http.Request, c fleetConnector) {
 	if needConfig(w, c) {
-		writePluginConfig(w, r, c.cfg)
+		s.writePluginConfig(w, r, c.cfg)
 	}
 }
 

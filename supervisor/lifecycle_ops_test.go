@@ -143,22 +143,52 @@ func TestLifecycleRoutes(t *testing.T) {
 		t.Errorf("/metrics does not show the restarted sink running and up")
 	}
 
+	// The answers come once the runner is in the new state, so the status is read at once; the
+	// plugin's own log lines reach the supervisor's log through two pipes, so they are waited for.
+	genLog := func() string { return strings.Join(linesOf(p.Logs(), "gen"), "\n") }
 	runAPICases(t, p, []apiCase{lifecycleCase("pause the source", "/sources/gen/pause", http.StatusNoContent, "")})
 	statusEverywhere(t, p, "source", "gen", "paused")
-	if !strings.Contains(strings.Join(linesOf(p.Logs(), "gen"), "\n"), "Fault source with ID: 1 closed") {
-		t.Errorf("the paused source's plugin was not closed")
-	}
+	waitFor(t, p, waitLong, "the paused source's plugin to log its close", func() bool {
+		return strings.Contains(genLog(), "Fault source with ID: 1 closed")
+	})
 	runAPICases(t, p, []apiCase{lifecycleCase("resume the source", "/sources/gen/resume", http.StatusNoContent, "")})
 	statusEverywhere(t, p, "source", "gen", "running")
-	if opens := strings.Count(strings.Join(linesOf(p.Logs(), "gen"), "\n"), "Opened fault source connector with ID: 1,"); opens != 2 {
+	opened := func() int { return strings.Count(genLog(), "Opened fault source connector with ID: 1,") }
+	waitFor(t, p, waitLong, "the resumed source's plugin to log its second open", func() bool { return opened() >= 2 })
+	if opens := opened(); opens != 2 {
 		t.Errorf("the source plugin was opened %d times with its id, want 2 (start, resume)", opens)
 	}
+}
+
+// A resume the runner takes but cannot confirm in time (the source's plugin hangs in its reopen)
+// is 504 naming the connector; the target stays running, since the runner is resumed and runs
+// once its plugin opens, while the status still shows paused.
+func TestResumeUnconfirmedKeepsTheTarget(t *testing.T) {
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, `api_key = "`+apiKey+`"`)
+	f.write(t, "connectors/hang.toml", sourceFile("hang", f.plugin("fault"), "demo", "events", "")+"\n[plugin_config]\nopen_hang = true\n")
+	f.write(t, "state/source_hang.target.json", `{"target":"paused"}`)
+	// The runner waits 1 s for its source to run; its hung plugin is killed after the drain.
+	p := testkit.StartSupervisor(t, f.dir, f.env("IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=1s", "IGGY_CONNECTOR_PLUGIN_TIMEOUT=0",
+		"IGGY_SUPERVISOR_DRAIN_TIMEOUT=5s"), waitLong)
+	waitFor(t, p, waitLong, "the source's runner to show paused", func() bool {
+		st := statsOf(t, p, withKey())["source/hang"]
+		return st.Status == "paused" && st.PID != 0
+	})
+	c := lifecycleCase("resume a source whose plugin hangs in open", "/sources/hang/resume", http.StatusGatewayTimeout, "timeout")
+	c.bodyHas = []string{"Cannot confirm resume of source with key: hang:", "not running after 1s (status paused)"}
+	runAPICases(t, p, []apiCase{c})
+	if data, err := os.ReadFile(filepath.Join(f.dir, "state", "source_hang.target.json")); err != nil || !strings.Contains(string(data), `"target":"running"`) {
+		t.Errorf("source_hang.target.json: %s (%v), want the running target", data, err)
+	}
+	statusEverywhere(t, p, "source", "hang", "paused")
 }
 
 // The target state outlives runners and the supervisor: a paused source whose runner is killed -9
 // comes back paused (its plugin never opened), and after a supervisor restart a stopped sink stays
 // stopped and the paused source and sink stay paused. A corrupt target-state file is named in the
-// log and its connector runs.
+// log and its connector's last_error, and the connector starts paused.
 func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
@@ -169,15 +199,20 @@ func TestTargetStateSurvivesCrashAndRestart(t *testing.T) {
 	f.write(t, "state/sink_c.target.json", "{not json")
 	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
 	corrupt := filepath.Join(f.dir, "state", "sink_c.target.json")
-	if !strings.Contains(p.Logs(), "target-state file is unreadable") || !strings.Contains(p.Logs(), corrupt) {
+	if !strings.Contains(p.Logs(), "target-state file is unreadable; the connector starts paused") || !strings.Contains(p.Logs(), corrupt) {
 		t.Errorf("no log line names the corrupt target-state file %s", corrupt)
 	}
-	statusEverywhere(t, p, "sink", "c", "running")
+	statusEverywhere(t, p, "sink", "c", "paused")
+	if st := statsOf(t, p, withKey())["sink/c"]; st.LastError == nil || !strings.Contains(st.LastError.Message, corrupt) ||
+		!strings.Contains(st.LastError.Message, "started paused") {
+		t.Errorf("sink/c last_error = %+v, want it to name the corrupt file and the pause", st.LastError)
+	}
 
 	runAPICases(t, p, []apiCase{
 		lifecycleCase("stop a", "/sinks/a/stop", http.StatusNoContent, ""),
 		lifecycleCase("pause b", "/sources/b/pause", http.StatusNoContent, ""),
-		lifecycleCase("pause c", "/sinks/c/pause", http.StatusNoContent, ""), // its corrupt file is replaced
+		lifecycleCase("resume c", "/sinks/c/resume", http.StatusNoContent, ""), // its corrupt file is replaced
+		lifecycleCase("pause c", "/sinks/c/pause", http.StatusNoContent, ""),
 	})
 	if data, err := os.ReadFile(filepath.Join(f.dir, "state", "sink_a.target.json")); err != nil || !strings.Contains(string(data), `"target":"stopped"`) {
 		t.Errorf("sink_a.target.json: %s (%v), want the stopped target", data, err)

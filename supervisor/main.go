@@ -75,7 +75,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		log.Warn(w)
 	}
 	if config.DisplayConfig(loaded.Env) {
-		log.Info("runtime configuration", "file", loaded.Path, "config", fmt.Sprintf("%+v", rt.Redacted()))
+		log.Info("runtime configuration", "file", loaded.Path, "config", rt.LogValue())
 	}
 	var prov provider.Provider
 	if !rt.Fleet.Enabled { // attach mode reads no provider: the orchestrator owns the configs

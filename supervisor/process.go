@@ -147,6 +147,9 @@ func startChild(binary string, env []string, socket string, onLine lineFunc) (*c
 	go func() {
 		waitExited(c.pid)
 		err := cmd.Wait()
+		// What the plugin forked dies with its runner (the group is the runner's, see
+		// runnerProcAttr; the kernel does not reuse its id while a member lives).
+		_ = unix.Kill(-c.pid, unix.SIGKILL)
 		// The last lines explain the exit. A grandchild that inherited the pipe could keep it
 		// open forever, so the wait for them is bounded.
 		select {
@@ -239,19 +242,20 @@ func (c *child) exited() bool {
 	}
 }
 
-// stop asks the runner to stop (SIGTERM), waits up to grace, then kills it. It returns once the
-// process is gone.
+// stop asks the runner and what its plugin forked to stop (SIGTERM to its process group), waits
+// up to grace, then kills the group. It returns once the runner is gone; the rest of the group is
+// killed when the runner has been reaped.
 func (c *child) stop(grace time.Duration) {
 	if c.exited() {
 		return
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	_ = unix.Kill(-c.pid, unix.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-c.done:
 	case <-t.C:
-		_ = c.cmd.Process.Kill()
+		_ = unix.Kill(-c.pid, unix.SIGKILL)
 		<-c.done
 	}
 }

@@ -59,6 +59,10 @@ func (c *child) health(ctx context.Context) (runnerHealth, error) {
 // errRunnerConflict: the runner answered 409 (it is in that state already, or stopping).
 var errRunnerConflict = errors.New("runner answered 409 Conflict")
 
+// errRunnerUnconfirmed: the runner took the request but its connector did not reach the new state
+// in time (504): it gets there once ready.
+var errRunnerUnconfirmed = errors.New("runner took the request but did not confirm the new state in time")
+
 // post sends a bodyless POST to path (POST /pause, POST /resume) and expects 204.
 func (c *child) post(ctx context.Context, path string) error {
 	status, body, err := c.call(ctx, http.MethodPost, path, 4<<10)
@@ -69,6 +73,8 @@ func (c *child) post(ctx context.Context, path string) error {
 		return nil
 	case status == http.StatusConflict:
 		return fmt.Errorf("runner pid %d POST %s: %w: %s", c.pid, path, errRunnerConflict, body)
+	case status == http.StatusGatewayTimeout:
+		return fmt.Errorf("runner pid %d POST %s: %w: %s", c.pid, path, errRunnerUnconfirmed, body)
 	}
 	return fmt.Errorf("runner pid %d POST %s: status %d: %s", c.pid, path, status, body)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,8 +12,8 @@ import (
 )
 
 // secretSink is a sink whose plugin_config holds secrets at several depths.
-func secretSink(f *fixture) string {
-	return sinkFile("db", f.plugin("null_sink"), "demo", "events", "") + `
+func secretSink(plugin string) string {
+	return sinkFile("db", plugin, "demo", "events", "") + `
 [plugin_config]
 table = "orders"
 password = "hunter2"
@@ -33,7 +34,8 @@ func TestPluginSecretsAreMasked(t *testing.T) {
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
 	f.writeRuntime(t, "")
-	f.write(t, "connectors/db.toml", secretSink(f))
+	lib, dump := forkingSink(t) // it writes the plugin_config it gets to config.json
+	f.write(t, "connectors/db.toml", secretSink(lib))
 	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
 	masked := `{"auth":{"api_key":"******","user":"bob"},"password":"******","servers":[{"host":"a","token":"******"}],"table":"orders"}`
 	jsonCT := http.Header{"Content-Type": {"application/json"}}
@@ -48,27 +50,26 @@ func TestPluginSecretsAreMasked(t *testing.T) {
 		{name: "plugin yaml", method: "GET", path: "/sinks/db/configs/plugin?format=yaml", status: 200, contentType: "application/yaml",
 			bodyHas: []string{"password: '******'", "api_key: '******'", "token: '******'", "user: bob"}},
 		{name: "a masked value without an earlier one is refused", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 400, contentType: jsonType,
-			body:       fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],"plugin_config":{"secret":"******"}}`, f.plugin("null_sink")),
+			body:       fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],"plugin_config":{"secret":"******"}}`, lib),
 			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.secret"}},
+		{name: "a masked secret sent to another host is refused", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 400, contentType: jsonType,
+			body: fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
+				`"plugin_config":{"table":"orders","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"evil.example","token":"******"}]}}`, lib),
+			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.servers[0].token", "same plugin path and connection target"}},
 		{name: "masked values sent back", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 200, contentType: jsonType,
 			body: fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
-				`"plugin_config":{"table":"v1","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"a","token":"new-token"}]}}`, f.plugin("null_sink")),
+				`"plugin_config":{"table":"v1","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"a","token":"new-token"}]}}`, lib),
 			jsonFields: map[string]string{"version": "1", "plugin_config": `{"auth":{"api_key":"******","user":"bob"},"password":"******","servers":[{"host":"a","token":"******"}],"table":"v1"}`}},
 		{name: "activate", method: "PUT", path: "/sinks/db/configs/active", header: jsonCT, body: `{"version":1}`, status: 204},
 		{name: "restart", method: "POST", path: "/sinks/db/restart", status: 204},
 	})
-	// The runner runs version 1 with the real values kept from version 0 and the new token.
-	pid := statsOf(t, p, nil)["sink/db"].PID
-	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The plugin runs version 1 with the real values kept from version 0 and the new token.
 	var runnerConfig string
-	for _, kv := range strings.Split(string(environ), "\x00") {
-		if v, ok := strings.CutPrefix(kv, "IGGY_CONNECTOR_CONFIG="); ok {
-			runnerConfig = v
-		}
-	}
+	waitFor(t, p, waitLong, "the plugin to open with version 1", func() bool {
+		data, _ := os.ReadFile(filepath.Join(dump, "config.json"))
+		runnerConfig = string(data)
+		return strings.Contains(runnerConfig, `"table":"v1"`)
+	})
 	for _, want := range []string{`"table":"v1"`, `"password":"hunter2"`, `"api_key":"k-123"`, `"token":"new-token"`} {
 		if !strings.Contains(runnerConfig, want) {
 			t.Errorf("runner config lacks %s: %s", want, runnerConfig)

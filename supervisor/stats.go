@@ -101,6 +101,9 @@ func (s *Supervisor) connectorStats(m *managed, figures processFigures) (metrics
 		if p, ok := figures.procs[st.PID]; ok {
 			st.MemoryUsage, st.CPUUsage = p.RSS, metrics.Float32(p.CPUUsage)
 		}
+		if st.LastError == nil {
+			st.LastError = sn.lastErr // the supervisor's own note (a corrupt target file, say), as GET /sinks shows it
+		}
 		return st, true
 	}
 	// No runner attached: what the supervisor knows.

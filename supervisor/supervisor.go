@@ -70,6 +70,8 @@ type Supervisor struct {
 
 	closing      atomic.Bool
 	shutdownOnce sync.Once
+
+	validations, offsetsCalls gate // admission.go
 }
 
 // Options are what New needs besides the runtime config.
@@ -134,6 +136,8 @@ func New(o Options) (*Supervisor, error) {
 		registry:     prometheus.NewRegistry(),
 		sampler:      metrics.NewSampler(),
 		stopSampling: make(chan struct{}),
+		validations:  newGate(maxValidations),
+		offsetsCalls: newGate(maxOffsetsCalls),
 	}
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)
@@ -146,6 +150,12 @@ func New(o Options) (*Supervisor, error) {
 	if e.RuntimeDir != "" {
 		if err := os.MkdirAll(e.RuntimeDir, 0o700); err != nil {
 			return nil, fmt.Errorf("IGGY_SUPERVISOR_RUNTIME_DIR=%q: %w", e.RuntimeDir, err)
+		}
+		// Runner sockets, stats pages and connector config files are this user's only. A directory
+		// it does not own (a volume) keeps its mode; the config files in it are 0600 anyway.
+		if err := os.Chmod(e.RuntimeDir, 0o700); err != nil {
+			log.Warn("cannot make the runner directory private (0700); the connector config files in it are still 0600",
+				"dir", e.RuntimeDir, "error", err)
 		}
 		s.sockDir = e.RuntimeDir
 	} else {
@@ -211,7 +221,11 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		m.page = page
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
-		m.target = s.loadTarget(c.Kind, c.Key) // before anything starts (decision 13)
+		var targetProblem string
+		m.target, targetProblem = s.loadTarget(c.Kind, c.Key) // before anything starts (decision 13)
+		if targetProblem != "" {
+			m.lastErr = &metrics.LastError{Message: targetProblem, Timestamp: uint64(time.Now().UnixMicro())}
+		}
 		if b, ok := broken[connectorLabel(c)]; ok {
 			m.placeholder = true
 			m.setError(b.message)
@@ -351,17 +365,19 @@ func (s *Supervisor) Shutdown() {
 
 // runnerEnv is the complete environment of one runner: the supervisor's environment without any
 // IGGY_CONNECTORS_*/IGGY_SUPERVISOR_* variable or connector selector, then the runtime sections as
-// IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector inline.
-func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) ([]string, error) {
-	env := s.runnerBaseEnv("unix:" + m.socket)
-	run := cfg.Clone()
-	run.Path = path
-	doc, err := run.MarshalDocument("json")
+// IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector's file
+// (handover.go), which the caller removes once the runner has read it.
+func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (env []string, handover string, err error) {
+	doc, err := s.runnerDocument(cfg, path)
 	if err != nil {
-		return nil, fmt.Errorf("connector %s: render config for the runner: %w", m.label(), err)
+		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
 	}
-	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfig+"="+string(doc),
-		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), nil
+	if handover, err = s.writeHandover(string(m.kind)+"-"+m.key, doc); err != nil {
+		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
+	}
+	env = s.runnerBaseEnv("unix:" + m.socket)
+	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfigPath+"="+handover,
+		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), handover, nil
 }
 
 // runnerBaseEnv is a runner's environment without its connector: the supervisor's environment

@@ -34,28 +34,31 @@ func (s *Supervisor) targetPath(kind config.ConnectorKind, key string) string {
 }
 
 // loadTarget reads a connector's target state: running when it has no file. A file that cannot be
-// read or holds no known target is logged, naming it, and the connector runs.
-func (s *Supervisor) loadTarget(kind config.ConnectorKind, key string) string {
+// read or holds no known target makes the connector start paused (nothing consumed or produced
+// until an operator resumes it: it may have been stopped on purpose); the reason, naming the
+// file, is logged and returned for the connector's last_error.
+func (s *Supervisor) loadTarget(kind config.ConnectorKind, key string) (target, problem string) {
 	if config.ValidKey(key) != nil {
-		return targetRunning // a key that cannot name a file never had one written
+		return targetRunning, "" // a key that cannot name a file never had one written
 	}
 	path := s.targetPath(kind, key)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return targetRunning
+		return targetRunning, ""
 	}
 	var doc targetFile
 	if err == nil {
 		if err = json.Unmarshal(data, &doc); err == nil {
 			switch doc.Target {
 			case targetRunning, targetPaused, targetStopped:
-				return doc.Target
+				return doc.Target, ""
 			}
 			err = fmt.Errorf("unknown target %q (want %q, %q or %q)", doc.Target, targetRunning, targetPaused, targetStopped)
 		}
 	}
-	s.log.Error("connector target-state file is unreadable; the connector runs", "connector", labelOf(kind, key), "file", path, "error", err)
-	return targetRunning
+	s.log.Error("connector target-state file is unreadable; the connector starts paused until POST /"+kind.Plural()+"/"+key+"/resume",
+		"connector", labelOf(kind, key), "file", path, "error", err)
+	return targetPaused, fmt.Sprintf("the target-state file %s is unreadable (%v): started paused; POST /%s/%s/resume runs it", path, err, kind.Plural(), key)
 }
 
 // saveTarget writes a connector's target state atomically (temporary file, fsync, rename, fsync of

@@ -14,6 +14,10 @@ import (
 )
 
 func main() {
+	// Settings are read from this copy; the secrets leave the process environment, so the
+	// plugin's getenv and whatever it spawns never see them.
+	environ := os.Environ()
+	runnerproc.UnsetSecrets()
 	for _, a := range os.Args[1:] {
 		switch a {
 		case "-h", "--help", "help":
@@ -21,7 +25,7 @@ func main() {
 			return
 		case runnerproc.ArgCheck:
 			ctx, cancel := signalContext()
-			code := runner.CheckMain(ctx, os.Environ(), os.Stdout)
+			code := runner.CheckMain(ctx, environ, os.Stdout)
 			cancel()
 			os.Exit(code)
 		default:
@@ -29,7 +33,7 @@ func main() {
 			os.Exit(runnerproc.ExitConfig)
 		}
 	}
-	os.Exit(runner.Main(os.Environ(), os.Stdout, os.Stderr, signalContext))
+	os.Exit(runner.Main(environ, os.Stdout, os.Stderr, signalContext))
 }
 
 // signalContext ends on the first SIGTERM or SIGINT; a second one kills the process the default way.

@@ -104,6 +104,9 @@ func ParseCreateBody(kind ConnectorKind, key string, data []byte) (Connector, er
 }
 
 func finishDecode(name string, doc map[string]any, order []string, kind ConnectorKind, key string, opts ParseOptions) (Connector, error) {
+	if err := checkBounds(name, doc); err != nil {
+		return Connector{}, err
+	}
 	if opts.Env != nil {
 		if err := applyTypedEnv(doc, kind, key, opts.Env); err != nil {
 			return Connector{}, fmt.Errorf("%w: %s: %w", ErrInvalidConnector, name, err)
@@ -115,6 +118,10 @@ func finishDecode(name string, doc map[string]any, order []string, kind Connecto
 	}
 	if opts.Env != nil {
 		applyPluginConfigEnv(&c, kind, key, opts.Env)
+		// Overrides are JSON values of their own: the document they made is bounded too.
+		if err := checkBounds(name, c.document()); err != nil {
+			return Connector{}, err
+		}
 	}
 	return c, nil
 }

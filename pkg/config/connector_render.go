@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -92,69 +93,90 @@ func (s StreamEntry) document(kind ConnectorKind) map[string]any {
 // null (possible from JSON) inside plugin_config or transforms cannot be
 // written in TOML and is an ErrInvalidConnector error, and so is an array
 // the TOML parser would read back changed (mixesEmptyKeyTables).
-func (c Connector) MarshalTOML() ([]byte, error) {
+func (c Connector) MarshalTOML() ([]byte, error) { return c.MarshalTOMLWithin(0) }
+
+// MarshalTOMLWithin is MarshalTOML refusing (ErrOverLimit, naming the section) a file larger
+// than limit bytes; 0 is no limit. Encoding stops at the limit.
+func (c Connector) MarshalTOMLWithin(limit int) ([]byte, error) {
 	doc := c.document()
+	name := fmt.Sprintf("%s %q", c.Kind, c.Key)
 	for _, section := range []string{"plugin_config", "transforms", "streams"} {
 		value, present := doc[section]
 		if !present {
 			continue
 		}
 		if err := checkNoNull(value, section); err != nil {
-			return nil, fmt.Errorf("%w: %s %q: cannot be written as TOML: %w", ErrInvalidConnector, c.Kind, c.Key, err)
+			return nil, fmt.Errorf("%w: %s: cannot be written as TOML: %w", ErrInvalidConnector, name, err)
 		}
 	}
-	var buf bytes.Buffer
+	w := &limitWriter{limit: limit}
+	encode := func(section string, v map[string]any) error {
+		err := encodeTOMLTo(w, v)
+		if w.over {
+			return renderTooLarge(name, section, limit)
+		}
+		if err != nil {
+			return fmt.Errorf("encode %s %s: %w", name, section, err)
+		}
+		return nil
+	}
 	// The TOML encoder sorts keys; the identity goes first for readers.
-	fmt.Fprintf(&buf, "type = %s\nkey = %s\nversion = %d\n", tomlString(string(c.Kind)), tomlString(c.Key), c.Version)
+	fmt.Fprintf(w, "type = %s\nkey = %s\nversion = %d\n", tomlString(string(c.Kind)), tomlString(c.Key), c.Version)
 	head := map[string]any{}
 	for _, k := range []string{"enabled", "name", "path", "plugin_config_format", "verbose", "benchmark"} {
 		if v, ok := doc[k]; ok {
 			head[k] = v
 		}
 	}
-	if err := encodeTOML(&buf, head); err != nil {
-		return nil, fmt.Errorf("encode %s %q: %w", c.Kind, c.Key, err)
+	if err := encode("name", head); err != nil {
+		return nil, err
 	}
-	buf.WriteString("\n")
-	if err := encodeTOML(&buf, map[string]any{"streams": doc["streams"]}); err != nil {
-		return nil, fmt.Errorf("encode %s %q streams: %w", c.Kind, c.Key, err)
+	w.WriteString("\n")
+	if err := encode("streams", map[string]any{"streams": doc["streams"]}); err != nil {
+		return nil, err
 	}
 	if c.Transforms != nil {
 		// Written even when empty, so an empty table stays a table.
-		buf.WriteString("\n[transforms]\n")
+		w.WriteString("\n[transforms]\n")
 	}
-	for _, name := range c.TransformOrder {
-		body, ok := c.Transforms[name]
+	for _, transform := range c.TransformOrder {
+		body, ok := c.Transforms[transform]
 		if !ok {
 			continue
 		}
-		var part bytes.Buffer
-		if err := encodeTOML(&part, map[string]any{"transforms": map[string]any{name: body}}); err != nil {
-			return nil, fmt.Errorf("encode %s %q transform %s: %w", c.Kind, c.Key, name, err)
+		part := &limitWriter{limit: limit}
+		if err := encodeTOMLTo(part, map[string]any{"transforms": map[string]any{transform: body}}); err != nil {
+			if part.over {
+				return nil, renderTooLarge(name, "transforms."+transform, limit)
+			}
+			return nil, fmt.Errorf("encode %s transform %s: %w", name, transform, err)
 		}
 		// Each part repeats the parent header, already written above.
-		text := strings.Replace(part.String(), "[transforms]\n", "", 1)
-		buf.WriteString("\n")
-		buf.WriteString(text)
+		text := strings.Replace(part.buf.String(), "[transforms]\n", "", 1)
+		w.WriteString("\n")
+		w.WriteString(text)
 	}
 	if c.ErrorHandling != nil {
 		// Written even when empty, so the section stays present.
-		buf.WriteString("\n[error_handling]\n")
-		if err := encodeTOML(&buf, doc["error_handling"].(map[string]any)); err != nil {
-			return nil, fmt.Errorf("encode %s %q error_handling: %w", c.Kind, c.Key, err)
+		w.WriteString("\n[error_handling]\n")
+		if err := encode("error_handling", doc["error_handling"].(map[string]any)); err != nil {
+			return nil, err
 		}
 	}
 	if c.PluginConfig != nil {
-		buf.WriteString("\n")
-		if err := encodeTOML(&buf, map[string]any{"plugin_config": doc["plugin_config"]}); err != nil {
-			return nil, fmt.Errorf("encode %s %q plugin_config: %w", c.Kind, c.Key, err)
+		w.WriteString("\n")
+		if err := encode("plugin_config", map[string]any{"plugin_config": doc["plugin_config"]}); err != nil {
+			return nil, err
 		}
 	}
-	return buf.Bytes(), nil
+	if w.over {
+		return nil, renderTooLarge(name, "transforms", limit) // only the transforms' text is copied in unchecked
+	}
+	return w.buf.Bytes(), nil
 }
 
-func encodeTOML(buf *bytes.Buffer, v map[string]any) error {
-	enc := toml.NewEncoder(buf)
+func encodeTOMLTo(w io.Writer, v map[string]any) error {
+	enc := toml.NewEncoder(w)
 	enc.Indent = ""
 	return enc.Encode(v)
 }
@@ -164,22 +186,28 @@ func tomlString(s string) string {
 	return string(b)
 }
 
-func checkNoNull(v any, path string) error {
+func checkNoNull(v any, section string) error {
+	return findNull(v, []string{section})
+}
+
+// findNull is checkNoNull with the path as steps, joined only for the error: joining at every
+// level would cost the square of a deep document's key lengths.
+func findNull(v any, path []string) error {
 	switch t := v.(type) {
 	case nil:
-		return fmt.Errorf("null at %s", path)
+		return fmt.Errorf("null at %s", strings.Join(path, ""))
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
-			if err := checkNoNull(t[k], path+"."+k); err != nil {
+			if err := findNull(t[k], append(path, "."+k)); err != nil {
 				return err
 			}
 		}
 	case []any:
 		if mixesEmptyKeyTables(t) {
-			return fmt.Errorf("%s: an array mixing values with a table that has an empty key (BurntSushi/toml would read back only the tables)", path)
+			return fmt.Errorf("%s: an array mixing values with a table that has an empty key (BurntSushi/toml would read back only the tables)", strings.Join(path, ""))
 		}
 		for i, e := range t {
-			if err := checkNoNull(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := findNull(e, append(path, "["+strconv.Itoa(i)+"]")); err != nil {
 				return err
 			}
 		}

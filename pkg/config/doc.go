@@ -21,11 +21,21 @@
 // nil and every answer keeps upstream's shape.
 //
 // MarshalYAML (yaml.go) writes plugin_config in serde_yaml's layout, as
-// upstream's GET .../configs/plugin?format=yaml does.
+// upstream's GET .../configs/plugin?format=yaml does; strings a YAML 1.1
+// reader would misread are quoted, escapes are libyaml's.
+//
+// Bounds (bounds.go): every connector document, from any source, is refused
+// (ErrOverLimit) deeper than MaxNestingDepth or with more than MaxElements
+// values; MarshalTOMLWithin, RenderTOML and RenderYAML refuse renderings over
+// a byte limit, stopping the encoder there.
 //
 // Secrets (secrets.go): SecretKeys masks the values of secret-looking
-// plugin_config keys (http.secret_keys) for API answers and error texts, and
-// restores them when a masked config is sent back.
+// plugin_config keys (http.secret_keys) and the userinfo of URLs in any
+// string, for API answers and error texts, and restores them when a masked
+// config is sent back to the same connection target.
+//
+// Runtime.LogValue (runtime_log.go) is the startup line's view of a Runtime:
+// an explicit allow-list of keys, header values and URL userinfo masked.
 //
 // ErrorField (errfield.go) finds the field a connector config error is about
 // ("streams[0].batch_length", "transforms.add_fields"), for the field paths of

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -116,10 +117,63 @@ func serdeStringStyle(s string) yamlStyle {
 	if strings.Contains(s, "\n") {
 		return yamlLiteral
 	}
-	if yamlNonString(s) {
+	if yamlNonString(s) || yaml11NonString(s) {
 		return yamlSingle
 	}
 	return yamlAny
+}
+
+// yaml11Timestamps are the timestamp forms YAML 1.1 readers (go.yaml.in/yaml/v3) recognise.
+var yaml11Timestamps = []string{"2006-1-2T15:4:5.999999999Z07:00", "2006-1-2t15:4:5.999999999Z07:00", "2006-1-2 15:4:5.999999999", "2006-1-2"}
+
+// yaml11NonString reports whether a YAML 1.1 reader such as go.yaml.in/yaml/v3 would read s,
+// plain, as something other than a string although serde_yaml reads a string: numbers with
+// underscores or a radix prefix, timestamps, the merge key. Upstream writes those plain; we
+// quote them, which every reader reads back as the same string.
+func yaml11NonString(s string) bool {
+	switch s {
+	case "":
+		return false // quoted by yamlNonString already
+	case "<<":
+		return true
+	}
+	switch c := s[0]; {
+	case c == '.':
+		_, err := strconv.ParseFloat(s, 64)
+		return err == nil
+	case c != '+' && c != '-' && (c < '0' || c > '9'):
+		return false
+	}
+	if len(s) > 4 && s[4] == '-' {
+		for _, layout := range yaml11Timestamps {
+			if _, err := time.Parse(layout, s); err == nil {
+				return true
+			}
+		}
+	}
+	plain := strings.ReplaceAll(s, "_", "")
+	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return true
+	}
+	if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
+		return true
+	}
+	if yaml11Float.MatchString(plain) {
+		if _, err := strconv.ParseFloat(plain, 64); err == nil {
+			return true
+		}
+	}
+	digits, base := strings.TrimPrefix(plain, "-"), 0
+	switch {
+	case strings.HasPrefix(digits, "0b"):
+		base = 2
+	case strings.HasPrefix(digits, "0o"):
+		base = 8
+	default:
+		return false
+	}
+	_, err := strconv.ParseUint(digits[2:], base, 64)
+	return err == nil
 }
 
 var (
@@ -128,6 +182,8 @@ var (
 	hexDigits = regexp.MustCompile(`^[0-9a-fA-F]+$`)
 	octDigits = regexp.MustCompile(`^[0-7]+$`)
 	binDigits = regexp.MustCompile(`^[01]+$`)
+	// yaml11Float is go.yaml.in/yaml/v3's float syntax.
+	yaml11Float = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 )
 
 // yamlNonString reports whether serde_yaml would read s, unquoted, as something other than a
@@ -517,17 +573,17 @@ func (e *yamlEmitter) writeDouble(value string) {
 				e.put(c)
 				continue
 			}
-			var hex string
+			// libyaml's form: a lower-case letter (x, u or U, by width), upper-case hex digits.
+			letter, width := byte('x'), 2
 			switch {
-			case r <= 0xFF:
-				hex = "x" + pad(strconv.FormatUint(uint64(r), 16), 2)
-			case r <= 0xFFFF:
-				hex = "u" + pad(strconv.FormatUint(uint64(r), 16), 4)
-			default:
-				hex = "U" + pad(strconv.FormatUint(uint64(r), 16), 8)
+			case r > 0xFFFF:
+				letter, width = 'U', 8
+			case r > 0xFF:
+				letter, width = 'u', 4
 			}
-			for i := 0; i < len(hex); i++ {
-				e.put(strings.ToUpper(hex[i : i+1])[0])
+			e.put(letter)
+			for _, d := range []byte(strings.ToUpper(pad(strconv.FormatUint(uint64(r), 16), width))) {
+				e.put(d)
 			}
 			continue
 		}

@@ -33,26 +33,29 @@ func reportMsgsPerSecond(b *testing.B) {
 }
 
 // BenchmarkSend sends 1,000 messages of 100 bytes per op, through this
-// package and through the bare SDK, both building their messages per op.
+// package over each protocol and through the bare SDK (0.8), all building
+// their messages per op.
 func BenchmarkSend(b *testing.B) {
 	payloads := benchPayloads()
-	b.Run("iggyclient", func(b *testing.B) {
-		srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"t": 1}))
-		c := dial(b, srv)
-		ctx := testContext(b)
-		msgs := make([]iggyclient.OutMessage, benchBatch)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			for i := range msgs {
-				msgs[i] = iggyclient.OutMessage{Payload: payloads[i]}
+	for _, proto := range testkit.Protocols {
+		b.Run("iggyclient-"+proto, func(b *testing.B) {
+			srv := startBroker(b, proto, testkit.WithStream("bench", map[string]uint32{"t": 1}))
+			c := dial(b, srv)
+			ctx := testContext(b)
+			msgs := make([]iggyclient.OutMessage, benchBatch)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for i := range msgs {
+					msgs[i] = iggyclient.OutMessage{Payload: payloads[i]}
+				}
+				if err := c.Send(ctx, "bench", "t", iggyclient.Partitioning{}, msgs); err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err := c.Send(ctx, "bench", "t", iggyclient.Partitioning{}, msgs); err != nil {
-				b.Fatal(err)
-			}
-		}
-		reportMsgsPerSecond(b)
-	})
+			reportMsgsPerSecond(b)
+		})
+	}
 	b.Run("sdk", func(b *testing.B) {
 		srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"t": 1}))
 		sdk := testkit.LoggedInClient(b, srv)
@@ -78,14 +81,65 @@ func BenchmarkSend(b *testing.B) {
 }
 
 // BenchmarkPoll polls 1,000 messages of 100 bytes per op as a consumer
-// group ("next", auto-commit), through this package and the bare SDK.
+// group ("next", auto-commit), through this package over each protocol (the
+// topic filled over the same protocol, so the broker serves its own format)
+// and through the bare SDK (0.8).
 func BenchmarkPoll(b *testing.B) {
-	fill := func(b *testing.B) *devbroker.Server {
+	payloads := benchPayloads()
+	fill := func(b *testing.B, proto string) *devbroker.Server {
+		srv := startBroker(b, proto, testkit.WithStream("bench", map[string]uint32{"t": 1}))
+		c := dial(b, srv)
+		msgs := make([]iggyclient.OutMessage, benchBatch)
+		for i := range msgs {
+			msgs[i].Payload = payloads[i]
+		}
+		for range benchGroupSpan {
+			if err := c.Send(testContext(b), "bench", "t", iggyclient.Partitioning{}, msgs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return srv
+	}
+	for _, proto := range testkit.Protocols {
+		for _, reuse := range []bool{false, true} {
+			name := "iggyclient-" + proto
+			if reuse {
+				name = "iggyclient-reuse-" + proto
+			}
+			b.Run(name, func(b *testing.B) {
+				c := dial(b, fill(b, proto))
+				ctx := testContext(b)
+				var bufs iggyclient.PollBuffers
+				b.ReportAllocs()
+				b.ResetTimer()
+				for n := range b.N {
+					group := fmt.Sprintf("g%d", n/benchGroupSpan)
+					if n%benchGroupSpan == 0 {
+						if err := c.EnsureConsumerGroup(ctx, "bench", "t", group); err != nil {
+							b.Fatal(err)
+						}
+					}
+					var buf *iggyclient.PollBuffers
+					if reuse {
+						buf = &bufs
+					}
+					batch, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "bench", Topic: "t", Group: group, Count: benchBatch, AutoCommit: true, Reuse: buf})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(batch.Messages) != benchBatch {
+						b.Fatalf("poll %d returned %d messages, want %d", n, len(batch.Messages), benchBatch)
+					}
+				}
+				reportMsgsPerSecond(b)
+			})
+		}
+	}
+	b.Run("sdk", func(b *testing.B) {
 		srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"t": 1}))
 		sdk := testkit.LoggedInClient(b, srv)
 		stream, _ := iggcon.NewIdentifier("bench")
 		topic, _ := iggcon.NewIdentifier("t")
-		payloads := benchPayloads()
 		for range benchGroupSpan {
 			msgs := make([]iggcon.IggyMessage, benchBatch)
 			for i := range msgs {
@@ -95,45 +149,6 @@ func BenchmarkPoll(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		return srv
-	}
-	for _, reuse := range []bool{false, true} {
-		name := "iggyclient"
-		if reuse {
-			name = "iggyclient-reuse"
-		}
-		b.Run(name, func(b *testing.B) {
-			c := dial(b, fill(b))
-			ctx := testContext(b)
-			var bufs iggyclient.PollBuffers
-			b.ReportAllocs()
-			b.ResetTimer()
-			for n := range b.N {
-				group := fmt.Sprintf("g%d", n/benchGroupSpan)
-				if n%benchGroupSpan == 0 {
-					if err := c.EnsureConsumerGroup(ctx, "bench", "t", group); err != nil {
-						b.Fatal(err)
-					}
-				}
-				var buf *iggyclient.PollBuffers
-				if reuse {
-					buf = &bufs
-				}
-				batch, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "bench", Topic: "t", Group: group, Count: benchBatch, AutoCommit: true, Reuse: buf})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(batch.Messages) != benchBatch {
-					b.Fatalf("poll %d returned %d messages, want %d", n, len(batch.Messages), benchBatch)
-				}
-			}
-			reportMsgsPerSecond(b)
-		})
-	}
-	b.Run("sdk", func(b *testing.B) {
-		sdk := testkit.LoggedInClient(b, fill(b))
-		stream, _ := iggcon.NewIdentifier("bench")
-		topic, _ := iggcon.NewIdentifier("t")
 		b.ReportAllocs()
 		b.ResetTimer()
 		for n := range b.N {

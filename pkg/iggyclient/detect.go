@@ -35,12 +35,19 @@ func detectWithRetry(ctx context.Context, o api.Options) (string, error) {
 		return "", err
 	}
 	retry := o.ReconnectBackoff()
+	var lastErr error
 	for attempt := 1; ; attempt++ {
 		p, err := detect(ctx, o.Address, tlsConfig)
 		var unreachable unreachableError
 		if !errors.As(err, &unreachable) {
 			return p, err
 		}
+		// A dial cut short by the caller's deadline says nothing about the server: the error
+		// names the last real failure.
+		if lastErr == nil || ctx.Err() == nil {
+			lastErr = err
+		}
+		err = lastErr
 		o.Logger.Warn("iggy server unreachable, retrying", "address", o.Address, "attempt", attempt, "error", err)
 		if werr := retry.Wait(ctx); werr != nil {
 			return "", fmt.Errorf("%w (after %d attempts, last: %w)", werr, attempt, err)

@@ -10,26 +10,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// Auto detection picks the protocol the server speaks and logs one line naming it.
+// Auto detection picks the protocol the server speaks and logs one line naming it. A server that
+// speaks both (the dev broker by default) is spoken to in 0.9, which is asked first.
 func TestAutoDetectsTheServersProtocol(t *testing.T) {
-	srv := testkit.StartBroker(t)
-	var logs bytes.Buffer
-	c := dial(t, srv, func(o *iggyclient.Options) {
-		o.Protocol = iggyclient.ProtocolAuto
-		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	})
-	if err := c.EnsureTopic(testContext(t), "detect", "t", 1); err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(logs.String(), "iggy protocol detected"); n != 1 {
-		t.Fatalf("%d detection lines, want 1:\n%s", n, logs.String())
-	}
-	if !strings.Contains(logs.String(), "protocol="+iggyclient.Protocol08) {
-		t.Fatalf("the detection line does not name protocol %s:\n%s", iggyclient.Protocol08, logs.String())
+	for _, tt := range []struct{ broker, want string }{
+		{devbroker.Protocol08, iggyclient.Protocol08},
+		{devbroker.Protocol09, iggyclient.Protocol09},
+		{devbroker.ProtocolAuto, iggyclient.Protocol09},
+	} {
+		t.Run("broker "+tt.broker, func(t *testing.T) {
+			srv := testkit.StartBroker(t, testkit.WithProtocol(tt.broker))
+			var logs bytes.Buffer
+			c := dial(t, srv, func(o *iggyclient.Options) {
+				o.Protocol = iggyclient.ProtocolAuto
+				o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			})
+			if err := c.EnsureTopic(testContext(t), "detect", "t", 1); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(logs.String(), "iggy protocol detected"); n != 1 {
+				t.Fatalf("%d detection lines, want 1:\n%s", n, logs.String())
+			}
+			if !strings.Contains(logs.String(), "protocol="+tt.want) {
+				t.Fatalf("the detection line does not name protocol %s:\n%s", tt.want, logs.String())
+			}
+		})
 	}
 }
 

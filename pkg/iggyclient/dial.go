@@ -6,6 +6,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v08"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
 )
 
 // implementation is one protocol's client.
@@ -16,6 +17,7 @@ type implementation struct {
 
 var implementations = map[string]implementation{
 	api.Protocol08: {v08.Dial, v08.DialAdmin},
+	api.Protocol09: {v09.Dial, v09.DialAdmin},
 }
 
 // Dial connects to the server and logs in, speaking o.Protocol; with ProtocolAuto (the default)

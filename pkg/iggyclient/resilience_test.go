@@ -18,51 +18,55 @@ import (
 )
 
 func TestPollJoinsAndCreatesGroupByItself(t *testing.T) {
-	tests := []struct {
-		name         string
-		createdFirst bool // by another client, which then disconnects
-	}{
-		{"group missing", false},
-		{"group exists, this client never joined", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
-			producer := dial(t, srv)
-			sendNumbered(t, producer, "orders", 0, 3)
-			if tt.createdFirst {
-				other := dial(t, srv)
-				if err := other.EnsureConsumerGroup(testContext(t), "demo", "orders", "lazy"); err != nil {
-					t.Fatal(err)
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
+		tests := []struct {
+			name         string
+			createdFirst bool // by another client, which then disconnects
+		}{
+			{"group missing", false},
+			{"group exists, this client never joined", true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
+				producer := dial(t, srv)
+				sendNumbered(t, producer, "orders", 0, 3)
+				if tt.createdFirst {
+					other := dial(t, srv)
+					if err := other.EnsureConsumerGroup(testContext(t), "demo", "orders", "lazy"); err != nil {
+						t.Fatal(err)
+					}
+					other.Close()
 				}
-				other.Close()
-			}
-			c := dial(t, srv)
-			got := pollAll(t, c, "orders", "lazy", 3)
-			if want := numbered(0, 3); strings.Join(got, ",") != strings.Join(want, ",") {
-				t.Fatalf("read %q, want %q", got, want)
-			}
-		})
-	}
+				c := dial(t, srv)
+				got := pollAll(t, c, "orders", "lazy", 3)
+				if want := numbered(0, 3); strings.Join(got, ",") != strings.Join(want, ",") {
+					t.Fatalf("read %q, want %q", got, want)
+				}
+			})
+		}
+	})
 }
 
 func TestPollRecreatesDeletedGroup(t *testing.T) {
-	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
-	c := dial(t, srv)
-	ctx := testContext(t)
-	sendNumbered(t, c, "orders", 0, 2)
-	if err := c.EnsureConsumerGroup(ctx, "demo", "orders", "doomed"); err != nil {
-		t.Fatal(err)
-	}
-	admin := testkit.LoggedInClient(t, srv)
-	stream, topic, group := sdkIDs(t, "demo", "orders", "doomed")
-	if err := admin.DeleteConsumerGroup(stream, topic, group); err != nil {
-		t.Fatal(err)
-	}
-	got := pollAll(t, c, "orders", "doomed", 2)
-	if want := numbered(0, 2); strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("read %q, want %q", got, want)
-	}
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
+		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
+		c := dial(t, srv)
+		ctx := testContext(t)
+		sendNumbered(t, c, "orders", 0, 2)
+		if err := c.EnsureConsumerGroup(ctx, "demo", "orders", "doomed"); err != nil {
+			t.Fatal(err)
+		}
+		admin := testkit.LoggedInClient(t, srv)
+		stream, topic, group := sdkIDs(t, "demo", "orders", "doomed")
+		if err := admin.DeleteConsumerGroup(stream, topic, group); err != nil {
+			t.Fatal(err)
+		}
+		got := pollAll(t, c, "orders", "doomed", 2)
+		if want := numbered(0, 2); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("read %q, want %q", got, want)
+		}
+	})
 }
 
 // A server that accepts connections but never answers: the SDK would block
@@ -101,19 +105,21 @@ func TestDialRespectsContextWhenServerNeverAnswers(t *testing.T) {
 
 // An idle client notices a dead connection through its heartbeat.
 func TestHeartbeatDetectsLostConnection(t *testing.T) {
-	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
-	logs := &capturingHandler{}
-	c := dial(t, srv, func(o *iggyclient.Options) {
-		o.HeartbeatInterval = 10 * time.Millisecond
-		o.Logger = slog.New(logs)
+	testkit.OverProtocols(t, func(t *testing.T, proto string) {
+		srv := startBroker(t, proto, testkit.WithStream("demo", map[string]uint32{"orders": 1}))
+		logs := &capturingHandler{}
+		c := dial(t, srv, func(o *iggyclient.Options) {
+			o.HeartbeatInterval = 10 * time.Millisecond
+			o.Logger = slog.New(logs)
+		})
+		if err := srv.Restart(true); err != nil {
+			t.Fatal(err)
+		}
+		waitForLog(t, logs, "iggy heartbeat failed")
+		if _, err := c.TopicInfo(testContext(t), "demo", "orders"); err != nil {
+			t.Fatalf("call after the heartbeat dropped the session: %v", err)
+		}
 	})
-	if err := srv.Restart(true); err != nil {
-		t.Fatal(err)
-	}
-	waitForLog(t, logs, "iggy heartbeat failed")
-	if _, err := c.TopicInfo(testContext(t), "demo", "orders"); err != nil {
-		t.Fatalf("call after the heartbeat dropped the session: %v", err)
-	}
 }
 
 func waitForLog(t *testing.T, h *capturingHandler, msg string) {

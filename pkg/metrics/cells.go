@@ -46,6 +46,9 @@ type cells struct {
 
 	// A sink's consumer lag per partition (lag.go).
 	lag lagCells
+
+	// Plugin log lines dropped over the runner's per-second limit (ours, additive).
+	logLinesDropped atomic.Uint64
 }
 
 // Counter indices into cells.counters, in upstream's family order.
@@ -320,6 +323,9 @@ func (c *cells) fillCounts(s *ConnectorStats, kind string, create bool) {
 	s.Errors = *read(counterErrors)
 	s.MessagesDeadLettered = c.deadLetteredTotal(c.created.Load())
 	s.Lag = c.lag.total()
+	if n := c.logLinesDropped.Load(); n > 0 {
+		s.LogLinesDropped = &n
+	}
 }
 
 // stats is the connector's /stats object as far as the cells know it: identity, the published
@@ -410,6 +416,11 @@ func (c *cells) families(l *seriesLabels) []*dto.MetricFamily {
 	}
 	if lag := c.lag.family(l.connector); lag != nil {
 		out = append(out, lag)
+	}
+	if n := c.logLinesDropped.Load(); n > 0 {
+		name, help, v := FamilyLogLinesDropped, helpLogLinesDropped, float64(n)
+		out = append(out, &dto.MetricFamily{Name: &name, Help: &help, Type: &counterType,
+			Metric: []*dto.Metric{{Label: l.connector, Counter: &dto.Counter{Value: &v}}}})
 	}
 	return out
 }

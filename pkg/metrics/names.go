@@ -25,6 +25,8 @@ const (
 
 	// Failed records (DESIGN.md decision 14); not in upstream.
 	FamilyDeadLettered = "iggy_connector_dead_lettered_total"
+	// FamilyLogLinesDropped counts plugin log lines dropped over the runner's limit (ours).
+	FamilyLogLinesDropped = "iggy_connector_log_lines_dropped_total"
 
 	// Run-time operations (DESIGN.md decision 13); not in upstream. One series per state
 	// (ConnectorStates, label LabelState), 1 for the current one.
@@ -93,6 +95,7 @@ const (
 	helpConnectorRestarts = "Times the supervisor restarted the connector's runner process."
 	helpDeadLettered      = "Failed records sent to the dead-letter topic (or logged and skipped without one), by stage."
 	helpConnectorState    = "The connector's lifecycle state: 1 for the current state, 0 for the others."
+	helpLogLinesDropped   = "Plugin log lines dropped over the per-second limit (IGGY_CONNECTOR_PLUGIN_LOG_RATE)."
 	helpConsumerLag       = "Messages in the partition after the last one the sink polled (the partition's current offset minus the last polled offset)."
 )
 
@@ -103,4 +106,5 @@ var familyOrder = []string{
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
 	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConnectorState, FamilyConsumerLag,
+	FamilyLogLinesDropped,
 }

@@ -235,9 +235,12 @@ func TestHeartbeatAge(t *testing.T) {
 	if age := sup.HeartbeatAge(); age < 20*time.Millisecond || age > time.Minute {
 		t.Errorf("heartbeat age 20ms after attaching = %s", age)
 	}
+	// Bounded by the time the beat and the read took, however long a loaded machine makes that.
+	before := time.Now()
 	c.Beat()
-	if age := sup.HeartbeatAge(); age >= 20*time.Millisecond {
-		t.Errorf("heartbeat age right after a beat = %s", age)
+	age := sup.HeartbeatAge()
+	if took := time.Since(before); age > took {
+		t.Errorf("heartbeat age right after a beat = %s, more than the %s since before the beat", age, took)
 	}
 }
 

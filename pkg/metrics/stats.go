@@ -24,6 +24,9 @@ type ConnectorStats struct {
 	// MessagesDeadLettered is ours (decision 14): present for a connector with tolerance = "all"
 	// or one that dead-lettered anything.
 	MessagesDeadLettered *uint64 `json:"messages_dead_lettered,omitempty"`
+	// LogLinesDropped is ours: plugin log lines dropped over the runner's per-second limit,
+	// present once any was.
+	LogLinesDropped *uint64 `json:"log_lines_dropped,omitempty"`
 	// Lag is ours (decision 13): a sink's consumer lag summed over its partitions (see
 	// Connector.SetLag), absent before its first poll and for sources.
 	Lag *uint64 `json:"lag,omitempty"`

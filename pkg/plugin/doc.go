@@ -8,8 +8,9 @@
 // ACK/NACK answers, or the older ABI without acknowledgements).
 //
 // Both host callbacks exist once per process and are shared by every library:
-// the log callback forwards plugin log lines to the logger set with SetLogger,
-// and the send callback routes a source's batches to the deliver function its
+// the log callback forwards plugin log lines to the logger set with SetLogger
+// (at most SetLogLimit lines a second, loglimit.go; the rest dropped and
+// counted), and the send callback routes a source's batches to the deliver function its
 // Start registered, by instance id. Instance ids must therefore be unique in
 // the process and never reused: take them from NextInstanceID.
 //

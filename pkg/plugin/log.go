@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -77,6 +78,15 @@ func onPluginLog(level uint8, target *byte, targetLen uintptr, msg *byte, msgLen
 	l := currentLogger()
 	if !l.Enabled(context.Background(), lvl) {
 		return
+	}
+	if lim := pluginLogLimit.Load(); lim != nil {
+		ok, dropped := lim.admit(time.Now())
+		if dropped > 0 {
+			l.Warn("plugin log lines dropped over the limit", "dropped", dropped, "limit_per_second", lim.perSecond)
+		}
+		if !ok {
+			return
+		}
 	}
 	l.Log(context.Background(), lvl, text, slog.String("connector_target", tgt))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/config"
@@ -116,10 +118,24 @@ func NewHTTP(c config.Connectors, log *slog.Logger) (*HTTP, error) {
 		retry:     c.Retry,
 		dataPath:  c.Response.DataPath,
 		errorPath: c.Response.ErrorPath,
-		client:    &http.Client{},
+		client:    &http.Client{CheckRedirect: sameOriginRedirect},
 		log:       log,
 		secrets:   config.DefaultSecretKeys,
 	}, nil
+}
+
+// sameOriginRedirect follows a redirect only to the origin (scheme, host and port) of the first
+// request: the request headers (an X-Api-Key, say) are copied to where a redirect points, and the
+// config service's redirects must not hand them to another host.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("refused a redirect to another origin (%s://%s), which would receive the request headers", req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 func validHeaderName(name string) bool {
@@ -217,9 +233,9 @@ func (h *HTTP) do(ctx context.Context, method, url string, body []byte) (respons
 		}
 		delay := delays.next()
 		if err != nil {
-			h.log.Debug("config API request failed; retrying", "method", method, "url", url, "error", err, "retry", attempt+1, "delay", delay)
+			h.log.Debug("config API request failed; retrying", "method", method, "url", config.MaskURLUserinfo(url), "error", err, "retry", attempt+1, "delay", delay)
 		} else {
-			h.log.Debug("config API answered a transient status; retrying", "method", method, "url", url, "status", resp.status, "retry", attempt+1, "delay", delay)
+			h.log.Debug("config API answered a transient status; retrying", "method", method, "url", config.MaskURLUserinfo(url), "status", resp.status, "retry", attempt+1, "delay", delay)
 		}
 		if backoff.Sleep(ctx, delay) != nil {
 			return response{}, requestFailed("%v", ctx.Err())
@@ -258,7 +274,7 @@ func (h *HTTP) attempt(ctx context.Context, method, url string, body []byte) (re
 		return response{}, fmt.Errorf("read response: %w", err)
 	}
 	if len(data) > MaxResponseBytes {
-		return response{}, requestFailed("the answer from %s is larger than %d bytes", url, MaxResponseBytes)
+		return response{}, requestFailed("the answer from %s is larger than %d bytes", config.MaskURLUserinfo(url), MaxResponseBytes)
 	}
 	return response{status: resp.StatusCode, body: data}, nil
 }
@@ -267,10 +283,14 @@ func (h *HTTP) attempt(ctx context.Context, method, url string, body []byte) (re
 // so a broken or hostile service cannot exhaust the supervisor's memory.
 const MaxResponseBytes = 16 << 20
 
-// statusError is the error for a non-2xx answer.
-func statusError(r response) error {
-	return requestFailed("HTTP %d %s - %s", r.status, http.StatusText(r.status), string(r.body))
+// statusError is the error for a non-2xx answer, its body quoted (masked, cut short).
+func (h *HTTP) statusError(r response) error {
+	return requestFailed("HTTP %d %s - %s", r.status, http.StatusText(r.status), h.quote(r.body))
 }
+
+// maxQuoted bounds how much of a served body an error quotes: errors reach logs and the API's
+// reason fields, and an answer may be 16 MiB.
+const maxQuoted = 1 << 10
 
 func ok(r response) bool { return r.status >= 200 && r.status < 300 }
 
@@ -285,7 +305,7 @@ func (h *HTTP) fetch(ctx context.Context, method, url string, body []byte, onNot
 		return nil, onNotFound
 	}
 	if !ok(r) {
-		return nil, statusError(r)
+		return nil, h.statusError(r)
 	}
 	return extract(r.body, h.dataPath, h.errorPath)
 }
@@ -299,10 +319,18 @@ func (h *HTTP) decodeConnector(kind config.ConnectorKind, data json.RawMessage) 
 	return c, nil
 }
 
-// quote is a served document as error texts show it: compact, secret values masked (the text
-// reaches logs and API answers).
-func (h *HTTP) quote(data json.RawMessage) string {
-	return string(h.secrets.MaskJSON(data))
+// quote is a served document as error texts show it: compact, secret values and URL userinfo
+// masked, cut to about maxQuoted bytes (the text reaches logs and API answers).
+func (h *HTTP) quote(data []byte) string {
+	text := config.MaskURLUserinfo(string(h.secrets.MaskJSON(data)))
+	if len(text) <= maxQuoted {
+		return text
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes in all)", text[:cut], len(data))
 }
 
 // List fetches get_active_configs. An entry that does not decode (or whose
@@ -497,7 +525,7 @@ func (h *HTTP) command(ctx context.Context, method, url string, body []byte, onN
 		return onNotFound
 	}
 	if !ok(r) {
-		return statusError(r)
+		return h.statusError(r)
 	}
 	return nil
 }

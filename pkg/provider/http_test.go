@@ -739,3 +739,72 @@ func TestHTTPListKeepsGoodEntriesAndReportsBadOnes(t *testing.T) {
 		t.Errorf("after a clean answer Broken = %+v, want none", broken)
 	}
 }
+
+// A non-2xx body reaches errors (and from them logs and API reasons) cut to about 1 KiB, its
+// secrets and URL userinfo masked.
+func TestHTTPErrorBodiesAreCutAndMasked(t *testing.T) {
+	body := `{"password":"body-secret","dsn":"postgres://u:dsn-secret@db/x","pad":"` + strings.Repeat("x", 100_000) + `"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	settings := httpSettings(srv.URL)
+	settings.Retry.Enabled = false
+	_, err := newHTTP(t, settings).List(ctx)
+	if !errors.Is(err, provider.ErrRequestFailed) || !strings.Contains(err.Error(), "HTTP 400 Bad Request") {
+		t.Fatalf("error = %v", err)
+	}
+	msg := err.Error()
+	if len(msg) > 1300 || !strings.Contains(msg, fmt.Sprintf("(%d bytes in all)", len(body))) {
+		t.Fatalf("error is %d bytes long, want the body cut to about 1 KiB: %.200s", len(msg), msg)
+	}
+	if strings.Contains(msg, "body-secret") || strings.Contains(msg, "dsn-secret") || !strings.Contains(msg, "postgres://u:******@db/x") {
+		t.Fatalf("error does not mask the body: %.300s", msg)
+	}
+}
+
+// A redirect to another origin is refused, so the request headers never reach it; one within the
+// service's origin is followed.
+func TestHTTPRefusesCrossOriginRedirects(t *testing.T) {
+	var mu sync.Mutex
+	var elsewhere []string // X-Api-Key values the other origin received
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		elsewhere = append(elsewhere, r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"sinks":{},"sources":{}}`))
+	}))
+	t.Cleanup(other.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away/configs/active":
+			http.Redirect(w, r, other.URL+"/configs/active", http.StatusFound)
+		case "/home/configs/active":
+			http.Redirect(w, r, "/configs/active", http.StatusFound)
+		default:
+			_, _ = w.Write([]byte(`{"sinks":{},"sources":{}}`))
+		}
+	}))
+	t.Cleanup(redirector.Close)
+	for _, c := range []struct {
+		base    string
+		wantErr string
+	}{
+		{redirector.URL + "/away", "refused a redirect to another origin (http://" + strings.TrimPrefix(other.URL, "http://") + ")"},
+		{redirector.URL + "/home", ""},
+	} {
+		settings := httpSettings(c.base)
+		settings.Retry.Enabled = false
+		settings.RequestHeaders = map[string]string{"X-Api-Key": "provider-key"}
+		_, err := newHTTP(t, settings).List(ctx)
+		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+			t.Fatalf("%s: List error = %v, want %q", c.base, err, c.wantErr)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(elsewhere) != 0 {
+		t.Fatalf("the other origin was asked, with keys %q", elsewhere)
+	}
+}

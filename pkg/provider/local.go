@@ -24,6 +24,10 @@ import (
 // directory; hidden, so the scan skips it.
 const ActiveVersionsFile = ".active_versions.toml"
 
+// filePerm is the mode of the files this provider writes, whatever the umask: connector files
+// hold plugin secrets, so only the owner reads them.
+const filePerm = 0o600
+
 // Local is the directory provider (config.md §4). The directory is scanned
 // once, at NewLocal; afterwards only the pointer file and the files that did
 // not load are re-read, and changes go through the provider.
@@ -216,7 +220,7 @@ func (p *Local) writePointers(a activeVersions) error {
 	if err := toml.NewEncoder(&buf).Encode(out); err != nil {
 		return fmt.Errorf("encode active versions: %w", err)
 	}
-	return atomicfile.Write(filepath.Join(p.dir, ActiveVersionsFile), buf.Bytes(), 0o644)
+	return atomicfile.Write(filepath.Join(p.dir, ActiveVersionsFile), buf.Bytes(), filePerm)
 }
 
 // active picks the active version of one connector: the pointer's if it has
@@ -369,7 +373,7 @@ func (p *Local) Create(ctx context.Context, kind config.ConnectorKind, key strin
 	if stored, err = config.ParseConnector(path, data, "toml"); err != nil {
 		return config.Connector{}, err
 	}
-	if err := atomicfile.Write(path, data, 0o644); err != nil {
+	if err := atomicfile.Write(path, data, filePerm); err != nil {
 		return config.Connector{}, fmt.Errorf("store %s %q version %d: %w", kind, key, c.Version, err)
 	}
 	if p.entries[id] == nil {

@@ -324,8 +324,14 @@ func TestLocalCreateStoresNextVersion(t *testing.T) {
 	if created.Version != 2 || created.Name != base.Name {
 		t.Fatalf("created %+v", created)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "source_random_2.toml")); err != nil {
-		t.Fatalf("file not written: %v", err)
+	if info, err := os.Stat(filepath.Join(dir, "source_random_2.toml")); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("file not written private (0600): %v, %v", info, err)
+	}
+	if err := p.SetActive(ctx, config.KindSource, "random", 2); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(filepath.Join(dir, provider.ActiveVersionsFile)); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("pointer file not written private (0600): %v, %v", info, err)
 	}
 	// Not activated: no pointer, so the highest version is active anyway;
 	// a fresh key starts at 0.

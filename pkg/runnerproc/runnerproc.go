@@ -1,9 +1,13 @@
 // Package runnerproc is the process contract between the supervisor and the runners it spawns:
 // exit statuses, the variables that hand a runner its connector, the last line a runner
-// writes on stderr to say why it exits, and the --check argument with its output lines.
+// writes on stderr to say why it exits, the --check argument with its output lines, and the
+// secret-bearing variables a runner drops from its environment once read.
 package runnerproc
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
 
 // Exit statuses of a runner process. A Go runtime crash (an unrecovered panic, a fatal signal)
 // exits 2 as well, so the status alone does not mean a configuration error: a runner refused its
@@ -22,6 +26,44 @@ const (
 	EnvType       = "IGGY_CONNECTOR_TYPE"
 	EnvKey        = "IGGY_CONNECTOR_KEY"
 )
+
+// A supervisor hands its runners their connector in a private file named by EnvConfigPath (the
+// 128 KiB limit of one variable does not apply there, and processes a plugin spawns do not
+// inherit it); EnvConfig is for runners deployed on their own.
+
+// secretSuffixes end the names of variables that carry secrets.
+var secretSuffixes = []string{"_PASSWORD", "_TOKEN", "_API_KEY"}
+
+// SecretVar reports whether the variable called name carries a secret a runner must not pass on
+// to what its plugin spawns: *_PASSWORD, *_TOKEN, *_API_KEY (in any case) and the inline
+// connector document, EnvConfig.
+func SecretVar(name string) bool {
+	upper := strings.ToUpper(name)
+	if upper == EnvConfig {
+		return true
+	}
+	for _, suffix := range secretSuffixes {
+		if strings.HasSuffix(upper, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// UnsetSecrets removes every SecretVar from this process's environment, the C library's
+// included (a cgo program's os.Unsetenv reaches it), so neither a plugin's getenv nor a process it
+// forks sees them. A runner calls it once it has read its settings. It returns the names removed.
+func UnsetSecrets() []string {
+	var removed []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if SecretVar(name) {
+			_ = os.Unsetenv(name)
+			removed = append(removed, name)
+		}
+	}
+	return removed
+}
 
 // EnvInstanceID is the plugin instance id the supervisor numbered for this start (as upstream
 // numbers them: sources first, from 1), so the id a plugin logs is the one GET /sinks shows.

@@ -28,3 +28,15 @@ func TestCheckLineRoundTrip(t *testing.T) {
 		t.Fatalf("ParseCheckLine = %q, %q", field, msg)
 	}
 }
+
+func TestSecretVar(t *testing.T) {
+	for name, want := range map[string]bool{
+		"IGGY_CONNECTORS_IGGY_PASSWORD": true, "IGGY_CONNECTORS_IGGY_TOKEN": true, "IGGY_CONNECTORS_HTTP_API_KEY": true,
+		"search_api_key": true, runnerproc.EnvConfig: true, "DB_PASSWORD": true,
+		runnerproc.EnvConfigPath: false, "IGGY_CONNECTORS_IGGY_USERNAME": false, "TOKEN_FILE": false, "PATH": false, "PASSWORD_HINT": false,
+	} {
+		if got := runnerproc.SecretVar(name); got != want {
+			t.Errorf("SecretVar(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -32,10 +32,10 @@ type Client interface {
 	// newest messages (PollLast), the oldest (PollFirst) or from an offset.
 	PollPartition(ctx context.Context, r PartitionPoll) (Batch, error)
 	// OwnsPartition reports whether the server has assigned the partition to this
-	// connection's membership of the group (joining it when it is not a member). It reads
-	// one message without committing, so the partition must hold at least one message: the
-	// server answers an empty poll both to the owner of an empty partition and to a member
-	// that does not own it.
+	// connection's membership of the group (joining it when it is not a member). Over 0.8 it
+	// reads one message without committing, so the partition must hold at least one message:
+	// the server answers an empty poll both to the owner of an empty partition and to a member
+	// that does not own it. Over 0.9 it reads the assignment itself (SyncConsumerGroup).
 	OwnsPartition(ctx context.Context, stream, topic, group string, partition uint32) (bool, error)
 	// EnsureConsumerGroup creates the group if it is missing and joins it.
 	// The client rejoins it by itself after every reconnect.
@@ -121,8 +121,8 @@ type InMessage struct {
 	Payload []byte
 }
 
-// OutMessage is a message to send. An all-zero ID lets the server assign a
-// random UUID.
+// OutMessage is a message to send. An all-zero ID gets a random UUID (from the
+// server over 0.8, from the client over 0.9, whose server never creates ids).
 type OutMessage struct {
 	ID      [16]byte
 	Headers []HeaderEntry

@@ -5,5 +5,7 @@
 //
 // Files: api.go (Client and its types), admin.go (Admin), options.go (Options: defaults,
 // validation, TLS, protocol names), pollbuffers.go (memory reused across polls), headers.go
-// (user headers, the same TLV in 0.8 and 0.9).
+// (user headers, the same TLV in 0.8 and 0.9), lifetime.go (a client's life until Close: how calls
+// stop and wait, the same in every implementation), identifier.go (stream and topic strings: id
+// or name).
 package api

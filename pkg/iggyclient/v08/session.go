@@ -111,8 +111,7 @@ type sdkClient struct {
 	tlsConfig *tls.Config // nil without TLS; only used to probe the server
 
 	// closing is cancelled by Close so that dials and backoffs stop.
-	closing    context.Context
-	stop       context.CancelFunc
+	closing    *api.Lifetime
 	background sync.WaitGroup // the heartbeat; Close waits for it
 
 	// dialing holds one token: only one goroutine reconnects at a time,
@@ -147,7 +146,7 @@ func Dial(ctx context.Context, o api.Options) (api.Client, error) {
 		return nil, err
 	}
 	c.tlsConfig = cfg
-	c.closing, c.stop = context.WithCancel(context.Background())
+	c.closing = api.NewLifetime()
 	if err := c.run(ctx, func(*tcp.IggyTcpClient) error { return nil }); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("connect to iggy at %s: %w", o.Address, err)
@@ -168,7 +167,7 @@ func (c *sdkClient) Close() error {
 	s := c.cur
 	c.cur = nil
 	c.mu.Unlock()
-	c.stop()
+	c.closing.End()
 	if s != nil {
 		s.close()
 	}
@@ -187,14 +186,14 @@ func (c *sdkClient) run(ctx context.Context, fn func(*tcp.IggyTcpClient) error) 
 		if attempt == 0 {
 			// Checked first: call would otherwise close a healthy session
 			// for a caller that had already given up.
-			if err := c.ctxErr(ctx); err != nil {
+			if err := c.closing.Stopped(ctx); err != nil {
 				return err
 			}
 		} else {
 			if retry == nil {
 				retry = c.opts.ReconnectBackoff()
 			}
-			if err := c.sleep(ctx, retry.Next()); err != nil {
+			if err := c.closing.Sleep(ctx, retry.Next()); err != nil {
 				return fmt.Errorf("%w (after %d attempts, last: %w)", err, attempt, lastErr)
 			}
 		}
@@ -203,7 +202,11 @@ func (c *sdkClient) run(ctx context.Context, fn func(*tcp.IggyTcpClient) error) 
 			if !isConnectionLoss(err) {
 				return err
 			}
-			lastErr = err
+			// A dial cut short by the caller's deadline says nothing about the server: the
+			// error names the last real failure.
+			if lastErr == nil || c.closing.Stopped(ctx) == nil {
+				lastErr = err
+			}
 			c.log.Warn("iggy server unreachable, retrying", "address", c.opts.Address, "attempt", attempt+1, "error", err)
 			continue
 		}
@@ -215,41 +218,11 @@ func (c *sdkClient) run(ctx context.Context, fn func(*tcp.IggyTcpClient) error) 
 			return classify(err)
 		}
 		c.drop(s)
-		if ctxErr := c.ctxErr(ctx); ctxErr != nil {
+		if ctxErr := c.closing.Stopped(ctx); ctxErr != nil {
 			return fmt.Errorf("%w (last: %w)", ctxErr, err)
 		}
 		lastErr = err
 		c.log.Warn("iggy connection lost, reconnecting", "address", c.opts.Address, "attempt", attempt+1, "error", err)
-	}
-}
-
-// ctxErr is the reason to stop: the caller gave up or the client closed.
-func (c *sdkClient) ctxErr(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.closing.Err() != nil {
-		return api.ErrClosed
-	}
-	return nil
-}
-
-func (c *sdkClient) sleep(ctx context.Context, d time.Duration) error {
-	if err := c.ctxErr(ctx); err != nil {
-		return err
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.closing.Done():
-		return api.ErrClosed
 	}
 }
 
@@ -372,7 +345,7 @@ func (c *sdkClient) probe(ctx context.Context) error {
 	d := net.Dialer{Timeout: probeDialTimeout}
 	conn, err := d.DialContext(ctx, "tcp", c.opts.Address)
 	if err != nil {
-		if ctxErr := c.ctxErr(ctx); ctxErr != nil {
+		if ctxErr := c.closing.Stopped(ctx); ctxErr != nil {
 			return ctxErr
 		}
 		return err
@@ -433,7 +406,7 @@ func (c *sdkClient) dialSDK(ctx context.Context) (*tcp.IggyTcpClient, error) {
 			_ = r.sdk.Close()
 		}
 	}()
-	return nil, c.ctxErr(ctx)
+	return nil, c.closing.Stopped(ctx)
 }
 
 // rejoinGroups re-enters every group joined before. A group whose topic is
@@ -503,17 +476,12 @@ func (c *sdkClient) identifier(what, s string) (iggcon.Identifier, error) {
 }
 
 func parseIdentifier(s string) (iggcon.Identifier, error) {
-	digits := s
-	if len(digits) > 1 && digits[0] == '+' {
-		digits = digits[1:]
-	}
-	if digits != "" && digits[0] != '-' && digits[0] != '+' {
-		if n, err := strconv.ParseUint(digits, 10, 32); err == nil {
-			return iggcon.NewIdentifier(uint32(n))
-		}
-	}
-	if s == "" || len(s) > 255 {
-		return iggcon.Identifier{}, fmt.Errorf("%w: a name must be 1..255 bytes", api.ErrInvalidIdentifier)
+	n, numeric, err := api.ParseIdentifier(s)
+	switch {
+	case err != nil:
+		return iggcon.Identifier{}, err
+	case numeric:
+		return iggcon.NewIdentifier(n)
 	}
 	return iggcon.NewIdentifier(s)
 }

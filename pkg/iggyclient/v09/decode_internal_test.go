@@ -1,0 +1,88 @@
+package v09
+
+import (
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+)
+
+// pollBody is a poll reply holding msgs in one record, stamped at baseOffset.
+func pollBody(tb testing.TB, baseOffset uint64, msgs []wire09.Message) []byte {
+	tb.Helper()
+	record, err := wire09.AppendBatch(nil, msgs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wire09.StampBatch(record, 2, baseOffset, 5000)
+	body := wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: 2, CurrentOffset: baseOffset + uint64(len(msgs)) - 1, MessagesCount: uint32(len(msgs))})
+	return append(body, record...)
+}
+
+func headerBytes(tb testing.TB) []byte {
+	h, err := api.AppendUserHeaders(nil, []api.HeaderEntry{{Key: []byte("k"), Kind: api.KindString, Value: []byte("v")}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+func TestDecodePoll(t *testing.T) {
+	body := pollBody(t, 10, []wire09.Message{
+		{ID: [16]byte{1}, OriginTimestamp: 100, Payload: []byte("a"), Headers: headerBytes(t)},
+		{ID: [16]byte{2}, OriginTimestamp: 150, Payload: []byte("bb"), Headers: []byte{0xff}},
+	})
+	b, msgs, headers, err := decodePoll(body, nil, nil, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.PartitionID != 2 || b.CurrentOffset != 11 || len(b.Messages) != 2 || len(msgs) != 2 || len(headers) != 1 {
+		t.Fatalf("batch %+v", b)
+	}
+	m0, m1 := b.Messages[0], b.Messages[1]
+	if m0.Offset != 10 || m1.Offset != 11 || m0.Timestamp != 5000 || m1.OriginTimestamp != 150 || string(m1.Payload) != "bb" || m0.ID[0] != 1 {
+		t.Fatalf("messages %+v", b.Messages)
+	}
+	if len(m0.Headers) != 1 || string(m0.Headers[0].Value) != "v" || m1.Headers != nil {
+		t.Fatalf("headers %+v / %+v: want k=v, and none for the unparsable ones", m0.Headers, m1.Headers)
+	}
+}
+
+// Decoding into reused memory allocates nothing per poll.
+func TestDecodePollIntoReusedMemoryDoesNotAllocate(t *testing.T) {
+	msgs := make([]wire09.Message, 100)
+	for i := range msgs {
+		msgs[i] = wire09.Message{ID: [16]byte{byte(i)}, Payload: []byte("payload"), Headers: headerBytes(t)}
+	}
+	body := pollBody(t, 0, msgs)
+	var buf api.PollBuffers
+	noLog := func(string, ...any) {}
+	_, buf.Msgs, buf.Headers, _ = decodePoll(body, buf.Msgs, buf.Headers, noLog)
+	allocs := testing.AllocsPerRun(100, func() {
+		var err error
+		if _, buf.Msgs, buf.Headers, err = decodePoll(body, buf.Msgs[:0], buf.Headers[:0], noLog); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per decode, want 0", allocs)
+	}
+}
+
+// FuzzDecodePoll: any body decodes or fails, never panics, and what decodes holds as many
+// messages as the prefix counts.
+func FuzzDecodePoll(f *testing.F) {
+	f.Add(pollBody(f, 3, []wire09.Message{{Payload: []byte("x"), Headers: headerBytes(f)}, {Payload: []byte("yz")}}))
+	f.Add(wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: wire09.PartitionResync}))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		b, _, _, err := decodePoll(body, nil, nil, func(string, ...any) {})
+		if err != nil {
+			return
+		}
+		p, _, _ := wire09.DecodePollPrefix(body)
+		if uint32(len(b.Messages)) != p.MessagesCount {
+			t.Fatalf("decoded %d messages, the prefix counts %d", len(b.Messages), p.MessagesCount)
+		}
+	})
+}
