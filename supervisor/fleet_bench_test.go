@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -34,7 +33,7 @@ func BenchmarkFleetAPI(b *testing.B) {
 		p := testkit.StartRunner(b, []string{
 			"IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr(), "IGGY_CONNECTORS_STATE_PATH=" + b.TempDir(),
 			"IGGY_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0", "IGGY_CONNECTORS_HTTP_API_KEY=" + fleetRunnerKey,
-			"IGGY_CONNECTOR_CONFIG=" + cfg + "\n[plugin_config]\n", testkit.ProtocolEnv(iggyclient.Protocol08),
+			"IGGY_CONNECTOR_CONFIG=" + cfg + "\n[plugin_config]\n",
 		})
 		runners = append(runners, p)
 	}
@@ -42,7 +41,7 @@ func BenchmarkFleetAPI(b *testing.B) {
 		endpoints = append(endpoints, strconv.Quote(p.WaitTCPEndpoint(b, 2*time.Minute)))
 	}
 	dir := b.TempDir()
-	file := fmt.Sprintf("[http]\naddress = \"127.0.0.1:0\"\n[http.metrics]\nenabled = true\n[iggy]\naddress = %q\nprotocol = \"0.8\"\n[fleet]\nenabled = true\nrefresh = \"1s\"\nrunner_api_key = %q\nrunners = [%s]\n",
+	file := fmt.Sprintf("[http]\naddress = \"127.0.0.1:0\"\n[http.metrics]\nenabled = true\n[iggy]\naddress = %q\n[fleet]\nenabled = true\nrefresh = \"1s\"\nrunner_api_key = %q\nrunners = [%s]\n",
 		broker.Addr(), fleetRunnerKey, strings.Join(endpoints, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(file), 0o600); err != nil {
 		b.Fatal(err)

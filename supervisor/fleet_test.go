@@ -16,7 +16,6 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
-	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/supervisor"
 )
@@ -30,7 +29,7 @@ func startFleetRunner(t *testing.T, broker *devbroker.Server, cfg string) (*test
 	p := testkit.StartRunner(t, []string{
 		"IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr(), "IGGY_CONNECTORS_STATE_PATH=" + t.TempDir(),
 		"IGGY_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0", "IGGY_CONNECTORS_HTTP_API_KEY=" + fleetRunnerKey,
-		"IGGY_CONNECTOR_CONFIG=" + cfg, testkit.ProtocolEnv(iggyclient.Protocol08),
+		"IGGY_CONNECTOR_CONFIG=" + cfg,
 	})
 	return p, "http://" + p.WaitTCPEndpoint(t, waitLong)
 }
@@ -49,7 +48,6 @@ func startAttachedWith(t *testing.T, broker *devbroker.Server, fleet config.Flee
 	rt.HTTP.Address = "127.0.0.1:0"
 	rt.HTTP.Metrics.Enabled = true
 	rt.Iggy.Address = broker.Addr()
-	rt.Iggy.Protocol = iggyclient.Protocol08 // the 0.9 client is not on this branch yet
 	fleet.Enabled, fleet.Refresh, fleet.RunnerAPIKey = true, 100*time.Millisecond, fleetRunnerKey
 	rt.Fleet = fleet
 	if err := rt.Validate(); err != nil {

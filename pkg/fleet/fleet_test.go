@@ -10,7 +10,6 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/fleet"
-	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -23,7 +22,7 @@ func startRunner(t *testing.T, broker *devbroker.Server, key string) (*testkit.R
 	p := testkit.StartRunner(t, []string{
 		"IGGY_CONNECTORS_IGGY_ADDRESS=" + broker.Addr(), "IGGY_CONNECTORS_STATE_PATH=" + t.TempDir(),
 		"IGGY_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0", "IGGY_CONNECTORS_HTTP_API_KEY=runner-key",
-		"IGGY_CONNECTOR_CONFIG=" + cfg, testkit.ProtocolEnv(iggyclient.Protocol08),
+		"IGGY_CONNECTOR_CONFIG=" + cfg,
 	})
 	host, port, err := net.SplitHostPort(p.WaitTCPEndpoint(t, 30*time.Second))
 	if err != nil {
