@@ -80,6 +80,16 @@ type fleetEntry struct {
 	Replicas []fleetReplica `json:"replicas"`
 }
 
+// replica finds the replica of endpoint (replicas are listed in endpoint order).
+func (e fleetEntry) replica(endpoint string) fleetReplica {
+	for _, r := range e.Replicas {
+		if r.Endpoint == endpoint {
+			return r
+		}
+	}
+	return fleetReplica{}
+}
+
 func getBody(t *testing.T, url string, into any) {
 	t.Helper()
 	resp, body, err := testkit.DoHTTP("GET", url, nil, "")
@@ -147,8 +157,8 @@ func TestFleetMergedAPI(t *testing.T) {
 		return ok && e.Status == "running" && len(e.Replicas) == 2
 	})
 	e, _ := sinkEntry(t, base, "pg")
-	if e.Name != "sink pg" || e.ID != 2 || e.Replicas[0].Endpoint != ep1 || e.Replicas[1].Endpoint != ep2 ||
-		e.Replicas[0].PID != int32(r1.Pid()) || e.Replicas[1].PID != int32(r2.Pid()) || e.Replicas[0].LastSeen == 0 {
+	if rep1, rep2 := e.replica(ep1), e.replica(ep2); e.Name != "sink pg" || e.ID != 2 ||
+		rep1.PID != int32(r1.Pid()) || rep2.PID != int32(r2.Pid()) || rep1.LastSeen == 0 || rep2.LastSeen == 0 {
 		t.Fatalf("GET /sinks entry = %+v", e)
 	}
 	var sources []fleetEntry
@@ -160,7 +170,8 @@ func TestFleetMergedAPI(t *testing.T) {
 	orchestrator := "orchestrator owns"
 	testkit.CheckCalls(t, base, []testkit.HTTPCall{
 		testkit.Call("GET", "/sinks/pg", nil, 200, `"streams":[{"stream":"demo"`),
-		testkit.Call("GET", "/sinks/pg", nil, 200, `"replicas":[{"endpoint":"`+ep1),
+		testkit.Call("GET", "/sinks/pg", nil, 200, `"replicas":[{"endpoint":"`),
+		testkit.Call("GET", "/sinks/pg", nil, 200, `"endpoint":"`+ep2+`"`),
 		testkit.Call("GET", "/sinks/pg/configs/active", nil, 200, `"password":"******"`),
 		testkit.Call("GET", "/sinks/pg/configs", nil, 200, `"active":true`),
 		testkit.Call("GET", "/sinks/pg/configs/plugin?format=json", nil, 200, `"host":"db"`),
@@ -242,10 +253,10 @@ func TestFleetMergedAPI(t *testing.T) {
 	r2.Kill9()
 	waitUntil(t, "r2 unreachable", func() bool {
 		e, ok := sinkEntry(t, base, "pg")
-		return ok && len(e.Replicas) == 2 && e.Replicas[1].Status == "unreachable"
+		return ok && len(e.Replicas) == 2 && e.replica(ep2).Status == "unreachable"
 	})
 	e, _ = sinkEntry(t, base, "pg")
-	if e.Status != "running" || e.Replicas[0].Status != "running" || len(e.Replicas[1].LastError) == 0 {
+	if e.Status != "running" || e.replica(ep1).Status != "running" || len(e.replica(ep2).LastError) == 0 {
 		t.Fatalf("after r2 died: %+v", e)
 	}
 	testkit.CheckCalls(t, base, []testkit.HTTPCall{
