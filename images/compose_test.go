@@ -28,6 +28,7 @@ var composeFiles = []string{
 	"compose/runners/compose.yaml",
 	"compose/http-provider/compose.yaml",
 	"compose/iggy09/compose.yaml",
+	"compose/fleet/compose.yaml",
 }
 
 // iggyImage is the real server at a 0.8.x or a 0.9.x tag; its submatch is the protocol it speaks.

@@ -292,7 +292,8 @@ func containerConnectors(ctx context.Context, c container, rt config.Runtime) ([
 		}
 		return []config.Connector{s.Connector}, true, nil
 	}
-	if rt.Connectors.ConfigType == config.ProviderHTTP {
+	if rt.Connectors.ConfigType == config.ProviderHTTP || rt.Fleet.Enabled {
+		// Served elsewhere: by the config server, or (attach mode) by the runners themselves.
 		return nil, false, nil
 	}
 	dir, ok := c.mounts[rt.Connectors.ConfigDir]

@@ -23,7 +23,7 @@ import (
 
 // kubeSources are every set of manifests: the two kustomizations and the chart with each values file.
 var kubeSources = func() [][2]string {
-	out := [][2]string{{"kustomize", kustomizeRunners}, {"kustomize", kustomizeSupervisor}}
+	out := [][2]string{{"kustomize", kustomizeRunners}, {"kustomize", kustomizeSupervisor}, {"kustomize", kustomizeFleet}}
 	for _, f := range helmValueFiles {
 		out = append(out, [2]string{"helm", f})
 	}
@@ -56,9 +56,11 @@ func TestKubernetesManifests(t *testing.T) {
 	want := map[string]counts{
 		kustomizeRunners:    {2, 2, 1, 0, 0, 0},
 		kustomizeSupervisor: {1, 2, 1, 1, 0, 0},
+		kustomizeFleet:      {3, 2, 1, 0, 0, 0}, // the runners of kustomizeRunners and the fleet view
 		helmValueFiles[0]:   {2, 2, 1, 0, 0, 0},
 		helmValueFiles[1]:   {1, 1, 1, 0, 1, 1},
 		helmValueFiles[2]:   {2, 2, 0, 1, 0, 0},
+		helmValueFiles[3]:   {3, 2, 1, 0, 0, 0}, // the two runners and the fleet view over them
 	}
 	for _, src := range kubeSources {
 		t.Run(sourceName(src), func(t *testing.T) {

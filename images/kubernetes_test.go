@@ -40,11 +40,12 @@ import (
 const (
 	kustomizeRunners    = "compose/kubernetes"
 	kustomizeSupervisor = "compose/kubernetes/supervisor"
+	kustomizeFleet      = "compose/kubernetes-fleet"
 	helmChart           = "compose/helm/iggy-connectors"
 )
 
 // helmValueFiles are the chart's default values ("") and the sample values files.
-var helmValueFiles = []string{"", "compose/helm/samples/fields-plugin-image.yaml", "compose/helm/samples/file-state-plugin-volume.yaml"}
+var helmValueFiles = []string{"", "compose/helm/samples/fields-plugin-image.yaml", "compose/helm/samples/file-state-plugin-volume.yaml", "compose/helm/samples/fleet-view.yaml"}
 
 var (
 	errUnknownField = errors.New("manifest does not decode strictly")

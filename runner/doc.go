@@ -30,7 +30,9 @@
 // ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}, plus "role" for a
 // source on the iggy state backend), GET /ready (200 only while the connector is active and
 // running, else 503, for readiness probes), GET /stats (the connector's /stats object of
-// http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage, start_time, run_time), GET on
+// http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage, start_time, run_time), GET /config
+// (configroute.go: the running connector config as a version object, secrets masked as the
+// supervisor API masks them, for an attached supervisor, DESIGN decision 21), GET on
 // the metrics endpoint (default /metrics, always served; it adds iggy_connector_state), and POST
 // /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13; each answers once
 // the connector is in the new state, a resume 504 when it does not run again in time;

@@ -35,8 +35,8 @@ type httpSettings struct {
 	Access config.HTTP
 }
 
-// endpoint serves /, /health, /stats, the metrics path, POST /pause and POST /resume for this one
-// connector.
+// endpoint serves /, /health, /stats, /config, the metrics path, POST /pause and POST /resume for
+// this one connector.
 type endpoint struct {
 	srv      *http.Server
 	ln       net.Listener
@@ -95,9 +95,9 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	if metricsPath == "" {
 		metricsPath = "/metrics"
 	}
-	if !strings.HasPrefix(metricsPath, "/") || metricsPath == "/" || metricsPath == "/health" || metricsPath == "/stats" || metricsPath == readyPath {
+	if !strings.HasPrefix(metricsPath, "/") || metricsPath == "/" || metricsPath == "/health" || metricsPath == "/stats" || metricsPath == readyPath || metricsPath == configPath {
 		ln.Close()
-		return nil, fmt.Errorf("http metrics endpoint %q: must start with / and not clash with /, /health, /ready or /stats", metricsPath)
+		return nil, fmt.Errorf("http metrics endpoint %q: must start with / and not clash with /, /health, /ready, /stats or /config", metricsPath)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
@@ -112,6 +112,8 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	})
 	mux.Handle("GET "+metricsPath, metrics.Handler(gatherer, log))
 	mux.HandleFunc("GET "+readyPath, func(w http.ResponseWriter, _ *http.Request) { serveReady(w, r) })
+	secrets := cfg.Access.Secrets()
+	mux.HandleFunc("GET "+configPath, func(w http.ResponseWriter, _ *http.Request) { r.handleConfig(w, secrets) })
 	mux.HandleFunc("POST /pause", r.handlePause)
 	mux.HandleFunc("POST /resume", r.handleResume)
 

@@ -22,23 +22,8 @@ import (
 // and validate routes.
 func (s *Supervisor) routes() (*http.ServeMux, error) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "Connector Runtime API")
-	})
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
-	})
-	mux.HandleFunc("GET /stats", s.withBudget(s.env.RunnerCallLimit, s.handleStats))
-	if m := s.runtime.HTTP.Metrics; m.Enabled {
-		if !strings.HasPrefix(m.Endpoint, "/") {
-			return nil, fmt.Errorf("http.metrics.endpoint %q: must start with /", m.Endpoint)
-		}
-		switch m.Endpoint {
-		case "/", "/health", "/stats", "/sinks", "/sources":
-			return nil, fmt.Errorf("http.metrics.endpoint %q: clashes with an API route", m.Endpoint)
-		}
-		mux.HandleFunc("GET "+m.Endpoint, s.withBudget(s.env.RunnerCallLimit, s.handleMetrics))
+	if err := s.baseRoutes(mux, s.handleStats, s.handleMetrics); err != nil {
+		return nil, err
 	}
 	slow := s.slowBudget()
 	for _, kind := range []config.ConnectorKind{config.KindSink, config.KindSource} {
@@ -59,6 +44,29 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		s.validateRoutes(mux, base, kind) // api_validate.go
 	}
 	return mux, nil
+}
+
+// baseRoutes registers /, /health, /stats and the metrics route, in both modes.
+func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerFunc) error {
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "Connector Runtime API")
+	})
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
+	})
+	mux.HandleFunc("GET /stats", s.withBudget(s.env.RunnerCallLimit, stats))
+	if m := s.runtime.HTTP.Metrics; m.Enabled {
+		if !strings.HasPrefix(m.Endpoint, "/") {
+			return fmt.Errorf("http.metrics.endpoint %q: must start with /", m.Endpoint)
+		}
+		switch m.Endpoint {
+		case "/", "/health", "/stats", "/sinks", "/sources":
+			return fmt.Errorf("http.metrics.endpoint %q: clashes with an API route", m.Endpoint)
+		}
+		mux.HandleFunc("GET "+m.Endpoint, s.withBudget(s.env.RunnerCallLimit, metrics))
+	}
+	return nil
 }
 
 type kindHandler func(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind)
@@ -215,7 +223,11 @@ func (s *Supervisor) handleTransforms(w http.ResponseWriter, r *http.Request, ki
 	if !ok {
 		return
 	}
-	cfg := m.snapshot().cfg
+	writeTransforms(w, m.snapshot().cfg)
+}
+
+// writeTransforms answers GET .../transforms: cfg's transforms in file order.
+func writeTransforms(w http.ResponseWriter, cfg config.Connector) {
 	type item struct {
 		Type   string `json:"type"`
 		Config any    `json:"config"`
@@ -497,7 +509,12 @@ func (s *Supervisor) handlePluginConfig(w http.ResponseWriter, r *http.Request, 
 	if !ok {
 		return
 	}
-	cfg := m.snapshot().cfg.MaskSecrets(s.secrets())
+	s.writePluginConfig(w, r, m.snapshot().cfg.MaskSecrets(s.secrets()))
+}
+
+// writePluginConfig answers GET .../configs/plugin for cfg (its secrets already masked): in the
+// ?format asked for, else the config's own.
+func (s *Supervisor) writePluginConfig(w http.ResponseWriter, r *http.Request, cfg config.Connector) {
 	format := cfg.PluginConfigFormat
 	if q := r.URL.Query(); q.Has("format") {
 		format = q.Get("format")

@@ -77,6 +77,12 @@ func (s *Supervisor) handleSinkOffsets(w http.ResponseWriter, r *http.Request, k
 	if !ok {
 		return
 	}
+	s.writeSinkOffsets(w, r, cfg)
+}
+
+// writeSinkOffsets answers GET /sinks/{key}/offsets for the sink configured by cfg: every
+// partition of its topics with its group's stored offset and lag, read from Iggy.
+func (s *Supervisor) writeSinkOffsets(w http.ResponseWriter, r *http.Request, cfg config.Connector) {
 	admin, ok := connectIggy(w, r, s, iggyclient.DialAdmin)
 	if !ok {
 		return

@@ -15,6 +15,11 @@
 // --check in a child process; the supervisor never loads a plugin), admission.go (validate and the
 // offsets routes run a few at a time, 429 beyond), stats.go (/stats, /metrics: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
-// (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables). README.md documents the API
+// (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables).
+// Attach mode ([fleet] enabled, DESIGN decision 21) spawns nothing and reads no provider: fleet.go
+// (its start and the pkg/fleet view of the runners deployed on their own), fleet_api.go (the same
+// routes and shapes from the last fleet snapshot, each connector gaining "replicas"; config and
+// process changes answer 409; pause and resume are forwarded to every replica), fleet_stats.go
+// (/stats summed over replicas, /metrics with every runner's families labelled by replica). README.md documents the API
 // with curl examples.
 package supervisor

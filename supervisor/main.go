@@ -77,10 +77,12 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	if config.DisplayConfig(loaded.Env) {
 		log.Info("runtime configuration", "file", loaded.Path, "config", rt.LogValue())
 	}
-	prov, err := provider.New(rt, loaded.Env, log.With("component", "provider"))
-	if err != nil {
-		log.Error("cannot open the connector config provider", "error", err)
-		return ExitFailed
+	var prov provider.Provider
+	if !rt.Fleet.Enabled { // attach mode reads no provider: the orchestrator owns the configs
+		if prov, err = provider.New(rt, loaded.Env, log.With("component", "provider")); err != nil {
+			log.Error("cannot open the connector config provider", "error", err)
+			return ExitFailed
+		}
 	}
 	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, RunnerLog: logs.runners})
 	if err != nil {

@@ -95,7 +95,11 @@ func (s *Supervisor) slowBudget() time.Duration {
 // 405 answers.
 func (s *Supervisor) Handler() (http.Handler, error) {
 	h := s.runtime.HTTP
-	mux, err := s.routes()
+	routes := s.routes
+	if s.fleet != nil {
+		routes = s.fleetRoutes
+	}
+	mux, err := routes()
 	if err != nil {
 		return nil, err
 	}

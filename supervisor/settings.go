@@ -23,6 +23,7 @@ type Env struct {
 	StableAfter     time.Duration `env:"IGGY_SUPERVISOR_STABLE_AFTER" envDefault:"30s" help:"a runner that ran this long before exiting is restarted after the first pause again"`
 	HealthInterval  time.Duration `env:"IGGY_SUPERVISOR_HEALTH_INTERVAL" envDefault:"1s" help:"how often each connector's status is read from its stats page (for the REST API's status and restart decisions)"`
 	RunnerCallLimit time.Duration `env:"IGGY_SUPERVISOR_RUNNER_TIMEOUT" envDefault:"2s" help:"a runner whose heartbeat in its stats page is older than this (it beats every 200ms) counts as down: error in /stats, iggy_connector_up 0"`
+	FleetTimeout    time.Duration `env:"IGGY_SUPERVISOR_FLEET_TIMEOUT" envDefault:"500ms" help:"attach mode ([fleet] enabled): the bound of one runner's poll and of one call forwarded to it"`
 }
 
 // ParseEnv reads the supervisor's variables from environ ("NAME=value" entries).
@@ -42,6 +43,7 @@ func ParseEnv(environ []string) (Env, error) {
 		{"IGGY_SUPERVISOR_STABLE_AFTER", e.StableAfter <= 0},
 		{"IGGY_SUPERVISOR_HEALTH_INTERVAL", e.HealthInterval <= 0},
 		{"IGGY_SUPERVISOR_RUNNER_TIMEOUT", e.RunnerCallLimit <= 0},
+		{"IGGY_SUPERVISOR_FLEET_TIMEOUT", e.FleetTimeout <= 0},
 	} {
 		if c.bad {
 			return Env{}, fmt.Errorf("supervisor environment: %s: value out of range", c.name)

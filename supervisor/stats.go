@@ -37,6 +37,14 @@ func (s *Supervisor) Stats(context.Context) metrics.RuntimeStats {
 			cpu += float64(conns[i].CPUUsage)
 		}
 	}
+	s.updateRunning()
+	return s.runtimeStats(conns, memory, cpu, figures)
+}
+
+// runtimeStats is the /stats document around conns, in both modes: memory and cpu are the sums
+// over the supervisor and the runners, the host figures from the latest sample, the connector
+// counts from the runtime gauges.
+func (s *Supervisor) runtimeStats(conns []metrics.ConnectorStats, memory uint64, cpu float64, figures processFigures) metrics.RuntimeStats {
 	out := metrics.RuntimeStats{
 		ConnectorsRuntimeVersion: RuntimeVersion,
 		ProcessID:                uint32(os.Getpid()),
@@ -53,7 +61,6 @@ func (s *Supervisor) Stats(context.Context) metrics.RuntimeStats {
 		out.TotalCPUUsage = metrics.Float32(h.TotalCPUUsage)
 		out.TotalMemory, out.AvailableMemory = h.TotalMemory, h.AvailableMemory
 	}
-	s.updateRunning()
 	out.SourcesTotal, out.SourcesRunning, out.SinksTotal, out.SinksRunning = s.runtimeMetrics.Counts()
 	return out
 }

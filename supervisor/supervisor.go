@@ -61,6 +61,9 @@ type Supervisor struct {
 
 	metricsHandler http.Handler
 
+	// fleet is set in attach mode ([fleet] enabled, fleet.go): nothing is spawned.
+	fleet *attached
+
 	api      *http.Server
 	listener net.Listener
 	apiDone  chan error
@@ -77,6 +80,8 @@ type Options struct {
 	Environ  []string // process environment (dotenv merged); connector overrides are read from it
 	Provider provider.Provider
 	Logger   *slog.Logger
+	// Resolver answers fleet.dns in attach mode; nil is the system's (tests use their own DNS server).
+	Resolver *net.Resolver
 	// RunnerLog receives every runner output line, tagged with its connector_key. Runners export
 	// their own telemetry, so it should print only; nil means Logger.
 	RunnerLog *slog.Logger
@@ -89,14 +94,21 @@ func New(o Options) (*Supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Runtime.Fleet.Enabled {
+		guard, err := httpguard.New(o.Runtime.HTTP)
+		if err != nil {
+			return nil, err
+		}
+		return newAttached(o, e, guard)
+	}
 	bin, err := e.runnerBinary()
 	if err != nil {
 		return nil, err
 	}
 	log := o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	runnerLog := o.RunnerLog
 	if runnerLog == nil {
 		runnerLog = log
@@ -167,6 +179,9 @@ func New(o Options) (*Supervisor, error) {
 // waits until each settled (running, failed, or the start timeout passed), and then binds the API
 // (as upstream, an answering port means the connectors were initialised).
 func (s *Supervisor) Start(ctx context.Context) error {
+	if s.fleet != nil {
+		return s.startAttached(ctx)
+	}
 	configs, err := s.provider.List(ctx)
 	if err != nil {
 		return fmt.Errorf("load connector configs: %w", err)
@@ -314,6 +329,7 @@ func (s *Supervisor) APIAddr() string {
 func (s *Supervisor) Shutdown() {
 	s.shutdownOnce.Do(func() {
 		s.closing.Store(true)
+		s.stopAttached()
 		for _, kind := range []config.ConnectorKind{config.KindSource, config.KindSink} {
 			var wg sync.WaitGroup
 			for _, m := range s.ordered {

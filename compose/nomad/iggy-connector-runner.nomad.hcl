@@ -25,6 +25,9 @@ job "iggy-connector-stdout-sink" {
       }
     }
 
+    # For the fleet view (iggy-connectors with [fleet] enabled, compose/README.md): register with
+    # provider = "consul" instead, and Consul DNS serves this service's SRV records as
+    # _iggy-connector-stdout-sink._tcp.service.consul, the name to list in fleet.dns.
     service {
       name     = "iggy-connector-stdout-sink"
       provider = "nomad"

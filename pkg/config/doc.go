@@ -13,6 +13,9 @@
 // ParseOptions.Env or ApplyConnectorEnv; MarshalTOML, MarshalDocument,
 // MarshalJSON and VersionJSON write it back in the file and REST shapes.
 //
+// Fleet (fleet.go) is our [fleet] section (DESIGN decision 21): attach mode,
+// its static endpoints and DNS names (FleetEndpoint, ParseFleetDNS).
+//
 // ErrorHandling (error_handling.go) is our [error_handling] section (DESIGN
 // decision 14): tolerance, retries and the dead-letter topic; absent, it is
 // nil and every answer keeps upstream's shape.

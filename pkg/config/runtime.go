@@ -24,6 +24,7 @@ type Runtime struct {
 	Telemetry  Telemetry
 	Logging    Logging
 	Plugins    Plugins
+	Fleet      Fleet // [fleet]: attach mode (fleet.go)
 }
 
 // HTTP is the [http] section: the REST API of the supervisor (and the
@@ -244,6 +245,7 @@ func DefaultRuntime() Runtime {
 			Traces:      OTLPExporter{Transport: "grpc", Endpoint: "http://localhost:4317"},
 		},
 		Logging: Logging{Format: "text"},
+		Fleet:   Fleet{Refresh: DefaultFleetRefresh, Runners: []string{}, DNS: []string{}},
 	}
 }
 
@@ -382,7 +384,10 @@ func (r Runtime) Validate() error {
 	if r.State.Backend == StateBackendIggy && (r.State.Stream == "" || len(r.State.Stream) > 255) {
 		return bad("state.stream", "%q: the state backend %q needs a stream name of 1..255 bytes", r.State.Stream, StateBackendIggy)
 	}
-	if r.Connectors.ConfigType == ProviderHTTP {
+	if err := r.Fleet.validate(bad); err != nil {
+		return err
+	}
+	if r.Connectors.ConfigType == ProviderHTTP && !r.Fleet.Enabled {
 		if r.Connectors.BaseURL == "" {
 			return bad("connectors.base_url", "required when connectors.config_type is %q", ProviderHTTP)
 		}

@@ -27,6 +27,10 @@ base_url = "https://svc:url-secret@configs.example/api"
 X-Api-Key = "header-secret"
 [telemetry.logs]
 endpoint = "http://otel:otel-secret@collector:4317"
+[fleet]
+enabled = true
+runners = ["http://sink-a:8081"]
+runner_api_key = "fleet-secret"
 `), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -38,12 +42,12 @@ endpoint = "http://otel:otel-secret@collector:4317"
 		var buf bytes.Buffer
 		slog.New(handler(&buf)).Info("runtime configuration", "config", rt.LogValue())
 		line := buf.String()
-		for _, secret := range []string{"api-secret", "iggy-secret", "token-secret", "url-secret", "header-secret", "otel-secret"} {
+		for _, secret := range []string{"api-secret", "iggy-secret", "token-secret", "url-secret", "header-secret", "otel-secret", "fleet-secret"} {
 			if strings.Contains(line, secret) {
 				t.Errorf("%s: the line carries %q: %s", name, secret, line)
 			}
 		}
-		for _, shown := range []string{"127.0.0.1:8081", "iggy-user", "https://svc:******@configs.example/api", "X-Api-Key:******", "http://otel:******@collector:4317"} {
+		for _, shown := range []string{"127.0.0.1:8081", "iggy-user", "https://svc:******@configs.example/api", "X-Api-Key:******", "http://otel:******@collector:4317", "http://sink-a:8081"} {
 			if !strings.Contains(line, shown) {
 				t.Errorf("%s: the line lacks %q: %s", name, shown, line)
 			}

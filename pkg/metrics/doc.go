@@ -25,6 +25,8 @@
 //     iggy_connector_cpu_seconds_total per connector (not in upstream), read
 //     at scrape time: the supervisor's latest sample, or a runner's own.
 //   - ConnectorStats, RuntimeStats: the /stats JSON, fields in upstream's order.
+//   - SumReplicas (sum.go): one connector's /stats object over several runners of it, for
+//     the supervisor's attach mode (DESIGN decision 21).
 //   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits);
 //     Sampler.Processes reads many processes in one pass.
 //   - Merged (merge.go): the supervisor's gatherer, its registry plus every

@@ -97,9 +97,13 @@ func marked(source string, gather func() ([]*dto.MetricFamily, error)) prometheu
 // attributed rewrites the errors of Gatherers.Gather, marks and all, as a
 // MultiError naming the source of each (nil when there is none).
 func attributed(err error) error {
+	if err == nil {
+		return nil
+	}
 	var in prometheus.MultiError
 	if !errors.As(err, &in) {
-		return err
+		// Gatherers unwraps a list of one: with a single gatherer that is its mark alone.
+		in = prometheus.MultiError{err}
 	}
 	var out prometheus.MultiError
 	source := ""

@@ -189,3 +189,13 @@ func mustGather(t testing.TB, g prometheus.Gatherer) []*dto.MetricFamily {
 	}
 	return families
 }
+
+// A Merged with no source besides its local gatherer gathers without an error.
+func TestMergedLocalOnly(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	metrics.NewRuntime(reg)
+	m := metrics.NewMerged(reg)
+	if families, err := m.Gather(); err != nil || len(families) == 0 {
+		t.Fatalf("Gather = %d families, %v", len(families), err)
+	}
+}

@@ -84,6 +84,13 @@ func (r *Runtime) SetUp(key, kind string, up bool) {
 	r.up.WithLabelValues(key, kind).Set(v)
 }
 
+// Forget drops the up and state series of connector key: it is gone (an attached fleet's
+// connector whose last runner left discovery).
+func (r *Runtime) Forget(key, kind string) {
+	r.up.DeleteLabelValues(key, kind)
+	r.state.vec.DeletePartialMatch(prometheus.Labels{LabelConnectorKey: key, LabelConnectorType: kind})
+}
+
 // SetState records the lifecycle state of connector key (iggy_connector_state).
 func (r *Runtime) SetState(key, kind, state string) { r.state.Set(key, kind, state) }
 

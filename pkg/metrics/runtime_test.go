@@ -87,3 +87,31 @@ func TestRuntimeStateGauge(t *testing.T) {
 		}
 	}
 }
+
+// Forget drops a gone connector's up and state series and leaves the others.
+func TestRuntimeForget(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := metrics.NewRuntime(reg)
+	for _, key := range []string{"a", "b"} {
+		r.SetUp(key, "sink", true)
+		r.SetState(key, "sink", metrics.StatusRunning)
+	}
+	r.Forget("a", "sink")
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]int{}
+	for _, f := range families {
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == metrics.LabelConnectorKey {
+					keys[l.GetValue()]++
+				}
+			}
+		}
+	}
+	if keys["a"] != 0 || keys["b"] == 0 {
+		t.Fatalf("series per connector key after Forget(a) = %v", keys)
+	}
+}
