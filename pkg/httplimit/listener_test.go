@@ -4,11 +4,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -18,25 +18,47 @@ const probeWait = 10 * time.Second
 
 // capServer serves /health and, blocking until release is closed, /busy, with the connection caps
 // of l and no idle timeout (so only the cap can close an idle connection).
-func capServer(t *testing.T, max, perClient uint32) (testkit.RawHTTP, chan struct{}) {
+func capServer(t *testing.T, max, perClient uint32) (testkit.RawHTTP, chan struct{}, <-chan struct{}) {
 	t.Helper()
 	release := make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	mux.HandleFunc("GET /busy", func(w http.ResponseWriter, _ *http.Request) { <-release })
-	base := serve(t, config.HTTPLimits{MaxConnections: max, MaxConnectionsPerClient: perClient}, mux)
+	l := config.HTTPLimits{MaxConnections: max, MaxConnectionsPerClient: perClient}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httplimit.NewServer(mux, l, nil)
+	capped := httplimit.Listener(srv, ln, l)
+	// The server marks a connection idle only after its answer went out, so a client can read the
+	// answer first: idleConns waits for the server's own word.
+	idle := make(chan struct{}, 64)
+	track := srv.ConnState
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		track(c, s)
+		if s == http.StateIdle {
+			select {
+			case idle <- struct{}{}:
+			default: // more idle moments than a test waits for
+			}
+		}
+	}
+	go func() { _ = srv.Serve(capped) }()
 	t.Cleanup(func() {
 		select {
 		case <-release:
 		default:
 			close(release)
 		}
+		srv.Close()
 	})
-	return testkit.RawHTTP{Network: "tcp", Addr: strings.TrimPrefix(base, "http://")}, release
+	return testkit.RawHTTP{Network: "tcp", Addr: ln.Addr().String()}, release, idle
 }
 
-// idleConns opens n keep-alive connections that each got one answer and now sit idle.
-func idleConns(t *testing.T, raw testkit.RawHTTP, n int) []net.Conn {
+// idleConns opens n keep-alive connections that each got one answer and that the server has
+// marked idle.
+func idleConns(t *testing.T, raw testkit.RawHTTP, idle <-chan struct{}, n int) []net.Conn {
 	t.Helper()
 	conns := make([]net.Conn, 0, n)
 	for i := range n {
@@ -44,6 +66,11 @@ func idleConns(t *testing.T, raw testkit.RawHTTP, n int) []net.Conn {
 		raw.SendGet(t, c, "/health")
 		if status := testkit.Answer(t, c, probeWait); status != http.StatusOK {
 			t.Fatalf("idle connection %d: status %d", i, status)
+		}
+		select {
+		case <-idle:
+		case <-time.After(probeWait):
+			t.Fatalf("the server never marked connection %d idle", i)
 		}
 		conns = append(conns, c)
 	}
@@ -67,8 +94,8 @@ func probeMakesRoom(t *testing.T, raw testkit.RawHTTP, oldest net.Conn, what str
 // At the cap, idle keep-alive connections make room: /health answers, and the longest idle
 // connection is the one closed.
 func TestIdleConnectionsMakeRoomAtTheCap(t *testing.T) {
-	raw, _ := capServer(t, 8, 0)
-	idle := idleConns(t, raw, 8)
+	raw, _, idleSeen := capServer(t, 8, 0)
+	idle := idleConns(t, raw, idleSeen, 8)
 	probeMakesRoom(t, raw, idle[0], "idle")
 	// The others are still served.
 	raw.SendGet(t, idle[7], "/health")
@@ -79,7 +106,7 @@ func TestIdleConnectionsMakeRoomAtTheCap(t *testing.T) {
 
 // Busy connections are never closed to make room: a connection over the cap waits until one ends.
 func TestBusyConnectionsAreNotClosed(t *testing.T) {
-	raw, release := capServer(t, 2, 0)
+	raw, release, _ := capServer(t, 2, 0)
 	busy := []net.Conn{raw.Dial(t), raw.Dial(t)}
 	for _, c := range busy {
 		raw.SendGet(t, c, "/busy")
@@ -100,7 +127,7 @@ func TestBusyConnectionsAreNotClosed(t *testing.T) {
 
 // A connection that sends no request is closed to make room once it had its grace.
 func TestSilentConnectionsMakeRoomAfterTheirGrace(t *testing.T) {
-	raw, _ := capServer(t, 2, 0)
+	raw, _, _ := capServer(t, 2, 0)
 	silent := []net.Conn{raw.Dial(t), raw.Dial(t)}
 	probeMakesRoom(t, raw, silent[0], "silent")
 }
@@ -108,8 +135,8 @@ func TestSilentConnectionsMakeRoomAfterTheirGrace(t *testing.T) {
 // One client address holds at most the per-client cap: its own idle connections are closed first,
 // a connection over the cap with none idle is closed at once, and other addresses are served.
 func TestPerClientCap(t *testing.T) {
-	raw, _ := capServer(t, 0, 2)
-	idle := idleConns(t, raw, 2)
+	raw, _, idleSeen := capServer(t, 0, 2)
+	idle := idleConns(t, raw, idleSeen, 2)
 	third := raw.Dial(t)
 	raw.SendGet(t, third, "/busy")
 	if _, closed := testkit.WaitClosed(idle[0], probeWait); !closed {
