@@ -28,8 +28,9 @@ const (
 	KindDouble  uint8 = 15
 )
 
-// kindSize is the exact value size of a fixed-size kind, 0 for variable ones.
-func kindSize(kind uint8) int {
+// KindSize is the exact value size of a fixed-size kind, 0 for the variable ones (raw, string).
+// The kinds and their sizes are the same in 0.8's user headers.
+func KindSize(kind uint8) int {
 	switch kind {
 	case KindBool, KindInt8, KindUint8:
 		return 1
@@ -92,7 +93,7 @@ func checkTLVField(field string, kind uint8, b []byte) error {
 	if len(b) == 0 || len(b) > maxTLVField {
 		return fmt.Errorf("TLV %s is %d bytes, must be 1..255: %w", field, len(b), StatusInvalidFormat)
 	}
-	if size := kindSize(kind); size != 0 && len(b) != size {
+	if size := KindSize(kind); size != 0 && len(b) != size {
 		return fmt.Errorf("TLV %s of kind %d is %d bytes, must be %d: %w", field, kind, len(b), size, StatusInvalidFormat)
 	}
 	return nil
@@ -138,7 +139,7 @@ func (it *TLVIterator) field(field string) (uint8, []byte) {
 		return 0, nil
 	}
 	b := r.take(int(n), field)
-	if size := kindSize(kind); r.err == nil && size != 0 && int(n) != size {
+	if size := KindSize(kind); r.err == nil && size != 0 && int(n) != size {
 		r.failf("%s of kind %d at byte %d is %d bytes, must be %d", field, kind, at, n, size)
 	}
 	return kind, b

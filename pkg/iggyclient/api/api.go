@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // Client is everything the pumps need from an Iggy server. Implementations
@@ -139,23 +141,24 @@ type HeaderEntry struct {
 	Value   []byte
 }
 
-// Header kind codes on the Iggy wire (iggy-protocol.md §5.2).
+// Header kind codes on the Iggy wire (iggy-protocol.md §5.2), the same in 0.8 and 0.9; the wire
+// codec owns them.
 const (
-	KindRaw     uint8 = 1
-	KindString  uint8 = 2
-	KindBool    uint8 = 3
-	KindInt8    uint8 = 4
-	KindInt16   uint8 = 5
-	KindInt32   uint8 = 6
-	KindInt64   uint8 = 7
-	KindInt128  uint8 = 8
-	KindUint8   uint8 = 9
-	KindUint16  uint8 = 10
-	KindUint32  uint8 = 11
-	KindUint64  uint8 = 12
-	KindUint128 uint8 = 13
-	KindFloat32 uint8 = 14
-	KindFloat64 uint8 = 15
+	KindRaw     = wire09.KindRaw
+	KindString  = wire09.KindString
+	KindBool    = wire09.KindBool
+	KindInt8    = wire09.KindInt8
+	KindInt16   = wire09.KindInt16
+	KindInt32   = wire09.KindInt32
+	KindInt64   = wire09.KindInt64
+	KindInt128  = wire09.KindInt128
+	KindUint8   = wire09.KindUint8
+	KindUint16  = wire09.KindUint16
+	KindUint32  = wire09.KindUint32
+	KindUint64  = wire09.KindUint64
+	KindUint128 = wire09.KindUint128
+	KindFloat32 = wire09.KindFloat
+	KindFloat64 = wire09.KindDouble
 )
 
 // Partitioning kinds accepted in Partitioning.Kind.

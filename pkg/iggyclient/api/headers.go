@@ -3,25 +3,13 @@ package api
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // FixedHeaderSize is the size a fixed-width kind must have, or 0 for the
 // variable-length kinds raw and string.
-func FixedHeaderSize(kind uint8) int {
-	switch kind {
-	case KindBool, KindInt8, KindUint8:
-		return 1
-	case KindInt16, KindUint16:
-		return 2
-	case KindInt32, KindUint32, KindFloat32:
-		return 4
-	case KindInt64, KindUint64, KindFloat64:
-		return 8
-	case KindInt128, KindUint128:
-		return 16
-	}
-	return 0
-}
+func FixedHeaderSize(kind uint8) int { return wire09.KindSize(kind) }
 
 func checkHeaderField(what string, kind uint8, b []byte) error {
 	if kind < KindRaw || kind > KindFloat64 {
