@@ -172,7 +172,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	pollBackoff := reconnectBackoff(e)
 	var lastPoll time.Time
 	schedule := newPollSchedule(t.PollInterval, t.IdlePollMax) // sink_idle.go
-	busy := false // batches are flowing: the GC runs less often (gc.go)
+	busy := false                                              // batches are flowing: the GC runs less often (gc.go)
 	defer r.gc.setBusy(&busy, false)
 	defer c.storeUnstored(workCtx)
 	storeUnstored := func() { c.storeUnstored(workCtx) }

@@ -43,7 +43,9 @@ func (s *pollSchedule) polled(gotMessages bool) {
 }
 
 // remaining is how long the next poll is still to wait, given when the last one started.
-func (s *pollSchedule) remaining(lastPoll time.Time) time.Duration { return s.wait - time.Since(lastPoll) }
+func (s *pollSchedule) remaining(lastPoll time.Time) time.Duration {
+	return s.wait - time.Since(lastPoll)
+}
 
 // sleep waits d unless ctx ends or a pause is requested first, since a long idle wait must hold
 // neither up; it reports whether the whole wait passed. One timer serves every wait: a poll
