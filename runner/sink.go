@@ -171,8 +171,9 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	e := r.settings.Env
 	pollBackoff := reconnectBackoff(e)
 	var lastPoll time.Time
-	schedule := newPollSchedule(t.PollInterval, t.IdlePollMax) // sink_idle.go
-	busy := false                                              // batches are flowing: the GC runs less often (gc.go)
+	schedule := newPollSchedule(t.PollInterval, t.IdlePollMax) // the idle back-off: sink_idle.go
+	// busy: batches are flowing, so the GC runs less often (gc.go).
+	busy := false
 	defer r.gc.setBusy(&busy, false)
 	defer c.storeUnstored(workCtx)
 	storeUnstored := func() { c.storeUnstored(workCtx) }
