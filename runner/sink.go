@@ -183,8 +183,13 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 			c.storeUnstored(workCtx) // the next poll does not follow at once
 		}
 		// Paused between batches: the last one settled (offset stored), the plugin stays open.
-		if !r.pause.awaitSettling(pollCtx, storeUnstored) {
+		ok, parked := r.pause.awaitParked(pollCtx, storeUnstored)
+		if !ok {
 			return nil // the deferred store stores c.unstored
+		}
+		if parked { // resumed: poll at once, and back off afresh from poll_interval
+			schedule.reset()
+			wait = 0
 		}
 		if wait > 0 && !schedule.sleep(pollCtx, r.pause.requested(), wait) {
 			if pollCtx.Err() != nil {

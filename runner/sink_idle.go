@@ -29,6 +29,9 @@ func newPollSchedule(interval, idleMax time.Duration) *pollSchedule {
 	return &pollSchedule{interval: interval, limit: max(idleMax, interval), wait: interval}
 }
 
+// reset starts the schedule afresh, as after a batch.
+func (s *pollSchedule) reset() { s.polled(true) }
+
 // polled records a poll's outcome: messages reset the wait to poll_interval, an empty poll after
 // another one doubles it up to the limit.
 func (s *pollSchedule) polled(gotMessages bool) {
