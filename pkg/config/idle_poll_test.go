@@ -72,6 +72,9 @@ func TestIdlePollMaxRejects(t *testing.T) {
 			if !errors.Is(err, config.ErrInvalidConnector) {
 				t.Fatalf("error = %v, want ErrInvalidConnector", err)
 			}
+			if field, _ := config.ErrorField(err.Error()); !strings.HasSuffix(field, ".idle_poll_max") {
+				t.Errorf("ErrorField(%q) = %q, want the idle_poll_max field", err, field)
+			}
 			for _, part := range tt.wantInErr {
 				if !strings.Contains(err.Error(), part) {
 					t.Fatalf("error %q does not mention %q", err, part)
@@ -91,6 +94,9 @@ func TestIdlePollMaxCheckedAtStart(t *testing.T) {
 	err = c.CheckStart()
 	if !errors.Is(err, config.ErrInvalidConnector) || !strings.Contains(err.Error(), `sink "stdout": streams[0].idle_poll_max`) {
 		t.Fatalf("CheckStart = %v, want an error naming sink \"stdout\" and streams[0].idle_poll_max", err)
+	}
+	if field, _ := config.ErrorField(err.Error()); field != "streams[0].idle_poll_max" {
+		t.Fatalf("ErrorField(%q) = %q, want streams[0].idle_poll_max (the validate route's field)", err, field)
 	}
 }
 
