@@ -13,6 +13,8 @@ import (
 	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
 // The idle cases: N null sinks on empty topics under a real supervisor, every runner at
@@ -86,11 +88,7 @@ type idleEnv struct {
 
 func runIdleCase(o options, work string, c idleCase) (idleResult, error) {
 	res := idleResult{c: c}
-	dir := filepath.Join(work, c.name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, err
-	}
-	b, err := startBroker(o.binDir, dir)
+	dir, b, err := caseBroker(o, work, c.name)
 	if err != nil {
 		return res, err
 	}
@@ -124,6 +122,8 @@ func runIdleCase(o options, work string, c idleCase) (idleResult, error) {
 	}
 	return res, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func idleTopic(i int) string { return fmt.Sprintf("idle-%d", i) }
 func idleKey(i int) string   { return fmt.Sprintf("idle-%d", i) }
@@ -219,27 +219,19 @@ config_dir = %q
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(runtimeTOML), 0o644); err != nil {
 		return nil, "", err
 	}
-	extra := ""
-	if side.idlePollMax != "" {
-		extra = fmt.Sprintf("idle_poll_max = %q\n", side.idlePollMax)
-	}
 	for i := range e.c.sinks {
-		file := fmt.Sprintf(`type = "sink"
-key = %q
-enabled = true
-version = 1
-name = "idle sink %d"
-path = %q
-
-[[streams]]
-stream = %q
-topics = [%q]
-schema = "json"
-poll_interval = "5ms"
-%s
-[plugin_config]
-`, idleKey(i), i, filepath.Join(e.opts.binDir, "plugins", "libiggy_connector_null_sink.so"), idleStream, idleTopic(i), extra)
-		if err := os.WriteFile(filepath.Join(connectors, idleKey(i)+".toml"), []byte(file), 0o644); err != nil {
+		sink := config.Connector{Kind: config.KindSink, Key: idleKey(i), Enabled: true, Version: 1, Name: "idle sink " + idleKey(i),
+			Path: filepath.Join(e.opts.binDir, "plugins", "libiggy_connector_null_sink.so"), PluginConfig: map[string]any{},
+			Streams: []config.StreamEntry{{Stream: idleStream, Topics: []string{idleTopic(i)}, Schema: "json",
+				Declared: config.StreamDeclared{PollInterval: ptr("5ms")}}}}
+		if side.idlePollMax != "" {
+			sink.Streams[0].Declared.IdlePollMax = ptr(side.idlePollMax)
+		}
+		file, err := sink.MarshalTOML()
+		if err != nil {
+			return nil, "", err
+		}
+		if err := os.WriteFile(filepath.Join(connectors, idleKey(i)+".toml"), file, 0o644); err != nil {
 			return nil, "", err
 		}
 	}

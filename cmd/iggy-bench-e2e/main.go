@@ -140,30 +140,21 @@ func run(o options) error {
 	started := time.Now()
 	fmt.Printf("iggy-bench-e2e: %d rounds (bare, runner interleaved), sink %d msgs, source %d msgs, batches of %d, GOMAXPROCS %d%s\n",
 		o.rounds, o.sinkMessages, o.sourceMessages, batchSize, runtime.GOMAXPROCS(0), strings.Join(append([]string{""}, o.runnerEnv...), ", runner "))
-	var results []result
-	for _, c := range allCases() {
-		if o.only != nil && !o.only.MatchString(c.name) {
-			continue
-		}
+	results, err := runMatching(o, allCases(), func(c benchCase) string { return c.name }, func(c benchCase) (result, error) {
 		res, err := runCase(o, work, c)
-		if err != nil {
-			return fmt.Errorf("case %s: %w", c.name, err)
-		}
-		results = append(results, res)
-		if o.verbose {
+		if err == nil && o.verbose {
 			fmt.Printf("  %s: bare %s, runner %s msg/s\n", c.name, rates(res.bare), rates(res.runner))
 		}
+		return res, err
+	})
+	if err != nil {
+		return err
 	}
-	var idle []idleResult
-	for _, c := range idleCases() {
-		if o.only != nil && !o.only.MatchString(c.name) {
-			continue
-		}
-		res, err := runIdleCase(o, work, c)
-		if err != nil {
-			return fmt.Errorf("case %s: %w", c.name, err)
-		}
-		idle = append(idle, res)
+	idle, err := runMatching(o, idleCases(), func(c idleCase) string { return c.name }, func(c idleCase) (idleResult, error) {
+		return runIdleCase(o, work, c)
+	})
+	if err != nil {
+		return err
 	}
 	if len(results) > 0 {
 		printTable(results)
@@ -173,14 +164,36 @@ func run(o options) error {
 	return nil
 }
 
+// runMatching runs the cases -cases selects, in order, stopping at the first error.
+func runMatching[C, R any](o options, cases []C, name func(C) string, run func(C) (R, error)) ([]R, error) {
+	var out []R
+	for _, c := range cases {
+		if o.only != nil && !o.only.MatchString(name(c)) {
+			continue
+		}
+		res, err := run(c)
+		if err != nil {
+			return out, fmt.Errorf("case %s: %w", name(c), err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// caseBroker makes the case's directory under work and starts its broker there.
+func caseBroker(o options, work, name string) (dir string, b *broker, err error) {
+	dir = filepath.Join(work, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	b, err = startBroker(o.binDir, dir)
+	return dir, b, err
+}
+
 // runCase starts a broker for the case and measures bare and runner alternately.
 func runCase(o options, work string, c benchCase) (result, error) {
 	res := result{name: c.name}
-	dir := filepath.Join(work, c.name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, err
-	}
-	broker, err := startBroker(o.binDir, dir)
+	dir, broker, err := caseBroker(o, work, c.name)
 	if err != nil {
 		return res, err
 	}
