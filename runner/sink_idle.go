@@ -40,7 +40,11 @@ func (s *pollSchedule) polled(gotMessages bool) {
 		return
 	}
 	if s.empty > 0 {
-		s.wait = min(s.limit, max(2*s.wait, minIdleStep))
+		if s.wait > s.limit/2 { // doubling would pass the limit, or overflow near years
+			s.wait = s.limit
+		} else {
+			s.wait = min(s.limit, max(2*s.wait, minIdleStep))
+		}
 	}
 	s.empty++
 }
