@@ -309,7 +309,7 @@ func timedGet(client *http.Client, url string) (time.Duration, error) {
 // firstMessage sends one message to sink i's topic and times it until the broker holds the
 // group's stored offset of it (the sink stores it right after its plugin took it).
 func (e *idleEnv) firstMessage(i int) (time.Duration, error) {
-	topic, group := idleTopic(i), "iggy-connect-sink-"+idleKey(i)
+	topic, group := idleTopic(i), config.DefaultConsumerGroup(idleKey(i))
 	want := e.sent[i]
 	start := time.Now()
 	if err := e.broker.cli.SendMessages(ident(idleStream), ident(topic), iggcon.PartitionId(0), e.msg); err != nil {
