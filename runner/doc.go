@@ -55,6 +55,10 @@
 // not opened) and a sink's streams and topics on Iggy; one "field: message" line per problem, exit
 // 0 or 2. The supervisor's validate routes run it as a child process.
 //
+// Idle sinks (sink_idle.go): over consecutive empty polls a consumer's wait doubles from
+// poll_interval up to the stream's idle_poll_max and the first batch resets it, so an idle runner
+// wakes a few times a second; a pause request or shutdown ends a wait at once.
+//
 // Consumer lag: every sink poll sets iggy_connector_consumer_lag for the polled partition (the
 // poll reply carries the partition's current offset) in the connector's figures, summed as "lag"
 // in /stats.

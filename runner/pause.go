@@ -88,10 +88,17 @@ func (g *pauseGate) await(ctx context.Context) bool { return g.awaitSettling(ctx
 // awaitSettling is await for a member that has something to settle before it parks (a sink's
 // offset not stored yet): settle, when not nil, runs before the member counts as parked.
 func (g *pauseGate) awaitSettling(ctx context.Context, settle func()) bool {
+	ok, _ := g.awaitParked(ctx, settle)
+	return ok
+}
+
+// awaitParked is awaitSettling that also reports whether the member parked (a sink's poll
+// schedule starts afresh after a resume).
+func (g *pauseGate) awaitParked(ctx context.Context, settle func()) (ok, parked bool) {
 	g.mu.Lock()
 	if !g.paused {
 		g.mu.Unlock()
-		return ctx.Err() == nil
+		return ctx.Err() == nil, false
 	}
 	if settle != nil {
 		g.mu.Unlock()
@@ -99,7 +106,7 @@ func (g *pauseGate) awaitSettling(ctx context.Context, settle func()) bool {
 		g.mu.Lock()
 		if !g.paused { // resumed meanwhile
 			g.mu.Unlock()
-			return ctx.Err() == nil
+			return ctx.Err() == nil, false
 		}
 	}
 	resumed := g.resumed
@@ -113,7 +120,7 @@ func (g *pauseGate) awaitSettling(ctx context.Context, settle func()) bool {
 	g.mu.Lock()
 	g.parked--
 	g.mu.Unlock()
-	return ctx.Err() == nil
+	return ctx.Err() == nil, true
 }
 
 // settle runs onParked and then closes settled once every member parked. Called with mu held.

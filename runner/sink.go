@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
@@ -172,17 +171,31 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	e := r.settings.Env
 	pollBackoff := reconnectBackoff(e)
 	var lastPoll time.Time
-	busy := false // batches are flowing: the GC runs less often (gc.go)
+	schedule := newPollSchedule(t.PollInterval, t.IdlePollMax) // the idle back-off: sink_idle.go
+	// busy: batches are flowing, so the GC runs less often (gc.go).
+	busy := false
 	defer r.gc.setBusy(&busy, false)
 	defer c.storeUnstored(workCtx)
 	storeUnstored := func() { c.storeUnstored(workCtx) }
 	for {
-		if t.PollInterval > time.Since(lastPoll) {
+		wait := schedule.remaining(lastPoll)
+		if wait > 0 {
 			c.storeUnstored(workCtx) // the next poll does not follow at once
 		}
 		// Paused between batches: the last one settled (offset stored), the plugin stays open.
-		if !r.pause.awaitSettling(pollCtx, storeUnstored) || backoff.Sleep(pollCtx, t.PollInterval-time.Since(lastPoll)) != nil {
+		ok, parked := r.pause.awaitParked(pollCtx, storeUnstored)
+		if !ok {
 			return nil // the deferred store stores c.unstored
+		}
+		if parked { // resumed: poll at once, and back off afresh from poll_interval
+			schedule.reset()
+			wait = 0
+		}
+		if wait > 0 && !schedule.sleep(pollCtx, r.pause.requested(), wait) {
+			if pollCtx.Err() != nil {
+				return nil
+			}
+			continue // a pause was requested: park at the gate
 		}
 		lastPoll = time.Now()
 		batch, err := c.client.Poll(pollCtx, iggyclient.PollRequest{
@@ -216,6 +229,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 		pollBackoff.Reset()
 		c.recordLag(batch)
 		r.gc.setBusy(&busy, len(batch.Messages) > 0)
+		schedule.polled(len(batch.Messages) > 0)
 		if len(batch.Messages) == 0 {
 			continue
 		}

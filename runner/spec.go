@@ -48,6 +48,7 @@ type sinkTopic struct {
 	Decoder       codec.Decoder
 	BatchLength   uint32
 	PollInterval  time.Duration
+	IdlePollMax   time.Duration // the idle back-off's bound (sink_idle.go); at or below PollInterval: fixed
 	Group         string
 	Commit        offsetCommit
 }
@@ -142,7 +143,7 @@ func buildSpec(c config.Connector) (*connectorSpec, error) {
 				}
 				s.SinkTopics = append(s.SinkTopics, sinkTopic{
 					Stream: e.Stream, Topic: topic, Schema: schema, Decoder: dec,
-					BatchLength: batch, PollInterval: e.PollInterval, Group: group, Commit: commit,
+					BatchLength: batch, PollInterval: e.PollInterval, IdlePollMax: e.IdlePollMax, Group: group, Commit: commit,
 				})
 			}
 			continue

@@ -4,10 +4,12 @@
 // process per case, and prints the runner/bare throughput ratio (min, median, max over rounds).
 // The cases ending in -0.9 compare a runner speaking Iggy 0.9 with a bare loop of our own 0.9
 // client; those ending in -0.9v0.8 compare the runner over 0.9 (B) with itself over 0.8 (A).
+// The idle cases (idle-sinks-N) measure N idle sinks under a real supervisor, upstream's fixed
+// poll interval (A) against the idle back-off (B), in a table of their own.
 //
-// Files: main.go (flags, rounds, table), cases.go (the cases: payloads, connector files, bare
+// Files: main.go (flags, rounds, tables), cases.go (the cases: payloads, connector files, bare
 // SDK loops), bare09.go (the bare 0.9 client loops), procs.go (the broker and runner processes and
-// the broker-side progress probes).
+// the broker-side progress probes), idle.go (the idle cases).
 package main
 
 import (
@@ -34,6 +36,12 @@ cases the runner over 0.8. Prints msg/s of each (median over rounds) and the run
 (min / median / max over rounds). ~100 B JSON records (proto and avro cases encode the same
 records), batches of 1,000.
 
+The idle cases (idle-sinks-N) start N null sinks on empty topics under a real supervisor, at
+poll_interval 5ms, A with idle_poll_max = "0" (upstream's fixed interval) and B with the default
+back-off, interleaved; they print the CPU per runner, per sink in the broker and of the
+supervisor over -idle-window, the latency of a first message after an idle spell (sent to the
+topic, until the group's offset is stored) and the supervisor's GET /stats and /metrics latency.
+
 Usage: iggy-bench-e2e [flags]
 `
 
@@ -46,6 +54,9 @@ type options struct {
 	verbose        bool
 	profileDir     string
 	runnerEnv      []string // extra NAME=value entries for runner processes only
+	idleWindow     time.Duration
+	idleSamples    int
+	idleGets       int
 }
 
 // envList collects repeated -runner-env flags.
@@ -72,6 +83,9 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "print every measurement")
 	var runnerEnv envList
 	flag.Var(&runnerEnv, "runner-env", "NAME=value for runner processes only, e.g. GOGC=400 (repeatable)")
+	flag.DurationVar(&o.idleWindow, "idle-window", 5*time.Second, "idle cases: the CPU measurement window")
+	flag.IntVar(&o.idleSamples, "idle-samples", 30, "idle cases: first-message samples per measurement")
+	flag.IntVar(&o.idleGets, "idle-gets", 100, "idle cases: GET /stats and GET /metrics each, per measurement")
 	flag.StringVar(&o.profileDir, "profile", "", "write each runner's CPU profile to this directory as <case>-<round>.pprof")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
@@ -80,10 +94,13 @@ func main() {
 		for _, c := range allCases() {
 			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s %s\n", c.name, c.about)
 		}
+		for _, c := range idleCases() {
+			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s %d idle null sinks over %s, fixed interval against the idle back-off\n", c.name, c.sinks, c.protocol)
+		}
 	}
 	flag.Parse()
 	o.runnerEnv = runnerEnv
-	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 {
+	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -109,7 +126,7 @@ type result struct {
 }
 
 func run(o options) error {
-	for _, f := range []string{"iggy-dev-server", "iggy-connector-runner"} {
+	for _, f := range []string{"iggy-dev-server", "iggy-connector-runner", "iggy-connectors"} {
 		if _, err := os.Stat(filepath.Join(o.binDir, f)); err != nil {
 			return fmt.Errorf("%w (run `make build` first, or pass -bin)", err)
 		}
@@ -123,33 +140,60 @@ func run(o options) error {
 	started := time.Now()
 	fmt.Printf("iggy-bench-e2e: %d rounds (bare, runner interleaved), sink %d msgs, source %d msgs, batches of %d, GOMAXPROCS %d%s\n",
 		o.rounds, o.sinkMessages, o.sourceMessages, batchSize, runtime.GOMAXPROCS(0), strings.Join(append([]string{""}, o.runnerEnv...), ", runner "))
-	var results []result
-	for _, c := range allCases() {
-		if o.only != nil && !o.only.MatchString(c.name) {
-			continue
-		}
+	results, err := runMatching(o, allCases(), func(c benchCase) string { return c.name }, func(c benchCase) (result, error) {
 		res, err := runCase(o, work, c)
-		if err != nil {
-			return fmt.Errorf("case %s: %w", c.name, err)
-		}
-		results = append(results, res)
-		if o.verbose {
+		if err == nil && o.verbose {
 			fmt.Printf("  %s: bare %s, runner %s msg/s\n", c.name, rates(res.bare), rates(res.runner))
 		}
+		return res, err
+	})
+	if err != nil {
+		return err
 	}
-	printTable(results)
+	idle, err := runMatching(o, idleCases(), func(c idleCase) string { return c.name }, func(c idleCase) (idleResult, error) {
+		return runIdleCase(o, work, c)
+	})
+	if err != nil {
+		return err
+	}
+	if len(results) > 0 {
+		printTable(results)
+	}
+	printIdleTable(idle)
 	fmt.Printf("total %s\n", time.Since(started).Round(time.Second))
 	return nil
+}
+
+// runMatching runs the cases -cases selects, in order, stopping at the first error.
+func runMatching[C, R any](o options, cases []C, name func(C) string, run func(C) (R, error)) ([]R, error) {
+	var out []R
+	for _, c := range cases {
+		if o.only != nil && !o.only.MatchString(name(c)) {
+			continue
+		}
+		res, err := run(c)
+		if err != nil {
+			return out, fmt.Errorf("case %s: %w", name(c), err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// caseBroker makes the case's directory under work and starts its broker there.
+func caseBroker(o options, work, name string) (dir string, b *broker, err error) {
+	dir = filepath.Join(work, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	b, err = startBroker(o.binDir, dir)
+	return dir, b, err
 }
 
 // runCase starts a broker for the case and measures bare and runner alternately.
 func runCase(o options, work string, c benchCase) (result, error) {
 	res := result{name: c.name}
-	dir := filepath.Join(work, c.name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, err
-	}
-	broker, err := startBroker(o.binDir, dir)
+	dir, broker, err := caseBroker(o, work, c.name)
 	if err != nil {
 		return res, err
 	}

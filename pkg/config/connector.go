@@ -41,6 +41,10 @@ const (
 	DefaultBatchLength  uint32 = 1000
 	DefaultPollInterval        = 5 * time.Millisecond
 	DefaultLingerTime          = 5 * time.Millisecond
+	// DefaultIdlePollMax is how far an idle sink's wait between empty polls grows from
+	// poll_interval (our idle_poll_max): an idle runner then costs a few tenths of a percent of a
+	// core, and a message arriving after an idle spell waits at most this long (README, Idle cost).
+	DefaultIdlePollMax = 250 * time.Millisecond
 	// OffsetCommitAfterConsuming stores a sink's offsets only after the
 	// plugin's consume returned 0 (at least once; DESIGN decision 1).
 	OffsetCommitAfterConsuming = "after_consuming"
@@ -93,7 +97,7 @@ type Connector struct {
 }
 
 // StreamEntry is one [[streams]] table. Sinks use Topics, PollInterval,
-// ConsumerGroup and OffsetCommit; sources use Topic and LingerTime. The
+// IdlePollMax, ConsumerGroup and OffsetCommit; sources use Topic and LingerTime. The
 // plain fields hold effective values (defaults applied); Declared keeps the
 // optional keys exactly as written, so rendering the config back shows
 // absent keys as absent.
@@ -107,6 +111,7 @@ type StreamEntry struct {
 	AvroSchemaPath string
 	BatchLength    uint32
 	PollInterval   time.Duration // sink
+	IdlePollMax    time.Duration // sink: the idle back-off's bound; at or below PollInterval the interval is fixed
 	LingerTime     time.Duration // source
 	ConsumerGroup  string        // sink
 	OffsetCommit   string        // sink: OffsetCommitAfterConsuming or OffsetCommitAfterPolling
@@ -125,6 +130,7 @@ type StreamDeclared struct {
 	AvroSchemaPath *string
 	BatchLength    *uint32
 	PollInterval   *string
+	IdlePollMax    *string // ours: rendered only when written
 	LingerTime     *string
 	ConsumerGroup  *string
 	OffsetCommit   *string
@@ -162,6 +168,11 @@ func (c Connector) CheckStart() error {
 		if c.Kind == KindSink && s.Declared.PollInterval != nil {
 			if _, err := ParseDuration(*s.Declared.PollInterval); err != nil {
 				return fmt.Errorf("%w: sink %q: streams[%d].poll_interval: Invalid poll interval: %w", ErrInvalidConnector, c.Key, i, err)
+			}
+		}
+		if c.Kind == KindSink && s.Declared.IdlePollMax != nil {
+			if _, err := ParseDuration(*s.Declared.IdlePollMax); err != nil {
+				return fmt.Errorf("%w: sink %q: streams[%d].idle_poll_max: Invalid idle poll max: %w", ErrInvalidConnector, c.Key, i, err)
 			}
 		}
 		if c.Kind == KindSource && s.Declared.LingerTime != nil {

@@ -20,7 +20,7 @@ type ParseOptions struct {
 	// applied as upstream does: typed fields before decoding, plugin_config
 	// keys after.
 	Env []string
-	// DeferStartChecks accepts bad poll_interval/linger_time texts (leaving
+	// DeferStartChecks accepts bad poll_interval/idle_poll_max/linger_time texts (leaving
 	// the effective duration at the default) so a file upstream loads is not
 	// refused; Connector.CheckStart reports them when the connector starts.
 	DeferStartChecks bool
@@ -523,6 +523,9 @@ func decodeStream(r fieldReader, kind ConnectorKind, key string, deferStart bool
 		if d.PollInterval, err = r.str("poll_interval", false); err != nil {
 			return s, err
 		}
+		if d.IdlePollMax, err = r.str("idle_poll_max", false); err != nil {
+			return s, err
+		}
 		if d.ConsumerGroup, err = r.str("consumer_group", false); err != nil {
 			return s, err
 		}
@@ -570,6 +573,9 @@ func (s *StreamEntry) resolve(kind ConnectorKind, key string, onBadDuration func
 		return err
 	}
 	if s.PollInterval, err = parse("poll_interval", d.PollInterval, DefaultPollInterval); err != nil {
+		return err
+	}
+	if s.IdlePollMax, err = parse("idle_poll_max", d.IdlePollMax, DefaultIdlePollMax); err != nil {
 		return err
 	}
 	s.ConsumerGroup = DefaultConsumerGroup(key)

@@ -79,6 +79,7 @@ func (s StreamEntry) document(kind ConnectorKind) map[string]any {
 	}
 	if kind == KindSink {
 		setOpt("poll_interval", d.PollInterval)
+		setOpt("idle_poll_max", d.IdlePollMax)
 		setOpt("consumer_group", d.ConsumerGroup)
 		setOpt("offset_commit", d.OffsetCommit)
 	} else {
@@ -356,6 +357,9 @@ func (s StreamEntry) jsonObject(kind ConnectorKind) orderedObject {
 		if d.OffsetCommit != nil {
 			obj = append(obj, kv{"offset_commit", *d.OffsetCommit})
 		}
+		if d.IdlePollMax != nil { // ours too, likewise
+			obj = append(obj, kv{"idle_poll_max", *d.IdlePollMax})
+		}
 	} else {
 		obj = append(obj, kv{"linger_time", opt(d.LingerTime)})
 	}
@@ -366,7 +370,7 @@ func (s StreamEntry) jsonObject(kind ConnectorKind) orderedObject {
 func streamKeys(kind ConnectorKind) []string {
 	common := []string{"stream", "schema", "avro_schema_json", "avro_schema_path", "batch_length"}
 	if kind == KindSink {
-		return append(common, "topics", "poll_interval", "consumer_group", "offset_commit")
+		return append(common, "topics", "poll_interval", "idle_poll_max", "consumer_group", "offset_commit")
 	}
 	return append(common, "topic", "linger_time")
 }

@@ -95,6 +95,7 @@ func (c *connection) poll09(body []byte) ([]byte, wire09.Status) {
 			return c.emptyPoll(0)
 		}
 		g.settleRevocations(t.releasedFor(g), 0)
+		g.polls++
 		m := g.member(c.sess.clientID)
 		owned := m != nil && m.owns(partitionID) && !m.revoking(partitionID)
 		s.groupMu.Unlock()

@@ -139,6 +139,7 @@ func (c *connection) pollMessages(payload []byte) error {
 			return StatusConsumerGroupIDNotFound
 		}
 		g.settleRevocations(t.releasedFor(g), 0) // the timeout of pending hand-overs
+		g.polls++
 		m := g.member(c.sess.clientID)
 		if m == nil {
 			s.groupMu.Unlock()

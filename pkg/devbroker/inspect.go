@@ -55,6 +55,29 @@ func (s *Server) CreateTopic(streamName, name string, partitions uint32) (uint32
 	return t.id, nil
 }
 
+// GroupPolls is how many polls the broker has served to the members of a consumer group (over
+// either protocol, empty ones included): tests count an idle consumer's polls with it.
+func (s *Server) GroupPolls(streamName, topicName, groupName string) (uint64, error) {
+	data := s.currentData()
+	data.mu.RLock()
+	defer data.mu.RUnlock()
+	st := data.streamsByName[streamName]
+	if st == nil {
+		return 0, fmt.Errorf("polls of group %q on %s/%s: %w", groupName, streamName, topicName, ErrStreamNotFound)
+	}
+	t := st.topicsByName[topicName]
+	if t == nil {
+		return 0, fmt.Errorf("polls of group %q on %s/%s: %w", groupName, streamName, topicName, ErrTopicNotFound)
+	}
+	data.groupMu.Lock()
+	defer data.groupMu.Unlock()
+	g := t.findGroup(ident{name: []byte(groupName)})
+	if g == nil {
+		return 0, fmt.Errorf("polls of group %q on %s/%s: %w", groupName, streamName, topicName, ErrGroupNotFound)
+	}
+	return g.polls, nil
+}
+
 // Messages returns copies of every message a topic holds, partition by
 // partition in offset order.
 func (s *Server) Messages(streamName, topicName string) ([]StoredMessage, error) {

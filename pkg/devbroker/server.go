@@ -90,6 +90,7 @@ type TopicConfig struct {
 var (
 	ErrStreamNotFound = errors.New("stream not found")
 	ErrTopicNotFound  = errors.New("topic not found")
+	ErrGroupNotFound  = errors.New("consumer group not found")
 	ErrNotStarted     = errors.New("dev broker not started")
 	ErrAlreadyStarted = errors.New("dev broker already started")
 )

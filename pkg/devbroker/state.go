@@ -68,6 +68,7 @@ type group struct {
 	generation uint64   // bumped by every change of membership or assignment (0.9 Sync reports it)
 	partitions []uint32 // the partitions the group covers
 	members    []*member
+	polls      uint64 // polls served to its members, both protocols (GroupPolls)
 }
 
 type member struct {

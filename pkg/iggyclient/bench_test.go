@@ -173,3 +173,27 @@ func BenchmarkPoll(b *testing.B) {
 		reportMsgsPerSecond(b)
 	})
 }
+
+// BenchmarkEmptyPoll is an idle sink's poll: a consumer group's poll of an empty topic into
+// reused buffers, under a cancellable context as the runner's. The broker runs in this process,
+// so allocs/op counts both sides.
+func BenchmarkEmptyPoll(b *testing.B) {
+	for _, proto := range testkit.Protocols {
+		b.Run("iggyclient-"+proto, func(b *testing.B) {
+			c := dial(b, startBroker(b, proto, testkit.WithStream("bench", map[string]uint32{"t": 1})))
+			ctx := testContext(b)
+			if err := c.EnsureConsumerGroup(ctx, "bench", "t", "g"); err != nil {
+				b.Fatal(err)
+			}
+			var bufs iggyclient.PollBuffers
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				batch, err := c.Poll(ctx, iggyclient.PollRequest{Stream: "bench", Topic: "t", Group: "g", Count: benchBatch, Reuse: &bufs})
+				if err != nil || len(batch.Messages) != 0 {
+					b.Fatalf("poll: %d messages, %v", len(batch.Messages), err)
+				}
+			}
+		})
+	}
+}
