@@ -44,6 +44,7 @@ var avroConfig = avro.Config{MaxByteSliceSize: 1 << 20}.Freeze()
 type AvroSchema struct {
 	schema avro.Schema
 	text   string
+	plan   *avroNode // the schema compiled for the direct paths; nil keeps them off
 }
 
 // ParseAvroSchema parses a schema written in Avro's JSON schema language.
@@ -53,7 +54,8 @@ func ParseAvroSchema(text string) (*AvroSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrAvroSchema, err)
 	}
-	return &AvroSchema{schema: s, text: text}, nil
+	plan, _ := compileAvro(s) // a schema it cannot compile only keeps the direct paths off
+	return &AvroSchema{schema: s, text: text, plan: plan}, nil
 }
 
 // LoadAvroSchema reads and parses the schema file at path; errors name the

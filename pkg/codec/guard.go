@@ -41,9 +41,15 @@ func guardEncoder(e Encoder, err error) (Encoder, error) {
 	return guardedEncoder{e}, nil
 }
 
-// EncodeJSONText needs no guard: the text encoders only append bytes.
-func (g guardedTextEncoder) EncodeJSONText(canonical []byte) []byte {
-	return g.t.EncodeJSONText(canonical)
+// AppendEncodedJSONText reports a panic as "cannot encode it" (dst unchanged), so the caller
+// calls Encode, which names the error.
+func (g guardedTextEncoder) AppendEncodedJSONText(dst, canonical []byte) (out []byte, ok bool) {
+	defer func() {
+		if recover() != nil {
+			out, ok = dst, false
+		}
+	}()
+	return g.t.AppendEncodedJSONText(dst, canonical)
 }
 
 func (g guardedDecoder) Schema() postcard.Schema { return g.d.Schema() }

@@ -34,16 +34,20 @@ type JSONTextDecoder interface {
 	Decoder
 	// AppendJSONText appends to dst the bytes AppendPayloadToFFI writes for
 	// the payload Decode(b) returns. ok is false, with dst unchanged, when
-	// Decode would fail; the caller then calls Decode for the error.
+	// Decode would fail or the direct path cannot prove its bytes; the caller
+	// then calls Decode.
 	AppendJSONText(dst, b []byte) (out []byte, ok bool)
 }
 
-// JSONTextEncoder is an Encoder that can encode a JSON payload from its text: EncodeJSONText(b),
-// for b that CanonicalJSON accepts, returns what Encode(JSONPayload(v)) returns for the v that
-// ParseJSON(b) gives, without building v. A source whose plugin produced canonical JSON uses it.
+// JSONTextEncoder is an Encoder that can encode a JSON payload from its text. A source whose
+// plugin produced canonical JSON uses it.
 type JSONTextEncoder interface {
 	Encoder
-	EncodeJSONText(canonical []byte) []byte
+	// AppendEncodedJSONText appends to dst, for canonical text that CanonicalJSON accepts, what
+	// Encode(JSONPayload(v)) returns for the v that ParseJSON(canonical) gives, without building
+	// v. ok is false, with dst unchanged, when Encode would fail or the direct path cannot prove
+	// its bytes; the caller then calls Encode.
+	AppendEncodedJSONText(dst, canonical []byte) (out []byte, ok bool)
 }
 
 // CanonicalJSON reports whether b is one JSON document that ParseJSON accepts
@@ -212,9 +216,27 @@ var stringSpecial = func() (t [256]bool) {
 // one below: the lowest set bit is exact, since borrows only run upwards
 // from a byte that matched.
 func stringSpecialMask(w uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zeroIn := func(x uint64) uint64 { return (x - ones) & ^x }
 	return ((w-ones*0x20)&^w | zeroIn(w^(ones*'"')) | zeroIn(w^(ones*'\\')) | w) & highs
+}
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// zeroIn sets the high bit of the lowest zero byte of x, and maybe of bytes above it (masked
+// with highs by the callers).
+func zeroIn(x uint64) uint64 { return (x - ones) & ^x }
+
+// quoteOrBackslash returns the index of the first '"' or '\\' in s from j on, or len(s); 8 bytes
+// at a time.
+func quoteOrBackslash(s []byte, j int) int {
+	for ; j+8 <= len(s); j += 8 {
+		w := binary.LittleEndian.Uint64(s[j:])
+		if m := (zeroIn(w^(ones*'"')) | zeroIn(w^(ones*'\\'))) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; j < len(s) && s[j] != '"' && s[j] != '\\'; j++ {
+	}
+	return j
 }
 
 // canonicalString checks a string literal: every byte appendString writes as

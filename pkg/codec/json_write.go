@@ -2,9 +2,11 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -226,6 +228,44 @@ func appendStringBytes(dst, s []byte) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendValidString is appendString for bytes that must be valid UTF-8: false when they are not.
+// Plain runs are skipped 8 bytes at a time.
+func appendValidString(dst, s []byte) ([]byte, bool) {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			m := stringSpecialMask(binary.LittleEndian.Uint64(s[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		}
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst, false
+			}
+			i += size
+			continue
+		}
+		if esc := escapes[c]; esc != 0 {
+			dst = append(dst, s[start:i]...)
+			if esc == 'u' {
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			} else {
+				dst = append(dst, '\\', esc)
+			}
+			start = i + 1
+		}
+		i++
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), true
 }
 
 // appendFloat writes f the way Rust's ryu crate formats it: the shortest

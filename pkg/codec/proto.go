@@ -176,10 +176,10 @@ func (protoStreamDecoder) AppendJSONText(dst, b []byte) ([]byte, bool) {
 
 func (protoStreamEncoder) Schema() postcard.Schema { return postcard.SchemaProto }
 
-// EncodeJSONText implements JSONTextEncoder: a JSON payload's text goes into the StringValue as
-// MarshalJSON would write it.
-func (e protoStreamEncoder) EncodeJSONText(canonical []byte) []byte {
-	return newProtoAnyWrapper(ProtoStringValueURL, canonical)
+// AppendEncodedJSONText implements JSONTextEncoder: a JSON payload's text goes into the
+// StringValue as MarshalJSON would write it.
+func (e protoStreamEncoder) AppendEncodedJSONText(dst, canonical []byte) ([]byte, bool) {
+	return appendProtoAnyWrapper(dst, ProtoStringValueURL, canonical), true
 }
 
 // Encode wraps the payload in a google.protobuf.Any holding a StringValue
