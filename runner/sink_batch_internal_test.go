@@ -15,12 +15,45 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
-// batchSchemas are the stream schemas the fuzz target picks from (avro needs a schema, so it is
-// left to the avro tests; it never passes through).
-var batchSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer}
+// batchSchemas are the stream schemas the fuzz target picks from (avro with fuzzAvroSchema).
+var batchSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer, postcard.SchemaAvro}
+
+// fuzzAvroSchema is the avro streams' schema in the batch fuzz targets: strings as the bench
+// records have them, a union, a map (whose repeated keys the direct paths leave to the slow ones),
+// bytes, and a field with a default.
+const fuzzAvroSchema = `{"type":"record","name":"M","fields":[{"name":"id","type":"string"},` +
+	`{"name":"n","type":["null","long","double"]},{"name":"m","type":{"type":"map","values":"string"}},` +
+	`{"name":"b","type":"bytes"},{"name":"d","type":"string","default":"dflt"}]}`
+
+// schemaOptions are the stream options the batch tests give a schema: avro gets fuzzAvroSchema.
+func schemaOptions(schema postcard.Schema) codec.Options {
+	if schema == postcard.SchemaAvro {
+		return codec.Options{"avro_schema_json": fuzzAvroSchema}
+	}
+	return nil
+}
+
+// fuzzAvroDatum is one datum of fuzzAvroSchema, for seeds.
+func fuzzAvroDatum(tb testing.TB, text string) []byte {
+	tb.Helper()
+	s, err := codec.ParseAvroSchema(fuzzAvroSchema)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := codec.ParseJSON([]byte(text))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := s.EncodeJSON(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
 
 // FuzzSinkBatchPassThrough: the fast paths never change what the plugin receives. A batch
-// prepared with the pass-through or the direct JSON text of the proto decoder (no transforms), or
+// prepared with the pass-through or the direct JSON text of the proto and avro decoders (no
+// transforms), or
 // with the text form of add_fields, and the same
 // batch decoded, transformed and re-encoded message by message, give the same postcard
 // RawMessages bytes and drop the same messages at the same stages. Seeded with the FuzzParseJSON
@@ -31,12 +64,15 @@ func FuzzSinkBatchPassThrough(f *testing.F) {
 	f.Add(uint8(2), []byte("héllo"), []byte("\xff"), true)
 	f.Add(uint8(1), []byte{0, 1, 2}, []byte{}, false)
 	f.Add(uint8(3), codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, []byte(`{"a":1}`))), []byte{0x0a, 0x01, 't'}, true)
+	f.Add(uint8(5), fuzzAvroDatum(f, `{"id":"x\u0001","n":1.5,"m":{"k":"v","origin":"o"},"b":[0,255]}`),
+		fuzzAvroDatum(f, `{"id":"é","n":-3,"m":{},"b":"x"}`), true)
+	f.Add(uint8(5), []byte{2, 'x', 0, 4, 2, 'k', 0, 2, 'k', 0, 0, 0, 0}, []byte{2, 'x', 2}, false) // a repeated map key; a truncated datum
 	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("..", "pkg", "codec", "testdata", "fuzz", "FuzzParseJSON")) {
 		f.Add(uint8(0), seed, []byte(`{"k":[1.5,-0.0,"\u0001"]}`), true)
 	}
 	f.Fuzz(func(t *testing.T, schemaPick uint8, p1, p2 []byte, withHeaders bool) {
 		schema := batchSchemas[int(schemaPick)%len(batchSchemas)]
-		dec, err := codec.NewDecoder(schema, nil)
+		dec, err := codec.NewDecoder(schema, schemaOptions(schema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,6 +269,43 @@ func TestSinkBatchProtoWritesJSONTextDirectly(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
 			t.Errorf("%d transforms: a 100-message proto batch allocates %.0f times, want at most 2", len(transforms), n)
+		}
+	}
+}
+
+// An avro stream writes each datum straight to its JSON text, which add_fields then edits as
+// text: no allocation per message, and the bytes Decode, the transform and encode would give. A
+// datum whose text the direct path cannot prove (a repeated map key) takes the decoded path.
+func TestSinkBatchAvroWritesJSONTextDirectly(t *testing.T) {
+	dec, err := codec.NewDecoder(postcard.SchemaAvro, schemaOptions(postcard.SchemaAvro))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads := make([][]byte, 100)
+	for i := range payloads {
+		payloads[i] = fuzzAvroDatum(t, fmt.Sprintf(`{"id":"m%d","n":%d,"m":{"k":"v"},"b":[1,2]}`, i, i))
+	}
+	payloads[9] = []byte{2, 'x', 0, 4, 2, 'k', 0, 2, 'k', 0, 0, 0, 0} // "m" holds "k" twice
+	msgs := batchOf(false, payloads...)
+	fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
+	for _, transforms := range [][]transform.Transform{nil, oneAddFields(t)} {
+		b := newSinkBatch(dec, transforms, 100)
+		b.prepare(msgs, fail)
+		slow := newSinkBatch(dec, transforms, 100)
+		slow.textDecoder, slow.text = nil, nil
+		slow.prepare(msgs, fail)
+		for _, i := range []int{7, 9} {
+			if got, want := string(b.records[i].Payload), string(slow.records[i].Payload); got != want || want == "" {
+				t.Fatalf("%d transforms: record %d payload = %s, want %s", len(transforms), i, got, want)
+			}
+		}
+		if got := string(b.records[9].Payload); len(transforms) == 0 && got != `{"id":"x","n":null,"m":{"k":""},"b":[],"d":""}` {
+			t.Fatalf("the repeated key's record = %s", got)
+		}
+		payloads := payloads[:9] // the decoded path allocates; the direct one must not
+		msgs := batchOf(false, payloads...)
+		if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
+			t.Errorf("%d transforms: a 9-message avro batch allocates %.0f times, want at most 2", len(transforms), n)
 		}
 	}
 }

@@ -13,15 +13,16 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
-// The plugin and stream schemas the fuzz target picks from (avro needs a schema and never passes
-// through; the proto encoder stamps the time into what it wraps, so two runs never match).
+// The plugin and stream schemas the fuzz target picks from (the proto encoder stamps the time
+// into what it wraps text in, so two runs never match; avro streams use fuzzAvroSchema).
 var (
 	sourceSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer}
-	streamSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaFlatBuffer, postcard.SchemaProto}
+	streamSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaFlatBuffer, postcard.SchemaProto, postcard.SchemaAvro}
 )
 
 // FuzzSourceBatchPassThrough: the pass-through never changes what Iggy receives. A batch prepared
-// with it and the same batch decoded and re-encoded message by message give the same messages
+// with it (and the text encoders of proto and avro streams) and the same batch decoded and
+// re-encoded message by message give the same messages
 // for every stream entry, the same error counts and the same first error. Seeded with the
 // FuzzParseJSON corpus.
 func FuzzSourceBatchPassThrough(f *testing.F) {
@@ -29,6 +30,8 @@ func FuzzSourceBatchPassThrough(f *testing.F) {
 	f.Add(uint8(0), uint8(2), uint8(0), []byte(`{"a":1,"a":2}`), []byte(`not json`), false)
 	f.Add(uint8(2), uint8(2), uint8(1), []byte("héllo"), []byte("\xff"), true)
 	f.Add(uint8(1), uint8(1), uint8(1), []byte{0, 1, 2}, []byte{}, false)
+	f.Add(uint8(0), uint8(5), uint8(1), []byte(`{"id":"x","n":1.5,"m":{"k":"v"},"b":[0,255]}`), []byte(`{"id":"y","n":null,"m":{},"b":"z","d":"e"}`), true)
+	f.Add(uint8(0), uint8(5), uint8(11), []byte(`{"id":"x","n":1e400,"m":{},"b":[256]}`), []byte(`{"id":1,"m":{},"b":[]}`), false)
 	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("..", "pkg", "codec", "testdata", "fuzz", "FuzzParseJSON")) {
 		f.Add(uint8(0), uint8(0), uint8(1), seed, []byte(`{"k":[1.5,-0.0,"\u0001"]}`), true)
 	}
@@ -60,7 +63,7 @@ func FuzzSourceBatchPassThrough(f *testing.F) {
 }
 
 func testStream(t testing.TB, name string, schema postcard.Schema) sourceStream {
-	enc, err := codec.NewEncoder(schema, nil)
+	enc, err := codec.NewEncoder(schema, schemaOptions(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +126,7 @@ func TestSourceBatchPassesCanonicalPayloadsThroughUnchanged(t *testing.T) {
 func TestSourceBatchEncodesCanonicalJSONIntoProtoFromItsText(t *testing.T) {
 	stream := testStream(t, "s", postcard.SchemaProto)
 	if textEncoder(postcard.SchemaJSON, stream) == nil {
-		t.Fatal("the proto stream encoder (behind its guard) does not offer EncodeJSONText: the fast path never runs")
+		t.Fatal("the proto stream encoder (behind its guard) does not offer AppendEncodedJSONText: the fast path never runs")
 	}
 	b := newSourceBatch(nil, []sourceStream{stream})
 	canonical, spaced := []byte(`{"id":"a","n":1.5}`), []byte(`{"id": "a", "n": 1.5}`)
@@ -214,5 +217,43 @@ func BenchmarkSourceBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
 		})
+	}
+}
+
+// An avro stream encodes canonical json payloads from their text into the batch's buffer: the
+// bytes decode and encode give, no allocation per message once the buffers have grown; a payload
+// the text encoder fails on is reported as the slow path reports it.
+func TestSourceBatchEncodesCanonicalJSONIntoAvroFromItsText(t *testing.T) {
+	stream := testStream(t, "s", postcard.SchemaAvro)
+	if textEncoder(postcard.SchemaJSON, stream) == nil {
+		t.Fatal("the avro stream encoder (behind its guard) does not offer AppendEncodedJSONText: the fast path never runs")
+	}
+	payloads := make([][]byte, 100)
+	for i := range payloads {
+		payloads[i] = fmt.Appendf(nil, `{"id":"m%d","n":%d,"m":{"k":"v"},"b":[1,2]}`, i, i)
+	}
+	pm := producedOf(postcard.SchemaJSON, false, payloads...)
+	b := newSourceBatch(nil, []sourceStream{stream})
+	if res := b.prepare(&pm, func(msg string, err error) { t.Fatalf("%s: %v", msg, err) }); res.firstErr != nil {
+		t.Fatal(res.firstErr)
+	}
+	for i, out := range b.outs[0] {
+		if want := fuzzAvroDatum(t, string(payloads[i])); string(out.Payload) != string(want) {
+			t.Fatalf("message %d: avro payload %x, want %x", i, out.Payload, want)
+		}
+	}
+	if n := testing.AllocsPerRun(20, func() { b.prepare(&pm, func(string, error) {}) }); n > 2 {
+		t.Errorf("a 100-message avro batch allocates %.0f times, want at most 2", n)
+	}
+
+	bad := producedOf(postcard.SchemaJSON, false, []byte(`{"id":"a","m":{},"b":[]}`), []byte(`{"id":"a","m":{},"b":[256]}`))
+	for _, pass := range []bool{true, false} {
+		b := newSourceBatch(nil, []sourceStream{stream})
+		b.passThrough = pass
+		res := b.prepare(&bad, func(string, error) {})
+		want := `message 1: stream "s" topic "t": encode as avro: invalid Avro payload: $.b: an array does not fit Avro type bytes`
+		if res.errs != 1 || res.firstErr == nil || res.firstErr.Error() != want {
+			t.Errorf("pass-through %v: %d errors, first %v; want 1, %s", pass, res.errs, res.firstErr, want)
+		}
 	}
 }
