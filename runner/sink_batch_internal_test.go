@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -245,67 +246,58 @@ func TestSinkBatchAddFieldsEditsTextWithoutAllocating(t *testing.T) {
 	}
 }
 
-// A proto stream writes each Any straight to its JSON text, which add_fields then edits as text:
-// no allocation per message, and the bytes Decode, the transform and encode would give.
-func TestSinkBatchProtoWritesJSONTextDirectly(t *testing.T) {
-	dec, err := codec.NewDecoder(postcard.SchemaProto, nil)
-	if err != nil {
-		t.Fatal(err)
+// Proto and avro streams write each payload straight to its JSON text, which add_fields then
+// edits as text: no allocation per message, and the bytes Decode, the transform and encode would
+// give. A datum whose text the avro decoder cannot prove (a repeated map key) takes the decoded
+// path.
+func TestSinkBatchWritesJSONTextDirectly(t *testing.T) {
+	anyOf := func(i int) []byte {
+		return codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, fmt.Appendf(nil, `{"n":%d}`, i)))
 	}
-	payloads := make([][]byte, 100)
-	for i := range payloads {
-		payloads[i] = codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, fmt.Appendf(nil, `{"n":%d}`, i)))
+	avroOf := func(i int) []byte {
+		return fuzzAvroDatum(t, fmt.Sprintf(`{"id":"m%d","n":%d,"m":{"k":"v"},"b":[1,2]}`, i, i))
 	}
-	msgs := batchOf(false, payloads...)
-	fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
-	for _, transforms := range [][]transform.Transform{nil, oneAddFields(t)} {
-		b := newSinkBatch(dec, transforms, 100)
-		b.prepare(msgs, fail)
-		slow := newSinkBatch(dec, transforms, 100)
-		slow.textDecoder, slow.text = nil, nil
-		slow.prepare(msgs, fail)
-		if got, want := string(b.records[7].Payload), string(slow.records[7].Payload); got != want || want == "" {
-			t.Fatalf("%d transforms: record 7 payload = %s, want %s", len(transforms), got, want)
+	repeatedKey := []byte{2, 'x', 0, 4, 2, 'k', 0, 2, 'k', 0, 0, 0, 0} // "m" holds "k" twice
+	for _, c := range []struct {
+		schema  postcard.Schema
+		payload func(i int) []byte
+		decoded []byte // a payload that takes the decoded path, as message 9
+		want9   string // its record without transforms
+	}{
+		{postcard.SchemaProto, anyOf, nil, `{"type_url":"type.googleapis.com/google.protobuf.StringValue","value":"Cgd7Im4iOjl9"}`},
+		{postcard.SchemaAvro, avroOf, repeatedKey, `{"id":"x","n":null,"m":{"k":""},"b":[],"d":""}`},
+	} {
+		dec, err := codec.NewDecoder(c.schema, schemaOptions(c.schema))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
-			t.Errorf("%d transforms: a 100-message proto batch allocates %.0f times, want at most 2", len(transforms), n)
+		payloads := make([][]byte, 100)
+		for i := range payloads {
+			payloads[i] = c.payload(i)
 		}
-	}
-}
-
-// An avro stream writes each datum straight to its JSON text, which add_fields then edits as
-// text: no allocation per message, and the bytes Decode, the transform and encode would give. A
-// datum whose text the direct path cannot prove (a repeated map key) takes the decoded path.
-func TestSinkBatchAvroWritesJSONTextDirectly(t *testing.T) {
-	dec, err := codec.NewDecoder(postcard.SchemaAvro, schemaOptions(postcard.SchemaAvro))
-	if err != nil {
-		t.Fatal(err)
-	}
-	payloads := make([][]byte, 100)
-	for i := range payloads {
-		payloads[i] = fuzzAvroDatum(t, fmt.Sprintf(`{"id":"m%d","n":%d,"m":{"k":"v"},"b":[1,2]}`, i, i))
-	}
-	payloads[9] = []byte{2, 'x', 0, 4, 2, 'k', 0, 2, 'k', 0, 0, 0, 0} // "m" holds "k" twice
-	msgs := batchOf(false, payloads...)
-	fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
-	for _, transforms := range [][]transform.Transform{nil, oneAddFields(t)} {
-		b := newSinkBatch(dec, transforms, 100)
-		b.prepare(msgs, fail)
-		slow := newSinkBatch(dec, transforms, 100)
-		slow.textDecoder, slow.text = nil, nil
-		slow.prepare(msgs, fail)
-		for _, i := range []int{7, 9} {
-			if got, want := string(b.records[i].Payload), string(slow.records[i].Payload); got != want || want == "" {
-				t.Fatalf("%d transforms: record %d payload = %s, want %s", len(transforms), i, got, want)
-			}
+		if c.decoded != nil {
+			payloads[9] = c.decoded
 		}
-		if got := string(b.records[9].Payload); len(transforms) == 0 && got != `{"id":"x","n":null,"m":{"k":""},"b":[],"d":""}` {
-			t.Fatalf("the repeated key's record = %s", got)
-		}
-		payloads := payloads[:9] // the decoded path allocates; the direct one must not
 		msgs := batchOf(false, payloads...)
-		if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
-			t.Errorf("%d transforms: a 9-message avro batch allocates %.0f times, want at most 2", len(transforms), n)
+		fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
+		for _, transforms := range [][]transform.Transform{nil, oneAddFields(t)} {
+			b := newSinkBatch(dec, transforms, 100)
+			b.prepare(msgs, fail)
+			slow := newSinkBatch(dec, transforms, 100)
+			slow.textDecoder, slow.text = nil, nil
+			slow.prepare(msgs, fail)
+			for _, i := range []int{7, 9} {
+				if got, want := string(b.records[i].Payload), string(slow.records[i].Payload); got != want || want == "" {
+					t.Fatalf("%s, %d transforms: record %d payload = %s, want %s", c.schema, len(transforms), i, got, want)
+				}
+			}
+			if got := string(b.records[9].Payload); len(transforms) == 0 && got != c.want9 {
+				t.Fatalf("%s: record 9 = %s, want %s", c.schema, got, c.want9)
+			}
+			direct := batchOf(false, slices.Delete(slices.Clone(payloads), 9, 10)...) // the decoded path allocates
+			if n := testing.AllocsPerRun(20, func() { b.prepare(direct, fail) }); n > 2 {
+				t.Errorf("%s, %d transforms: a 99-message batch allocates %.0f times, want at most 2", c.schema, len(transforms), n)
+			}
 		}
 	}
 }

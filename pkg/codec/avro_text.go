@@ -63,36 +63,34 @@ func (w *avroTextWriter) fail(res avroDirect) bool {
 	return false
 }
 
-// long reads a zigzag varint of at most 10 bytes, as hamba's ReadLong (bits beyond 64 dropped).
-func (w *avroTextWriter) long() (int64, bool) {
+// varint reads an Avro varint of at most maxBytes bytes as hamba's reader does: bits beyond 64
+// are dropped, and the callers keep the low 32 of an int's, which is hamba's 32-bit sum.
+func (w *avroTextWriter) varint(maxBytes int) (uint64, bool) {
 	var v uint64
 	var shift uint
-	for n := 0; n < 10 && w.pos < len(w.src); n++ {
+	for n := 0; n < maxBytes && w.pos < len(w.src); n++ {
 		c := w.src[w.pos]
 		w.pos++
 		v |= uint64(c&0x7f) << shift
 		if c < 0x80 {
-			return int64(v>>1) ^ -int64(v&1), true
+			return v, true
 		}
 		shift += 7
 	}
 	return 0, false
 }
 
-// int reads a zigzag varint of at most 5 bytes, as hamba's ReadInt (bits beyond 32 dropped).
+// long reads a zigzag varint of at most 10 bytes, as hamba's ReadLong.
+func (w *avroTextWriter) long() (int64, bool) {
+	v, ok := w.varint(10)
+	return int64(v>>1) ^ -int64(v&1), ok
+}
+
+// int reads a zigzag varint of at most 5 bytes, as hamba's ReadInt.
 func (w *avroTextWriter) int() (int32, bool) {
-	var v uint32
-	var shift uint
-	for n := 0; n < 5 && w.pos < len(w.src); n++ {
-		c := w.src[w.pos]
-		w.pos++
-		v |= uint32(c&0x7f) << shift
-		if c < 0x80 {
-			return int32(v>>1) ^ -int32(v&1), true
-		}
-		shift += 7
-	}
-	return 0, false
+	v, ok := w.varint(5)
+	u := uint32(v)
+	return int32(u>>1) ^ -int32(u&1), ok
 }
 
 // lengthPrefixed reads a bytes or string value, aliasing the input.
@@ -239,29 +237,36 @@ func (w *avroTextWriter) blockHeader() (int64, bool) {
 	return n, true
 }
 
-func (w *avroTextWriter) array(items *avroNode, depth int) bool {
-	w.dst = append(w.dst, '[')
-	first := true
+// blocks reads the blocks of an array or map, calling item with each item's index.
+func (w *avroTextWriter) blocks(item func(i int) bool) bool {
+	count := 0
 	for {
 		n, ok := w.blockHeader()
 		if !ok {
 			return w.fail(avroDirectInvalid)
 		}
 		if n == 0 {
-			break
+			return true
 		}
 		for range n {
-			if !first {
-				w.dst = append(w.dst, ',')
-			}
-			first = false
-			if !w.value(items, depth+1) {
+			if !item(count) {
 				return false
 			}
+			count++
 		}
 	}
+}
+
+func (w *avroTextWriter) array(items *avroNode, depth int) bool {
+	w.dst = append(w.dst, '[')
+	ok := w.blocks(func(i int) bool {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		return w.value(items, depth+1)
+	})
 	w.dst = append(w.dst, ']')
-	return true
+	return ok
 }
 
 // mapValue writes a map as an object. The value model keeps one member per key (the first
@@ -272,51 +277,38 @@ func (w *avroTextWriter) mapValue(values *avroNode, depth int) bool {
 	w.dst = append(w.dst, '{')
 	var keys [avroTextMaxMapKeys]uint64 // spans in dst relative to start, from<<32 | to
 	var seen uint64                     // a filter of key lengths and last bytes
-	count := 0
-	for {
-		n, ok := w.blockHeader()
+	ok := w.blocks(func(i int) bool {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		key, ok := w.lengthPrefixed()
 		if !ok {
 			return w.fail(avroDirectInvalid)
 		}
-		if n == 0 {
-			break
+		from := len(w.dst)
+		if w.dst, ok = appendValidString(w.dst, key); !ok {
+			return w.fail(avroDirectInvalid)
 		}
-		for range n {
-			if count > 0 {
-				w.dst = append(w.dst, ',')
-			}
-			key, ok := w.lengthPrefixed()
-			if !ok {
-				return w.fail(avroDirectInvalid)
-			}
-			from := len(w.dst)
-			if w.dst, ok = appendValidString(w.dst, key); !ok {
-				return w.fail(avroDirectInvalid)
-			}
-			quoted := w.dst[from:]
-			bit := uint64(1) << ((uint(len(quoted))*7 + uint(quoted[len(quoted)-2])) & 63)
-			if seen&bit != 0 {
-				for _, k := range keys[:count] {
-					f, t := start+int(k>>32), start+int(uint32(k))
-					if string(w.dst[f:t]) == string(quoted) {
-						return w.fail(avroDirectUnproven)
-					}
+		quoted := w.dst[from:]
+		bit := uint64(1) << ((uint(len(quoted))*7 + uint(quoted[len(quoted)-2])) & 63)
+		if seen&bit != 0 {
+			for _, k := range keys[:i] {
+				f, t := start+int(k>>32), start+int(uint32(k))
+				if string(w.dst[f:t]) == string(quoted) {
+					return w.fail(avroDirectUnproven)
 				}
 			}
-			if count == avroTextMaxMapKeys {
-				return w.fail(avroDirectUnproven)
-			}
-			seen |= bit
-			keys[count] = uint64(from-start)<<32 | uint64(len(w.dst)-start)
-			count++
-			w.dst = append(w.dst, ':')
-			if !w.value(values, depth+1) {
-				return false
-			}
 		}
-	}
+		if i == avroTextMaxMapKeys {
+			return w.fail(avroDirectUnproven)
+		}
+		seen |= bit
+		keys[i] = uint64(from-start)<<32 | uint64(len(w.dst)-start)
+		w.dst = append(w.dst, ':')
+		return w.value(values, depth+1)
+	})
 	w.dst = append(w.dst, '}')
-	return true
+	return ok
 }
 
 // appendByteNumbers writes bytes as the JSON array of numbers the value model holds for them.

@@ -167,9 +167,11 @@ func (protoStreamDecoder) AppendJSONText(dst, b []byte) ([]byte, bool) {
 	if !ok {
 		return dst, false
 	}
-	dst = append(dst, `{"type_url":`...)
-	dst = appendStringBytes(dst, typeURL)
-	dst = append(dst, `,"value":"`...)
+	out, ok := appendValidString(append(dst, `{"type_url":`...), typeURL)
+	if !ok { // decodeProtoAnyBytes checked it: never taken
+		return dst, false
+	}
+	dst = append(out, `,"value":"`...)
 	dst = base64.StdEncoding.AppendEncode(dst, value) // base64 needs no escaping
 	return append(dst, `"}`...), true
 }
