@@ -49,6 +49,7 @@ const (
 	failedToDecode                    // dropped
 	textCandidate                     // not decoded yet: the text transforms try it first
 	decodedText                       // decoded straight to its JSON text in payloadBuf (textSpans)
+	encodedText                       // source: encoded straight from its JSON text (sourceBatch.spans)
 )
 
 type hdrSpan struct{ from, to int }

@@ -21,8 +21,9 @@ import (
 // produced it, skipping decode and encode; a stream encoding json from its text
 // (codec.JSONTextEncoder: proto, avro) encodes it from the payload's bytes into a buffer the
 // batch reuses (the clients copy payloads into their request before Send returns), falling back
-// to decode and encode for a payload the text encoder cannot prove. Iggy receives the same bytes
-// either way (FuzzSourceBatchPassThrough compares the two paths).
+// to decode and encode for a payload the text encoder cannot prove; one avro stream entry
+// (codec.JSONEncoder) checks the payloads itself, sparing the canonical check. Iggy receives the
+// same bytes either way (FuzzSourceBatchPassThrough compares the two paths).
 type sourceBatch struct {
 	transforms  []transform.Transform
 	streams     []sourceStream
@@ -31,6 +32,7 @@ type sourceBatch struct {
 	decoded  []codec.Message
 	position []int                     // decoded[k] is message position[k] of the batch
 	kinds    []decodedKind             // pass-through: what the check made of each message
+	spans    []hdrSpan                 // pass-through: where encodedText put each message in encoded
 	payloads []codec.Payload           // pass-through: the decoded payloads of refused messages
 	headers  []iggyclient.HeaderEntry  // every message's headers for every stream, back to back
 	outs     [][]iggyclient.OutMessage // per stream entry
@@ -171,17 +173,39 @@ func (b *sourceBatch) prepare(pm *postcard.ProducedMessages, debug func(msg stri
 	return res
 }
 
-// prepareAsProduced builds every stream's messages from the payloads as produced. A payload the check
-// refuses takes the slow path on its own: decode (which may fail, rejecting the batch) and encode.
-// Failures are noted in the slow path's order: decode failures first, then each stream's.
+// directEncoder is the one stream entry's encoder when it encodes a json plugin's payloads
+// checking them itself (codec.JSONEncoder: avro), so that the batch may skip the canonical check;
+// nil otherwise.
+func (b *sourceBatch) directEncoder(schema postcard.Schema) codec.JSONEncoder {
+	if len(b.streams) != 1 || schema != postcard.SchemaJSON {
+		return nil
+	}
+	j, _ := b.streams[0].Encoder.(codec.JSONEncoder)
+	return j
+}
+
+// prepareAsProduced builds every stream's messages from the payloads as produced; a single stream
+// entry whose encoder checks JSON itself (directEncoder) encodes each payload first, before any
+// check. A payload the check refuses takes the slow path on its own: decode (which may fail,
+// rejecting the batch) and encode. Failures are noted in the slow path's order: decode failures
+// first, then each stream's.
 func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.ProducedMessage, debug func(string, error),
 	note func(*int, error), res *sourceBatchResult) {
 	if cap(b.kinds) < len(msgs) {
 		b.kinds = make([]decodedKind, len(msgs))
 		b.payloads = make([]codec.Payload, len(msgs))
+		b.spans = make([]hdrSpan, len(msgs))
 	}
-	kinds, payloads := b.kinds[:len(msgs)], b.payloads[:len(msgs)]
+	kinds, payloads, spans := b.kinds[:len(msgs)], b.payloads[:len(msgs)], b.spans[:len(msgs)]
+	direct := b.directEncoder(schema)
 	for i := range msgs {
+		if direct != nil {
+			from := len(b.encoded)
+			if out, ok := direct.AppendEncodedJSON(b.encoded, msgs[i].Payload); ok {
+				b.encoded, kinds[i], spans[i] = out, encodedText, hdrSpan{from, len(out)}
+				continue
+			}
+		}
 		if codec.PassThrough(schema, msgs[i].Payload) {
 			kinds[i] = passedThrough
 			continue
@@ -206,6 +230,9 @@ func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.
 			switch kinds[i] {
 			case failedToDecode:
 				continue
+			case encodedText:
+				sp := spans[i]
+				payload, span = b.encoded[sp.from:sp.to], encodedSpan{si, len(outs), sp.from, sp.to}
 			case passedThrough:
 				if text == nil {
 					break

@@ -98,19 +98,26 @@ func compareSinkDirect(t *testing.T, s *codec.AvroSchema, b []byte) int {
 	return res
 }
 
-// compareSourceDirect checks the source's direct path on canonical text against ParseJSON and
+// compareSourceDirect checks the source's direct path on JSON text against ParseJSON and
 // EncodeJSON and returns its verdict.
 func compareSourceDirect(t *testing.T, s *codec.AvroSchema, text []byte) int {
 	t.Helper()
 	prefix := []byte{0xee}
-	out, res := codec.AvroEncodedJSONText(s, prefix, text)
-	v, err := codec.ParseJSON(text)
-	if err != nil {
-		t.Fatalf("canonical text %s does not parse: %v", text, err)
+	out, res := codec.AvroEncodedJSON(s, prefix, text)
+	v, perr := codec.ParseJSON(text)
+	var want []byte
+	werr := perr
+	if perr == nil {
+		want, werr = s.EncodeJSON(v)
 	}
-	want, werr := s.EncodeJSON(v)
 	switch res {
 	case codec.AvroDirectOK:
+		if perr != nil {
+			t.Fatalf("text %q: the direct path encodes %x, ParseJSON fails: %v", text, out, perr)
+		}
+		if !codec.CanonicalJSON(text) {
+			t.Fatalf("text %q: the direct path took text that is not canonical", text)
+		}
 		if werr != nil {
 			t.Fatalf("text %s: the direct path encodes %x, EncodeJSON fails: %v", text, out, werr)
 		}
@@ -119,12 +126,12 @@ func compareSourceDirect(t *testing.T, s *codec.AvroSchema, text []byte) int {
 		}
 	case codec.AvroDirectInvalid:
 		if werr == nil {
-			t.Fatalf("text %s: the direct path calls it invalid, EncodeJSON gives %x", text, want)
+			t.Fatalf("text %q: the direct path calls it invalid, EncodeJSON gives %x", text, want)
 		}
 		fallthrough
 	default:
 		if !bytes.Equal(out, prefix) {
-			t.Fatalf("text %s: verdict %d, but dst became %x", text, res, out)
+			t.Fatalf("text %q: verdict %d, but dst became %x", text, res, out)
 		}
 	}
 	return res
@@ -230,6 +237,57 @@ func TestAvroSinkDirectPathVerdicts(t *testing.T) {
 	}
 }
 
+// The source's direct path takes only canonical JSON; anything else goes to the slow path (or is
+// called invalid where the slow path fails whatever the text).
+func TestAvroSourceDirectPathChecksItsText(t *testing.T) {
+	order := mustAvro(t, orderSchema)
+	mapOfLongs := mustAvro(t, `{"type":"map","values":"long"}`)
+	bytesSchema := mustAvro(t, `"bytes"`)
+	enum := mustAvro(t, `{"type":"enum","name":"E","symbols":["A","B"]}`)
+	dbl := mustAvro(t, `"double"`)
+	tests := []struct {
+		name   string
+		schema *codec.AvroSchema
+		text   string
+		want   int
+	}{
+		{"canonical", mapOfLongs, `{"a":1,"b":-2}`, codec.AvroDirectOK},
+		{"whitespace", mapOfLongs, `{"a": 1}`, codec.AvroDirectUnproven},
+		{"a repeated map key", mapOfLongs, `{"a":1,"a":2}`, codec.AvroDirectUnproven},
+		{"a leading zero", mapOfLongs, `{"a":01}`, codec.AvroDirectUnproven},
+		{"minus zero", mapOfLongs, `{"a":-0}`, codec.AvroDirectUnproven},
+		{"a float for a long", mapOfLongs, `{"a":1.5}`, codec.AvroDirectInvalid},
+		{"a string for a long", mapOfLongs, `{"a":"1"}`, codec.AvroDirectInvalid},
+		{"a non-canonical escape in a key", mapOfLongs, `{"\u0061":1}`, codec.AvroDirectUnproven},
+		{"a raw control character", mapOfLongs, "{\"a\x01\":1}", codec.AvroDirectUnproven},
+		{"invalid UTF-8", mapOfLongs, "{\"a\xff\":1}", codec.AvroDirectUnproven},
+		{"trailing bytes", mapOfLongs, `{"a":1}x`, codec.AvroDirectUnproven},
+		{"truncated", mapOfLongs, `{"a":1`, codec.AvroDirectUnproven},
+		{"empty", mapOfLongs, ``, codec.AvroDirectUnproven},
+		{"an enum symbol escaped", enum, `"\u0041"`, codec.AvroDirectUnproven},
+		{"an unknown symbol", enum, `"C"`, codec.AvroDirectInvalid},
+		{"bytes from numbers with minus zero", bytesSchema, `[-0,1]`, codec.AvroDirectUnproven},
+		{"bytes from numbers", bytesSchema, `[0,255]`, codec.AvroDirectOK},
+		{"bytes from a number out of range", bytesSchema, `[0,256]`, codec.AvroDirectInvalid},
+		{"bytes from a leading zero", bytesSchema, `[01]`, codec.AvroDirectUnproven},
+		{"a float not in shortest form", dbl, `1.50`, codec.AvroDirectUnproven},
+		{"a bare fraction", dbl, `.5`, codec.AvroDirectUnproven},
+		{"a plus sign", dbl, `+1`, codec.AvroDirectUnproven},
+		{"a string for a double", dbl, `"1"`, codec.AvroDirectInvalid},
+		{"a literal cut short", mustAvro(t, `["null","string"]`), `nul`, codec.AvroDirectUnproven},
+		{"a repeated record member", order, `{"id":1,"id":2}`, codec.AvroDirectUnproven},
+		{"an extra member not canonical", order, `{"qty":2,"zz":[1.50]}`, codec.AvroDirectUnproven},
+		{"an extra member canonical", order, `{"qty":2,"zz":[1.5]}`, codec.AvroDirectInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := compareSourceDirect(t, tt.schema, []byte(tt.text)); got != tt.want {
+				t.Errorf("verdict %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
 // Both direct paths write into the caller's buffer and allocate nothing of their own.
 func TestAvroDirectPathsDoNotAllocate(t *testing.T) {
 	s := mustAvro(t, directSchemas[2].schema)
@@ -242,7 +300,7 @@ func TestAvroDirectPathsDoNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(50, func() { codec.AvroJSONText(s, buf[:0], datum) }); n != 0 {
 		t.Errorf("the sink's direct path allocates %.0f times per datum", n)
 	}
-	if n := testing.AllocsPerRun(50, func() { codec.AvroEncodedJSONText(s, buf[:0], text) }); n != 0 {
+	if n := testing.AllocsPerRun(50, func() { codec.AvroEncodedJSON(s, buf[:0], text) }); n != 0 {
 		t.Errorf("the source's direct path allocates %.0f times per record", n)
 	}
 }
@@ -265,11 +323,11 @@ func FuzzAvroJSONText(f *testing.F) {
 	})
 }
 
-// FuzzAvroEncodeJSONText: for canonical JSON and each schema, the source's direct path encodes
-// exactly what ParseJSON then EncodeJSON give, or calls the text invalid only when EncodeJSON
-// fails. The input is JSON text, or (fromDatum) an Avro datum whose decoded value's text is used,
-// so the fuzzer reaches values that fit the schema.
-func FuzzAvroEncodeJSONText(f *testing.F) {
+// FuzzAvroEncodeJSON: for any bytes and each schema, the source's direct path encodes exactly
+// what ParseJSON then EncodeJSON give, takes only canonical JSON, and calls the text invalid only
+// when one of them fails. The input is the text, or (fromDatum) an Avro datum whose decoded
+// value's text is used, so the fuzzer reaches values that fit the schema.
+func FuzzAvroEncodeJSON(f *testing.F) {
 	for i, d := range directSchemas {
 		f.Add(uint8(i), []byte(d.value), false)
 		datum, err := directSchema(f, i).EncodeJSON(mustParse(f, d.value))
@@ -292,9 +350,6 @@ func FuzzAvroEncodeJSONText(f *testing.F) {
 			if text, err = codec.MarshalJSON(v); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if !codec.CanonicalJSON(text) {
-			return
 		}
 		compareSourceDirect(t, s, text)
 	})
@@ -334,7 +389,7 @@ func BenchmarkAvroDirect(b *testing.B) {
 	b.Run("source-direct", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			buf, _ = codec.AvroEncodedJSONText(s, buf[:0], text)
+			buf, _ = codec.AvroEncodedJSON(s, buf[:0], text)
 		}
 	})
 }

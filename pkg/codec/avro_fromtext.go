@@ -5,42 +5,54 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
 )
 
-// avroRecordMaxMembers bounds the members of one object the text encoder indexes (CanonicalJSON
-// allows no more); a larger object, possible only in a default, takes the slow path.
-const avroRecordMaxMembers = canonicalMaxKeys
+// avroObjectMaxMembers bounds the members of one object the text encoder indexes or checks for
+// repeated keys (CanonicalJSON allows no more); a larger object takes the slow path.
+const avroObjectMaxMembers = canonicalMaxKeys
 
-// AppendEncodedJSONText implements JSONTextEncoder: it appends the Avro datum EncodeJSON writes
-// for the value canonical JSON text stands for, encoding straight from the text. It answers false
-// (dst unchanged) when EncodeJSON would fail, when no schema is configured, and for what it cannot
-// prove (nesting near the depth limit, a default it cannot write); Encode then decides.
-func (e avroStreamEncoder) AppendEncodedJSONText(dst, canonical []byte) ([]byte, bool) {
+// AppendEncodedJSON implements JSONEncoder: it appends the Avro datum EncodeJSON writes for the
+// value ParseJSON makes of b, encoding straight from the text and checking on the way that it is
+// JSON in the canonical form (CanonicalJSON: what is not takes the slow path). It answers false
+// (dst unchanged) when EncodeJSON or ParseJSON would fail, when no schema is configured, and for
+// what it cannot prove (nesting near the depth limit, a default it cannot write); Encode then
+// decides.
+func (e avroStreamEncoder) AppendEncodedJSON(dst, b []byte) ([]byte, bool) {
 	if e.schema == nil {
 		return dst, false
 	}
-	out, res := e.schema.appendEncodedJSONText(dst, canonical)
+	out, res := e.schema.appendEncodedJSON(dst, b)
 	return out, res == avroDirectOK
 }
 
-// appendEncodedJSONText is ParseJSON followed by EncodeJSON for canonical text (CanonicalJSON), in
-// one walk over the text: the same acceptance per type, union branches tried in order (a branch
-// is tried by encoding it, which fails exactly when avroAccepts refuses it), missing record fields
-// written from their defaults' text.
-func (s *AvroSchema) appendEncodedJSONText(dst, canonical []byte) ([]byte, avroDirect) {
-	if s.plan == nil {
+// AppendEncodedJSONText implements JSONTextEncoder: AppendEncodedJSON, whose check canonical text
+// passes.
+func (e avroStreamEncoder) AppendEncodedJSONText(dst, canonical []byte) ([]byte, bool) {
+	return e.AppendEncodedJSON(dst, canonical)
+}
+
+// appendEncodedJSON is ParseJSON followed by EncodeJSON, in one walk over the text: the same
+// acceptance per type, union branches tried in order (a branch is tried by encoding it, which
+// fails exactly when avroAccepts refuses it), missing record fields written from their defaults'
+// text. Every byte the walk accepts is checked as CanonicalJSON checks it; a verdict of invalid
+// is given only where the slow path fails whatever the rest of the text holds (a value of the
+// wrong kind, an integer out of range, an unknown symbol), or where the text is not JSON.
+func (s *AvroSchema) appendEncodedJSON(dst, b []byte) ([]byte, avroDirect) {
+	if s.plan == nil || len(b) >= canonicalMaxLen {
 		return dst, avroDirectUnproven
 	}
 	e := avroTextEncoder{dst: dst}
-	end, ok := e.value(s.plan, canonical, 0, 0)
+	end, ok := e.value(s.plan, b, 0, 0)
 	if !ok {
 		return dst, e.res
 	}
-	if end != len(canonical) {
-		return dst, avroDirectUnproven // not canonical text
+	if end != len(b) {
+		return dst, avroDirectUnproven // more after the value
 	}
 	return e.dst, avroDirectOK
 }
@@ -63,41 +75,56 @@ func (e *avroTextEncoder) value(n *avroNode, src []byte, i, depth int) (int, boo
 		// another branch above: only the slow path knows.
 		return e.fail(avroDirectUnproven, i)
 	}
-	if i >= len(src) {
+	if i >= len(src) || !jsonValueStart[src[i]] {
 		return e.fail(avroDirectUnproven, i)
 	}
+	// The first byte tells the kind of the value ParseJSON would read here, if it reads the text
+	// at all: a kind n cannot hold fails the slow path either way.
 	c := src[i]
 	switch n.kind {
 	case avro.Null:
 		if c != 'n' {
 			return e.fail(avroDirectInvalid, i)
 		}
-		return i + 4, true
+		return e.literal(src, i, "null")
 	case avro.Boolean:
 		switch c {
 		case 't':
 			e.dst = append(e.dst, 1)
-			return i + 4, true
+			return e.literal(src, i, "true")
 		case 'f':
 			e.dst = append(e.dst, 0)
-			return i + 5, true
+			return e.literal(src, i, "false")
 		}
 		return e.fail(avroDirectInvalid, i)
 	case avro.Int, avro.Long:
+		if c != '-' && !isDigit(c) {
+			return e.fail(avroDirectInvalid, i)
+		}
 		lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
 		if n.kind == avro.Long {
 			lo, hi = math.MinInt64, math.MaxInt64
 		}
-		v, end, ok := textInteger(src, i, lo, hi)
-		if !ok {
+		end, canonical := canonicalNumber(src, i)
+		v, _, ok := textInteger(src, i, lo, hi)
+		switch {
+		case !canonical:
+			return e.fail(avroDirectUnproven, i)
+		case !ok: // a float, or an integer out of range
 			return e.fail(avroDirectInvalid, i)
 		}
 		e.dst = appendZigzag(e.dst, v)
 		return end, true
 	case avro.Float, avro.Double:
+		if c != '-' && !isDigit(c) {
+			return e.fail(avroDirectInvalid, i)
+		}
+		if _, canonical := canonicalNumber(src, i); !canonical {
+			return e.fail(avroDirectUnproven, i)
+		}
 		f, end, ok := textNumber(src, i)
 		if !ok {
-			return e.fail(avroDirectInvalid, i)
+			return e.fail(avroDirectUnproven, i)
 		}
 		if n.kind == avro.Double {
 			e.dst = binary.LittleEndian.AppendUint64(e.dst, math.Float64bits(f))
@@ -119,7 +146,7 @@ func (e *avroTextEncoder) value(n *avroNode, src []byte, i, depth int) (int, boo
 		if c != '"' {
 			return e.fail(avroDirectInvalid, i)
 		}
-		end, ok := skipTextString(src, i)
+		end, ok := canonicalString(src, i)
 		if !ok {
 			return e.fail(avroDirectUnproven, i)
 		}
@@ -164,6 +191,14 @@ func (e *avroTextEncoder) value(n *avroNode, src []byte, i, depth int) (int, boo
 	return e.fail(avroDirectUnproven, i)
 }
 
+// literal checks the literal word at src[i].
+func (e *avroTextEncoder) literal(src []byte, i int, word string) (int, bool) {
+	if end, ok := canonicalLiteral(src, i, word); ok {
+		return end, true
+	}
+	return e.fail(avroDirectUnproven, i)
+}
+
 // record encodes the object at src[i] field by field in schema order: a member by its name, else
 // the field's default, else null.
 func (e *avroTextEncoder) record(n *avroNode, src []byte, i, depth int) (int, bool) {
@@ -173,7 +208,7 @@ func (e *avroTextEncoder) record(n *avroNode, src []byte, i, depth int) (int, bo
 	}
 	e.dst = e.dst[:mark]
 	type member struct{ key, value, end int }
-	var members [avroRecordMaxMembers]member
+	var members [avroObjectMaxMembers]member
 	count := 0
 	j := i + 1
 	if j < len(src) && src[j] == '}' {
@@ -183,13 +218,19 @@ func (e *avroTextEncoder) record(n *avroNode, src []byte, i, depth int) (int, bo
 			if count == len(members) {
 				return e.fail(avroDirectUnproven, i)
 			}
-			keyEnd, ok := skipTextString(src, j)
+			keyEnd, ok := canonicalString(src, j)
 			if !ok || keyEnd >= len(src) || src[keyEnd] != ':' {
 				return e.fail(avroDirectUnproven, i)
 			}
-			valueEnd, ok := skipTextValue(src, keyEnd+1)
+			// The value is checked whole here, as the record may not read it.
+			valueEnd, ok := canonicalValue(src, keyEnd+1, 0)
 			if !ok || valueEnd >= len(src) {
 				return e.fail(avroDirectUnproven, i)
+			}
+			for _, m := range members[:count] { // ParseJSON would merge a repeated key
+				if bytes.Equal(src[m.key:m.value-1], src[j:keyEnd]) {
+					return e.fail(avroDirectUnproven, i)
+				}
 			}
 			members[count] = member{j, keyEnd + 1, valueEnd}
 			count++
@@ -292,15 +333,22 @@ func (e *avroTextEncoder) items(child *avroNode, src []byte, i int, closing byte
 	if j < len(src) && src[j] == closing {
 		return j + 1, true // the zero alone
 	}
+	var keys [avroObjectMaxMembers]uint64 // a map's key spans in src, from<<32 | to
 	for {
 		if closing == '}' {
 			keyEnd, ok := e.lengthPrefixedString(src, j)
 			if !ok {
 				return i, false
 			}
-			if keyEnd >= len(src) || src[keyEnd] != ':' {
+			if keyEnd >= len(src) || src[keyEnd] != ':' || count == len(keys) {
 				return e.fail(avroDirectUnproven, i)
 			}
+			for _, k := range keys[:count] { // ParseJSON would merge a repeated key
+				if string(src[k>>32:uint32(k)]) == string(src[j:keyEnd]) {
+					return e.fail(avroDirectUnproven, i)
+				}
+			}
+			keys[count] = uint64(j)<<32 | uint64(keyEnd)
 			j = keyEnd + 1
 		}
 		end, ok := e.value(child, src, j, depth+1)
@@ -347,6 +395,11 @@ func (e *avroTextEncoder) bytesValue(n *avroNode, src []byte, i int) (int, bool)
 		}
 		for {
 			v, numEnd, ok := textInteger(src, j, 0, 255)
+			if j < len(src) && (src[j] == '-' || isDigit(src[j])) {
+				if _, canonical := canonicalNumber(src, j); !canonical {
+					return e.fail(avroDirectUnproven, i)
+				}
+			}
 			if !ok {
 				return e.fail(avroDirectInvalid, i)
 			}
@@ -395,26 +448,48 @@ func (e *avroTextEncoder) lengthPrefixedString(src []byte, i int) (int, bool) {
 	return end, true
 }
 
-// stringBytes appends the bytes the string literal at src[i] stands for, undoing the escapes
-// canonical text has.
+// stringBytes appends the bytes the string literal at src[i] stands for, checking it as
+// canonicalString does (escapes as appendString writes them, no control character, valid UTF-8)
+// and undoing its escapes. Plain runs are skipped 8 bytes at a time.
 func (e *avroTextEncoder) stringBytes(src []byte, i int) (int, bool) {
-	j := i + 1
-	for {
-		k := quoteOrBackslash(src, j)
-		if k == len(src) {
-			return e.fail(avroDirectUnproven, i)
+	start := i + 1
+	for j := start; ; {
+		if j+8 <= len(src) {
+			m := stringSpecialMask(binary.LittleEndian.Uint64(src[j:]))
+			if m == 0 {
+				j += 8
+				continue
+			}
+			j += bits.TrailingZeros64(m) >> 3
+		} else {
+			for j < len(src) && !stringSpecial[src[j]] {
+				j++
+			}
+			if j >= len(src) {
+				return e.fail(avroDirectUnproven, i)
+			}
 		}
-		e.dst = append(e.dst, src[j:k]...)
-		j = k
-		if src[j] == '"' {
+		switch c := src[j]; {
+		case c == '"':
+			e.dst = append(e.dst, src[start:j]...)
 			return j + 1, true
-		}
-		c, n := unescapeCanonical(src, j)
-		if n == 0 {
+		case c == '\\':
+			b, n := unescapeCanonical(src, j)
+			if n == 0 {
+				return e.fail(avroDirectUnproven, i)
+			}
+			e.dst = append(append(e.dst, src[start:j]...), b)
+			j += n
+			start = j
+		case c < 0x20:
 			return e.fail(avroDirectUnproven, i)
+		default:
+			r, size := utf8.DecodeRune(src[j:])
+			if r == utf8.RuneError && size == 1 {
+				return e.fail(avroDirectUnproven, i)
+			}
+			j += size
 		}
-		e.dst = append(e.dst, c)
-		j += n
 	}
 }
 
@@ -451,7 +526,8 @@ func unescapeCanonical(src []byte, i int) (byte, int) {
 }
 
 // textInteger reads the integer literal at src[i] (no fraction or exponent: those are floats in
-// the value model) within [lo, hi], as jsonInteger does, and returns where it ends.
+// the value model) within [lo, hi], as jsonInteger does, and returns where it ends. "-0" is 0, as
+// ParseJSON reads it.
 func textInteger(src []byte, i int, lo, hi int64) (int64, int, bool) {
 	j := i
 	negative := j < len(src) && src[j] == '-'
@@ -468,8 +544,8 @@ func textInteger(src []byte, i int, lo, hi int64) (int64, int, bool) {
 		u = u*10 + d
 		j++
 	}
-	if j == digits || (j < len(src) && (src[j] == '.' || src[j] == 'e' || src[j] == 'E')) {
-		return 0, j, false
+	if j == digits || (src[digits] == '0' && j > digits+1) || (j < len(src) && (src[j] == '.' || src[j] == 'e' || src[j] == 'E')) {
+		return 0, j, false // not an integer literal (JSON has no leading zeros)
 	}
 	if negative {
 		if u > 1<<63 {
@@ -518,58 +594,13 @@ func textNumber(src []byte, i int) (float64, int, bool) {
 	return f, j, true
 }
 
-// skipTextString returns where the string literal at src[i] ends.
-func skipTextString(src []byte, i int) (int, bool) {
-	if i >= len(src) || src[i] != '"' {
-		return i, false
+// jsonValueStart marks the bytes a JSON value can start with.
+var jsonValueStart = func() (t [256]bool) {
+	for _, c := range []byte(`{["-0123456789tfn`) {
+		t[c] = true
 	}
-	j := i + 1
-	for {
-		j = quoteOrBackslash(src, j)
-		if j == len(src) {
-			return j, false
-		}
-		if src[j] == '"' {
-			return j + 1, true
-		}
-		j += 2 // the escaped byte is never the closing quote
-	}
-}
-
-// skipTextValue returns where the JSON value at src[i] ends, for canonical text.
-func skipTextValue(src []byte, i int) (int, bool) {
-	depth := 0
-	for j := i; j < len(src); {
-		switch c := src[j]; c {
-		case '"':
-			end, ok := skipTextString(src, j)
-			if !ok {
-				return j, false
-			}
-			j = end
-		case '{', '[':
-			depth++
-			j++
-		case '}', ']':
-			if depth == 0 {
-				return j, true
-			}
-			depth--
-			j++
-		case ',':
-			if depth == 0 {
-				return j, true
-			}
-			j++
-		default:
-			j++
-		}
-		if depth == 0 && j < len(src) && (src[j] == ',' || src[j] == '}' || src[j] == ']') {
-			return j, true
-		}
-	}
-	return len(src), depth == 0
-}
+	return t
+}()
 
 // appendZigzag writes v as Avro writes an int or a long.
 func appendZigzag(dst []byte, v int64) []byte {

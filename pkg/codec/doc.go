@@ -28,8 +28,9 @@
 // hand them on without either; a JSONTextDecoder (the proto and avro stream
 // decoders) writes its payload's JSON text without building the value model,
 // and a JSONTextEncoder (the proto and avro stream encoders) encodes canonical
-// JSON text without parsing it, both byte for byte what the value model would
-// give (avro_direct_test.go and its fuzz targets compare them);
+// JSON text without parsing it (a JSONEncoder, avro's, checks the text itself),
+// both byte for byte what the value model would give (avro_direct_test.go and
+// its fuzz targets compare them);
 // CanonicalObjectWithout serves transforms that edit canonical JSON text.
 //
 // # JSON value model

@@ -14,9 +14,9 @@ func AvroJSONText(s *AvroSchema, dst, b []byte) ([]byte, int) {
 	return out, int(res)
 }
 
-// AvroEncodedJSONText is the source's direct path with its verdict: ParseJSON and EncodeJSON in
-// one walk.
-func AvroEncodedJSONText(s *AvroSchema, dst, canonical []byte) ([]byte, int) {
-	out, res := s.appendEncodedJSONText(dst, canonical)
+// AvroEncodedJSON is the source's direct path with its verdict: ParseJSON and EncodeJSON in one
+// walk.
+func AvroEncodedJSON(s *AvroSchema, dst, b []byte) ([]byte, int) {
+	out, res := s.appendEncodedJSON(dst, b)
 	return out, int(res)
 }

@@ -50,6 +50,16 @@ type JSONTextEncoder interface {
 	AppendEncodedJSONText(dst, canonical []byte) (out []byte, ok bool)
 }
 
+// JSONEncoder is a JSONTextEncoder that checks its input itself, so a source may hand it a JSON
+// plugin's payloads without the CanonicalJSON check (the avro stream encoder).
+type JSONEncoder interface {
+	JSONTextEncoder
+	// AppendEncodedJSON is AppendEncodedJSONText for any bytes b: ok is true only for b that
+	// ParseJSON accepts (and, as it stands, that CanonicalJSON accepts), with what
+	// Encode(JSONPayload(v)) returns for the v ParseJSON(b) gives.
+	AppendEncodedJSON(dst, b []byte) (out []byte, ok bool)
+}
+
 // CanonicalJSON reports whether b is one JSON document that ParseJSON accepts
 // and that AppendJSON writes back byte for byte: no whitespace outside
 // strings, strings escaped exactly as appendString escapes them, no repeated
@@ -222,22 +232,8 @@ func stringSpecialMask(w uint64) uint64 {
 const ones, highs = 0x0101010101010101, 0x8080808080808080
 
 // zeroIn sets the high bit of the lowest zero byte of x, and maybe of bytes above it (masked
-// with highs by the callers).
+// with highs by the caller).
 func zeroIn(x uint64) uint64 { return (x - ones) & ^x }
-
-// quoteOrBackslash returns the index of the first '"' or '\\' in s from j on, or len(s); 8 bytes
-// at a time.
-func quoteOrBackslash(s []byte, j int) int {
-	for ; j+8 <= len(s); j += 8 {
-		w := binary.LittleEndian.Uint64(s[j:])
-		if m := (zeroIn(w^(ones*'"')) | zeroIn(w^(ones*'\\'))) & highs; m != 0 {
-			return j + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; j < len(s) && s[j] != '"' && s[j] != '\\'; j++ {
-	}
-	return j
-}
 
 // canonicalString checks a string literal: every byte appendString writes as
 // is appears raw, every escape is the one appendString writes for its
