@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -450,24 +449,12 @@ func (e *avroTextEncoder) lengthPrefixedString(src []byte, i int) (int, bool) {
 
 // stringBytes appends the bytes the string literal at src[i] stands for, checking it as
 // canonicalString does (escapes as appendString writes them, no control character, valid UTF-8)
-// and undoing its escapes. Plain runs are skipped 8 bytes at a time.
+// and undoing its escapes.
 func (e *avroTextEncoder) stringBytes(src []byte, i int) (int, bool) {
 	start := i + 1
 	for j := start; ; {
-		if j+8 <= len(src) {
-			m := stringSpecialMask(binary.LittleEndian.Uint64(src[j:]))
-			if m == 0 {
-				j += 8
-				continue
-			}
-			j += bits.TrailingZeros64(m) >> 3
-		} else {
-			for j < len(src) && !stringSpecial[src[j]] {
-				j++
-			}
-			if j >= len(src) {
-				return e.fail(avroDirectUnproven, i)
-			}
+		if j = nextStringSpecial(src, j); j >= len(src) {
+			return e.fail(avroDirectUnproven, i)
 		}
 		switch c := src[j]; {
 		case c == '"':

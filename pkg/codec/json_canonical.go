@@ -221,6 +221,20 @@ var stringSpecial = func() (t [256]bool) {
 	return t
 }()
 
+// nextStringSpecial returns the index of the first byte from b[i] on that stringSpecial marks, or
+// len(b); plain runs are skipped 8 bytes at a time.
+func nextStringSpecial(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := stringSpecialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && !stringSpecial[b[i]] {
+		i++
+	}
+	return i
+}
+
 // stringSpecialMask sets the high bit of the lowest byte of w (little
 // endian) that stringSpecial marks, and maybe of bytes above it, never of
 // one below: the lowest set bit is exact, since borrows only run upwards
@@ -243,20 +257,8 @@ func zeroIn(x uint64) uint64 { return (x - ones) & ^x }
 func canonicalString(b []byte, i int) (int, bool) {
 	i++ // opening quote
 	for {
-		if i+8 <= len(b) {
-			m := stringSpecialMask(binary.LittleEndian.Uint64(b[i:]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else {
-			for i < len(b) && !stringSpecial[b[i]] {
-				i++
-			}
-			if i >= len(b) {
-				return i, false
-			}
+		if i = nextStringSpecial(b, i); i >= len(b) {
+			return i, false
 		}
 		switch c := b[i]; {
 		case c == '"':

@@ -2,11 +2,9 @@ package codec
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -205,18 +203,13 @@ func appendString(dst []byte, s string) []byte {
 }
 
 // appendValidString is appendString for bytes that must be valid UTF-8: false, with part of
-// the literal written, when they are not. Plain runs are skipped 8 bytes at a time.
+// the literal written, when they are not.
 func appendValidString(dst, s []byte) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			m := stringSpecialMask(binary.LittleEndian.Uint64(s[i:]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
+	for i := 0; ; {
+		if i = nextStringSpecial(s, i); i >= len(s) {
+			break
 		}
 		c := s[i]
 		if c >= utf8.RuneSelf {
