@@ -217,6 +217,9 @@ func (e *avroTextEncoder) record(n *avroNode, src []byte, i, depth int) (int, bo
 			if count == len(members) {
 				return e.fail(avroDirectUnproven, i)
 			}
+			if j >= len(src) || src[j] != '"' {
+				return e.fail(avroDirectUnproven, i)
+			}
 			keyEnd, ok := canonicalString(src, j)
 			if !ok || keyEnd >= len(src) || src[keyEnd] != ':' {
 				return e.fail(avroDirectUnproven, i)
