@@ -186,37 +186,65 @@ func benchPayloads(n int) [][]byte {
 	return payloads
 }
 
-// BenchmarkSinkBatch prepares 1,000 x 100 B JSON messages; allocs/msg is allocs/op / 1,000.
+// BenchmarkSinkBatch prepares 1,000 x 100 B JSON messages, and the same records as avro datums;
+// allocs/msg is allocs/op / 1,000.
 func BenchmarkSinkBatch(b *testing.B) {
 	const n = 1000
-	msgs := batchOf(false, benchPayloads(n)...)
+	payloads := benchPayloads(n)
 	oneAdd := oneAddFields(b)
 	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	avroOpts := codec.Options{"avro_schema_json": benchRecordAvroSchema}
+	avroDec, err := codec.NewDecoder(postcard.SchemaAvro, avroOpts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	avroEnc, err := codec.NewEncoder(postcard.SchemaAvro, avroOpts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	datums := make([][]byte, n)
+	for i, p := range payloads {
+		v, err := codec.ParseJSON(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if datums[i], err = avroEnc.Encode(codec.JSONPayload(v)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		name        string
+		avro        bool
 		transforms  []transform.Transform
-		passThrough bool
+		passThrough bool // or, for avro, the direct JSON text
 	}{
-		{"pass-through", nil, true},
-		{"decode-encode", nil, false},
-		{"add_fields-text", oneAdd, false},
-		{"add_fields-decoded", oneAdd, false},
+		{"pass-through", false, nil, true},
+		{"decode-encode", false, nil, false},
+		{"add_fields-text", false, oneAdd, true},
+		{"add_fields-decoded", false, oneAdd, false},
+		{"avro-direct", true, nil, true},
+		{"avro-decode-encode", true, nil, false},
+		{"avro-add_fields-text", true, oneAdd, true},
+		{"avro-add_fields-decoded", true, oneAdd, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			batch := newSinkBatch(dec, c.transforms, n)
-			batch.passThrough = c.passThrough
-			if c.name == "add_fields-decoded" {
-				batch.text = nil
+			d, msgs := dec, batchOf(false, payloads...)
+			if c.avro {
+				d, msgs = avroDec, batchOf(false, datums...)
+			}
+			batch := newSinkBatch(d, c.transforms, n)
+			if !c.passThrough {
+				batch.passThrough, batch.text, batch.textDecoder = false, nil, nil
 			}
 			fail := func(stage string, offset uint64, err error) { b.Fatalf("dropped %d at %s: %v", offset, stage, err) }
 			var out []byte
 			b.ReportAllocs()
 			for b.Loop() {
 				batch.prepare(msgs, fail)
-				out = postcard.AppendRawMessages(out[:0], postcard.RawMessages{Schema: postcard.SchemaJSON, Messages: batch.records})
+				out = postcard.AppendRawMessages(out[:0], postcard.RawMessages{Schema: d.Schema(), Messages: batch.records})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
 		})
