@@ -34,7 +34,8 @@ const kitchenAvroSchema = `{"type":"record","name":"K","namespace":"fz","fields"
 	{"name":"s","type":"string","default":"dflt"},
 	{"name":"e","type":"E","default":"B"},
 	{"name":"arrdef","type":{"type":"array","items":"long"},"default":[1,2,3]},
-	{"name":"mapdef","type":{"type":"map","values":"string"},"default":{"k":"v","a":"b"}}]}`
+	{"name":"mapdef","type":{"type":"map","values":"string"},"default":{"k":"v","a":"b"}},
+	{"name":"nulldef","type":"R","default":{"a":1,"b":null}}]}`
 
 // unionAvroSchema is a union at the top: numbers go to float when they fit it, else to double.
 const unionAvroSchema = `["null","float","double","string",{"type":"map","values":["null","bytes","string"]}]`
@@ -147,7 +148,7 @@ func TestAvroDirectPathsMatchTheSlowPaths(t *testing.T) {
 		{1, directSchemas[1].value, codec.AvroDirectOK},
 		{2, directSchemas[2].value, codec.AvroDirectOK},
 		{3, directSchemas[3].value, codec.AvroDirectOK},
-		// Defaults for every missing field, the union taking null.
+		// Defaults for every missing field, the union taking null; nulldef's default holds a null.
 		{2, `{"ts":0,"day":0,"dec":"","id":"","nested":[],"empty":{"extra":1},"fx0":""}`, codec.AvroDirectOK},
 		// Union branches in order: a boolean, an int, a long, a float, a double, bytes taken as
 		// string (string comes after bytes), an array of ints and records, a map of maps, an enum

@@ -152,7 +152,7 @@ func (d fieldDefault) kind() (avroDefault, []byte) {
 	if !d.has {
 		return noDefault, nil
 	}
-	v, err := JSONFromGo(d.v)
+	v, err := avroDefaultJSON(d.v)
 	if err != nil {
 		return defaultFails, nil
 	}
