@@ -15,16 +15,16 @@ import (
 //
 // Pass-through: with no transforms, a payload that codec.PassThrough proves the decoder and the
 // encoder would give back unchanged is handed on as it is, skipping both; a decoder that writes
-// JSON text directly (codec.JSONTextDecoder: proto) does so, skipping the value model. Text
-// transforms: on a
-// json stream whose transforms are all transform.TextTransforms, they edit the payload text
-// directly when they can prove the result equal, skipping the JSON round trip. The plugin
-// receives the same bytes either way (FuzzSinkBatchPassThrough compares the paths).
+// JSON text directly (codec.JSONTextDecoder: proto, avro) does so, skipping the value model.
+// Text transforms: on a json stream, or one whose decoder writes JSON text, whose transforms are
+// all transform.TextTransforms, they edit the payload text directly when they can prove the
+// result equal, skipping the JSON round trip. The plugin receives the same bytes either way
+// (FuzzSinkBatchPassThrough compares the paths).
 type sinkBatch struct {
 	decoder     codec.Decoder
 	transforms  []transform.Transform
 	passThrough bool                      // no transforms: try codec.PassThrough on each payload
-	textDecoder codec.JSONTextDecoder     // the decoder writes JSON text directly (proto)
+	textDecoder codec.JSONTextDecoder     // the decoder writes JSON text directly (proto, avro)
 	text        []transform.TextTransform // json stream, every transform has a text form: try them first
 	textScratch [2][]byte                 // intermediate texts of a chain of text transforms
 
@@ -49,6 +49,7 @@ const (
 	failedToDecode                    // dropped
 	textCandidate                     // not decoded yet: the text transforms try it first
 	decodedText                       // decoded straight to its JSON text in payloadBuf (textSpans)
+	encodedText                       // source: encoded straight from its JSON text (sourceBatch.spans)
 )
 
 type hdrSpan struct{ from, to int }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -15,12 +16,45 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
-// batchSchemas are the stream schemas the fuzz target picks from (avro needs a schema, so it is
-// left to the avro tests; it never passes through).
-var batchSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer}
+// batchSchemas are the stream schemas the fuzz target picks from (avro with fuzzAvroSchema).
+var batchSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer, postcard.SchemaAvro}
+
+// fuzzAvroSchema is the avro streams' schema in the batch fuzz targets: strings as the bench
+// records have them, a union, a map (whose repeated keys the direct paths leave to the slow ones),
+// bytes, and a field with a default.
+const fuzzAvroSchema = `{"type":"record","name":"M","fields":[{"name":"id","type":"string"},` +
+	`{"name":"n","type":["null","long","double"]},{"name":"m","type":{"type":"map","values":"string"}},` +
+	`{"name":"b","type":"bytes"},{"name":"d","type":"string","default":"dflt"}]}`
+
+// schemaOptions are the stream options the batch tests give a schema: avro gets fuzzAvroSchema.
+func schemaOptions(schema postcard.Schema) codec.Options {
+	if schema == postcard.SchemaAvro {
+		return codec.Options{"avro_schema_json": fuzzAvroSchema}
+	}
+	return nil
+}
+
+// fuzzAvroDatum is one datum of fuzzAvroSchema, for seeds.
+func fuzzAvroDatum(tb testing.TB, text string) []byte {
+	tb.Helper()
+	s, err := codec.ParseAvroSchema(fuzzAvroSchema)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := codec.ParseJSON([]byte(text))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := s.EncodeJSON(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
 
 // FuzzSinkBatchPassThrough: the fast paths never change what the plugin receives. A batch
-// prepared with the pass-through or the direct JSON text of the proto decoder (no transforms), or
+// prepared with the pass-through or the direct JSON text of the proto and avro decoders (no
+// transforms), or
 // with the text form of add_fields, and the same
 // batch decoded, transformed and re-encoded message by message, give the same postcard
 // RawMessages bytes and drop the same messages at the same stages. Seeded with the FuzzParseJSON
@@ -31,12 +65,15 @@ func FuzzSinkBatchPassThrough(f *testing.F) {
 	f.Add(uint8(2), []byte("héllo"), []byte("\xff"), true)
 	f.Add(uint8(1), []byte{0, 1, 2}, []byte{}, false)
 	f.Add(uint8(3), codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, []byte(`{"a":1}`))), []byte{0x0a, 0x01, 't'}, true)
+	f.Add(uint8(5), fuzzAvroDatum(f, `{"id":"x\u0001","n":1.5,"m":{"k":"v","origin":"o"},"b":[0,255]}`),
+		fuzzAvroDatum(f, `{"id":"é","n":-3,"m":{},"b":"x"}`), true)
+	f.Add(uint8(5), []byte{2, 'x', 0, 4, 2, 'k', 0, 2, 'k', 0, 0, 0, 0}, []byte{2, 'x', 2}, false) // a repeated map key; a truncated datum
 	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("..", "pkg", "codec", "testdata", "fuzz", "FuzzParseJSON")) {
 		f.Add(uint8(0), seed, []byte(`{"k":[1.5,-0.0,"\u0001"]}`), true)
 	}
 	f.Fuzz(func(t *testing.T, schemaPick uint8, p1, p2 []byte, withHeaders bool) {
 		schema := batchSchemas[int(schemaPick)%len(batchSchemas)]
-		dec, err := codec.NewDecoder(schema, nil)
+		dec, err := codec.NewDecoder(schema, schemaOptions(schema))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,37 +186,65 @@ func benchPayloads(n int) [][]byte {
 	return payloads
 }
 
-// BenchmarkSinkBatch prepares 1,000 x 100 B JSON messages; allocs/msg is allocs/op / 1,000.
+// BenchmarkSinkBatch prepares 1,000 x 100 B JSON messages, and the same records as avro datums;
+// allocs/msg is allocs/op / 1,000.
 func BenchmarkSinkBatch(b *testing.B) {
 	const n = 1000
-	msgs := batchOf(false, benchPayloads(n)...)
+	payloads := benchPayloads(n)
 	oneAdd := oneAddFields(b)
 	dec, err := codec.NewDecoder(postcard.SchemaJSON, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	avroOpts := codec.Options{"avro_schema_json": benchRecordAvroSchema}
+	avroDec, err := codec.NewDecoder(postcard.SchemaAvro, avroOpts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	avroEnc, err := codec.NewEncoder(postcard.SchemaAvro, avroOpts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	datums := make([][]byte, n)
+	for i, p := range payloads {
+		v, err := codec.ParseJSON(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if datums[i], err = avroEnc.Encode(codec.JSONPayload(v)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		name        string
+		avro        bool
 		transforms  []transform.Transform
-		passThrough bool
+		passThrough bool // or, for avro, the direct JSON text
 	}{
-		{"pass-through", nil, true},
-		{"decode-encode", nil, false},
-		{"add_fields-text", oneAdd, false},
-		{"add_fields-decoded", oneAdd, false},
+		{"pass-through", false, nil, true},
+		{"decode-encode", false, nil, false},
+		{"add_fields-text", false, oneAdd, true},
+		{"add_fields-decoded", false, oneAdd, false},
+		{"avro-direct", true, nil, true},
+		{"avro-decode-encode", true, nil, false},
+		{"avro-add_fields-text", true, oneAdd, true},
+		{"avro-add_fields-decoded", true, oneAdd, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			batch := newSinkBatch(dec, c.transforms, n)
-			batch.passThrough = c.passThrough
-			if c.name == "add_fields-decoded" {
-				batch.text = nil
+			d, msgs := dec, batchOf(false, payloads...)
+			if c.avro {
+				d, msgs = avroDec, batchOf(false, datums...)
+			}
+			batch := newSinkBatch(d, c.transforms, n)
+			if !c.passThrough {
+				batch.passThrough, batch.text, batch.textDecoder = false, nil, nil
 			}
 			fail := func(stage string, offset uint64, err error) { b.Fatalf("dropped %d at %s: %v", offset, stage, err) }
 			var out []byte
 			b.ReportAllocs()
 			for b.Loop() {
 				batch.prepare(msgs, fail)
-				out = postcard.AppendRawMessages(out[:0], postcard.RawMessages{Schema: postcard.SchemaJSON, Messages: batch.records})
+				out = postcard.AppendRawMessages(out[:0], postcard.RawMessages{Schema: d.Schema(), Messages: batch.records})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
 		})
@@ -209,30 +274,58 @@ func TestSinkBatchAddFieldsEditsTextWithoutAllocating(t *testing.T) {
 	}
 }
 
-// A proto stream writes each Any straight to its JSON text, which add_fields then edits as text:
-// no allocation per message, and the bytes Decode, the transform and encode would give.
-func TestSinkBatchProtoWritesJSONTextDirectly(t *testing.T) {
-	dec, err := codec.NewDecoder(postcard.SchemaProto, nil)
-	if err != nil {
-		t.Fatal(err)
+// Proto and avro streams write each payload straight to its JSON text, which add_fields then
+// edits as text: no allocation per message, and the bytes Decode, the transform and encode would
+// give. A datum whose text the avro decoder cannot prove (a repeated map key) takes the decoded
+// path.
+func TestSinkBatchWritesJSONTextDirectly(t *testing.T) {
+	anyOf := func(i int) []byte {
+		return codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, fmt.Appendf(nil, `{"n":%d}`, i)))
 	}
-	payloads := make([][]byte, 100)
-	for i := range payloads {
-		payloads[i] = codec.AppendProtoAny(nil, codec.ProtoStringValueURL, codec.AppendProtoWrapper(nil, fmt.Appendf(nil, `{"n":%d}`, i)))
+	avroOf := func(i int) []byte {
+		return fuzzAvroDatum(t, fmt.Sprintf(`{"id":"m%d","n":%d,"m":{"k":"v"},"b":[1,2]}`, i, i))
 	}
-	msgs := batchOf(false, payloads...)
-	fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
-	for _, transforms := range [][]transform.Transform{nil, oneAddFields(t)} {
-		b := newSinkBatch(dec, transforms, 100)
-		b.prepare(msgs, fail)
-		slow := newSinkBatch(dec, transforms, 100)
-		slow.textDecoder, slow.text = nil, nil
-		slow.prepare(msgs, fail)
-		if got, want := string(b.records[7].Payload), string(slow.records[7].Payload); got != want || want == "" {
-			t.Fatalf("%d transforms: record 7 payload = %s, want %s", len(transforms), got, want)
+	repeatedKey := []byte{2, 'x', 0, 4, 2, 'k', 0, 2, 'k', 0, 0, 0, 0} // "m" holds "k" twice
+	for _, c := range []struct {
+		schema  postcard.Schema
+		payload func(i int) []byte
+		decoded []byte // a payload that takes the decoded path, as message 9
+		want9   string // its record without transforms
+	}{
+		{postcard.SchemaProto, anyOf, nil, `{"type_url":"type.googleapis.com/google.protobuf.StringValue","value":"Cgd7Im4iOjl9"}`},
+		{postcard.SchemaAvro, avroOf, repeatedKey, `{"id":"x","n":null,"m":{"k":""},"b":[],"d":""}`},
+	} {
+		dec, err := codec.NewDecoder(c.schema, schemaOptions(c.schema))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if n := testing.AllocsPerRun(20, func() { b.prepare(msgs, fail) }); n > 2 {
-			t.Errorf("%d transforms: a 100-message proto batch allocates %.0f times, want at most 2", len(transforms), n)
+		payloads := make([][]byte, 100)
+		for i := range payloads {
+			payloads[i] = c.payload(i)
+		}
+		if c.decoded != nil {
+			payloads[9] = c.decoded
+		}
+		msgs := batchOf(false, payloads...)
+		fail := func(stage string, offset uint64, err error) { t.Fatalf("dropped %d at %s: %v", offset, stage, err) }
+		for _, transforms := range [][]transform.Transform{nil, oneAddFields(t)} {
+			b := newSinkBatch(dec, transforms, 100)
+			b.prepare(msgs, fail)
+			slow := newSinkBatch(dec, transforms, 100)
+			slow.textDecoder, slow.text = nil, nil
+			slow.prepare(msgs, fail)
+			for _, i := range []int{7, 9} {
+				if got, want := string(b.records[i].Payload), string(slow.records[i].Payload); got != want || want == "" {
+					t.Fatalf("%s, %d transforms: record %d payload = %s, want %s", c.schema, len(transforms), i, got, want)
+				}
+			}
+			if got := string(b.records[9].Payload); len(transforms) == 0 && got != c.want9 {
+				t.Fatalf("%s: record 9 = %s, want %s", c.schema, got, c.want9)
+			}
+			direct := batchOf(false, slices.Delete(slices.Clone(payloads), 9, 10)...) // the decoded path allocates
+			if n := testing.AllocsPerRun(20, func() { b.prepare(direct, fail) }); n > 2 {
+				t.Errorf("%s, %d transforms: a 99-message batch allocates %.0f times, want at most 2", c.schema, len(transforms), n)
+			}
 		}
 	}
 }

@@ -19,8 +19,11 @@ import (
 // Pass-through: with no transforms, when every stream entry's encoder writes back what the
 // decoder read (passThroughPairs), a payload that codec.PassThrough accepts is sent as the plugin
 // produced it, skipping decode and encode; a stream encoding json from its text
-// (codec.JSONTextEncoder, proto) encodes it from the payload's bytes. Iggy receives the same bytes either way
-// (FuzzSourceBatchPassThrough compares the two paths).
+// (codec.JSONTextEncoder: proto, avro) encodes it from the payload's bytes into a buffer the
+// batch reuses (the clients copy payloads into their request before Send returns), falling back
+// to decode and encode for a payload the text encoder cannot prove; one avro stream entry
+// (codec.JSONEncoder) checks the payloads itself, sparing the canonical check. Iggy receives the
+// same bytes either way (FuzzSourceBatchPassThrough compares the two paths).
 type sourceBatch struct {
 	transforms  []transform.Transform
 	streams     []sourceStream
@@ -29,10 +32,17 @@ type sourceBatch struct {
 	decoded  []codec.Message
 	position []int                     // decoded[k] is message position[k] of the batch
 	kinds    []decodedKind             // pass-through: what the check made of each message
+	spans    []hdrSpan                 // pass-through: where encodedText put each message in encoded
 	payloads []codec.Payload           // pass-through: the decoded payloads of refused messages
 	headers  []iggyclient.HeaderEntry  // every message's headers for every stream, back to back
 	outs     [][]iggyclient.OutMessage // per stream entry
+
+	encoded      []byte        // payloads the text encoders wrote, back to back
+	encodedSpans []encodedSpan // where each of them went
 }
+
+// encodedSpan says that outs[stream][msg]'s payload is encoded[from:to].
+type encodedSpan struct{ stream, msg, from, to int }
 
 // sourceBatchResult is what prepare found. A batch with errors must be rejected unsent.
 type sourceBatchResult struct {
@@ -58,7 +68,7 @@ func newSourceBatch(transforms []transform.Transform, streams []sourceStream) *s
 
 // passesThrough reports whether payloads of this plugin schema may skip decode and encode: every
 // stream entry either writes back what the check accepted, or (for json) encodes canonical JSON
-// from its text (codec.JSONTextEncoder, e.g. proto's Any of a StringValue).
+// from its text (codec.JSONTextEncoder: proto's Any of a StringValue, an Avro datum).
 func (b *sourceBatch) passesThrough(schema postcard.Schema) bool {
 	if !b.passThrough {
 		return false
@@ -95,6 +105,7 @@ func (b *sourceBatch) prepare(pm *postcard.ProducedMessages, debug func(msg stri
 		b.outs[si] = b.outs[si][:0]
 	}
 	b.headers = b.headers[:0]
+	b.encoded, b.encodedSpans = b.encoded[:0], b.encodedSpans[:0]
 	if n := headerCount(msgs) * len(b.streams); cap(b.headers) < n {
 		b.headers = make([]iggyclient.HeaderEntry, 0, n) // room for all: the batch appends without moving it
 	}
@@ -142,15 +153,13 @@ func (b *sourceBatch) prepare(pm *postcard.ProducedMessages, debug func(msg stri
 		outs := b.outs[si]
 		for i := range kept {
 			m := &kept[i]
-			payload, err := s.Encoder.Encode(m.Payload)
+			payload, err := encodePayload(s.Encoder, m.Payload)
 			if err == nil {
 				var out iggyclient.OutMessage
 				if out, err = b.outMessage(m.ID, m.HasHeaders, m.Headers, payload); err == nil {
 					outs = append(outs, out)
 					continue
 				}
-			} else {
-				err = fmt.Errorf("encode as %s: %w", s.Encoder.Schema(), err)
 			}
 			err = fmt.Errorf("message %d: stream %q topic %q: %w", position[i], s.Stream, s.Topic, err)
 			note(&res.errs, err)
@@ -164,17 +173,39 @@ func (b *sourceBatch) prepare(pm *postcard.ProducedMessages, debug func(msg stri
 	return res
 }
 
-// prepareAsProduced builds every stream's messages from the payloads as produced. A payload the check
-// refuses takes the slow path on its own: decode (which may fail, rejecting the batch) and encode.
-// Failures are noted in the slow path's order: decode failures first, then each stream's.
+// directEncoder is the one stream entry's encoder when it encodes a json plugin's payloads
+// checking them itself (codec.JSONEncoder: avro), so that the batch may skip the canonical check;
+// nil otherwise.
+func (b *sourceBatch) directEncoder(schema postcard.Schema) codec.JSONEncoder {
+	if len(b.streams) != 1 || schema != postcard.SchemaJSON {
+		return nil
+	}
+	j, _ := b.streams[0].Encoder.(codec.JSONEncoder)
+	return j
+}
+
+// prepareAsProduced builds every stream's messages from the payloads as produced; a single stream
+// entry whose encoder checks JSON itself (directEncoder) encodes each payload first, before any
+// check. A payload the check refuses takes the slow path on its own: decode (which may fail,
+// rejecting the batch) and encode. Failures are noted in the slow path's order: decode failures
+// first, then each stream's.
 func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.ProducedMessage, debug func(string, error),
 	note func(*int, error), res *sourceBatchResult) {
 	if cap(b.kinds) < len(msgs) {
 		b.kinds = make([]decodedKind, len(msgs))
 		b.payloads = make([]codec.Payload, len(msgs))
+		b.spans = make([]hdrSpan, len(msgs))
 	}
-	kinds, payloads := b.kinds[:len(msgs)], b.payloads[:len(msgs)]
+	kinds, payloads, spans := b.kinds[:len(msgs)], b.payloads[:len(msgs)], b.spans[:len(msgs)]
+	direct := b.directEncoder(schema)
 	for i := range msgs {
+		if direct != nil {
+			from := len(b.encoded)
+			if out, ok := direct.AppendEncodedJSON(b.encoded, msgs[i].Payload); ok {
+				b.encoded, kinds[i], spans[i] = out, encodedText, hdrSpan{from, len(out)}
+				continue
+			}
+		}
 		if codec.PassThrough(schema, msgs[i].Payload) {
 			kinds[i] = passedThrough
 			continue
@@ -195,17 +226,26 @@ func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.
 		for i := range msgs {
 			pm := &msgs[i]
 			payload, err := pm.Payload, error(nil)
+			span := encodedSpan{stream: -1}
 			switch kinds[i] {
 			case failedToDecode:
 				continue
+			case encodedText:
+				sp := spans[i]
+				payload, span = b.encoded[sp.from:sp.to], encodedSpan{si, len(outs), sp.from, sp.to}
 			case passedThrough:
-				if text != nil {
-					payload = text.EncodeJSONText(pm.Payload)
+				if text == nil {
+					break
 				}
+				from := len(b.encoded)
+				if out, ok := text.AppendEncodedJSONText(b.encoded, pm.Payload); ok {
+					b.encoded, payload = out, out[from:] // re-sliced below, once the buffer stopped moving
+					span = encodedSpan{si, len(outs), from, len(out)}
+					break
+				}
+				payload, err = encodeProduced(schema, s.Encoder, pm.Payload)
 			case decodedPayload:
-				if payload, err = s.Encoder.Encode(payloads[i]); err != nil {
-					err = fmt.Errorf("encode as %s: %w", s.Encoder.Schema(), err)
-				}
+				payload, err = encodePayload(s.Encoder, payloads[i])
 			}
 			if err == nil {
 				var headers postcard.HeaderMap
@@ -214,6 +254,9 @@ func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.
 				}
 				var out iggyclient.OutMessage
 				if out, err = b.outMessage(pm.ID, pm.Headers != nil, headers, payload); err == nil {
+					if span.stream >= 0 {
+						b.encodedSpans = append(b.encodedSpans, span)
+					}
 					outs = append(outs, out)
 					continue
 				}
@@ -224,7 +267,29 @@ func (b *sourceBatch) prepareAsProduced(schema postcard.Schema, msgs []postcard.
 		}
 		b.outs[si] = outs
 	}
+	for _, sp := range b.encodedSpans {
+		b.outs[sp.stream][sp.msg].Payload = b.encoded[sp.from:sp.to:sp.to]
+	}
 	clear(payloads)
+}
+
+// encodeProduced is decode and encode for one produced payload whose direct encoding the text
+// encoder could not prove: the slow path's bytes, or its error.
+func encodeProduced(schema postcard.Schema, enc codec.Encoder, payload []byte) ([]byte, error) {
+	pl, err := codec.PayloadFromFFI(schema, payload)
+	if err != nil {
+		return nil, fmt.Errorf("decode as %s: %w", schema, err)
+	}
+	return encodePayload(enc, pl)
+}
+
+// encodePayload encodes a decoded payload for one stream entry, naming the schema on failure.
+func encodePayload(enc codec.Encoder, pl codec.Payload) ([]byte, error) {
+	payload, err := enc.Encode(pl)
+	if err != nil {
+		return nil, fmt.Errorf("encode as %s: %w", enc.Schema(), err)
+	}
+	return payload, nil
 }
 
 // producedToCodec builds the message transforms see: the plugin's optional fields, no offset.

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,15 +14,16 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
-// The plugin and stream schemas the fuzz target picks from (avro needs a schema and never passes
-// through; the proto encoder stamps the time into what it wraps, so two runs never match).
+// The plugin and stream schemas the fuzz target picks from (the proto encoder stamps the time
+// into what it wraps text in, so two runs never match; avro streams use fuzzAvroSchema).
 var (
 	sourceSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer}
-	streamSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaFlatBuffer, postcard.SchemaProto}
+	streamSchemas = []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaFlatBuffer, postcard.SchemaProto, postcard.SchemaAvro}
 )
 
 // FuzzSourceBatchPassThrough: the pass-through never changes what Iggy receives. A batch prepared
-// with it and the same batch decoded and re-encoded message by message give the same messages
+// with it (and the text encoders of proto and avro streams) and the same batch decoded and
+// re-encoded message by message give the same messages
 // for every stream entry, the same error counts and the same first error. Seeded with the
 // FuzzParseJSON corpus.
 func FuzzSourceBatchPassThrough(f *testing.F) {
@@ -29,6 +31,8 @@ func FuzzSourceBatchPassThrough(f *testing.F) {
 	f.Add(uint8(0), uint8(2), uint8(0), []byte(`{"a":1,"a":2}`), []byte(`not json`), false)
 	f.Add(uint8(2), uint8(2), uint8(1), []byte("héllo"), []byte("\xff"), true)
 	f.Add(uint8(1), uint8(1), uint8(1), []byte{0, 1, 2}, []byte{}, false)
+	f.Add(uint8(0), uint8(5), uint8(1), []byte(`{"id":"x","n":1.5,"m":{"k":"v"},"b":[0,255]}`), []byte(`{"id":"y","n":null,"m":{},"b":"z","d":"e"}`), true)
+	f.Add(uint8(0), uint8(5), uint8(11), []byte(`{"id":"x","n":1e400,"m":{},"b":[256]}`), []byte(`{"id":1,"m":{},"b":[]}`), false)
 	for _, seed := range testkit.FuzzCorpus(f, filepath.Join("..", "pkg", "codec", "testdata", "fuzz", "FuzzParseJSON")) {
 		f.Add(uint8(0), uint8(0), uint8(1), seed, []byte(`{"k":[1.5,-0.0,"\u0001"]}`), true)
 	}
@@ -60,7 +64,7 @@ func FuzzSourceBatchPassThrough(f *testing.F) {
 }
 
 func testStream(t testing.TB, name string, schema postcard.Schema) sourceStream {
-	enc, err := codec.NewEncoder(schema, nil)
+	enc, err := codec.NewEncoder(schema, schemaOptions(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +127,7 @@ func TestSourceBatchPassesCanonicalPayloadsThroughUnchanged(t *testing.T) {
 func TestSourceBatchEncodesCanonicalJSONIntoProtoFromItsText(t *testing.T) {
 	stream := testStream(t, "s", postcard.SchemaProto)
 	if textEncoder(postcard.SchemaJSON, stream) == nil {
-		t.Fatal("the proto stream encoder (behind its guard) does not offer EncodeJSONText: the fast path never runs")
+		t.Fatal("the proto stream encoder (behind its guard) does not offer AppendEncodedJSONText: the fast path never runs")
 	}
 	b := newSourceBatch(nil, []sourceStream{stream})
 	canonical, spaced := []byte(`{"id":"a","n":1.5}`), []byte(`{"id": "a", "n": 1.5}`)
@@ -183,8 +187,13 @@ func TestSourceBatchFailuresMatchTheSlowPath(t *testing.T) {
 	}
 }
 
-// BenchmarkSourceBatch prepares 1,000 x 100 B JSON messages shaped like the random source's;
-// allocs/msg is allocs/op / 1,000.
+// benchRecordAvroSchema is the schema of benchPayloads' records (bench-e2e's).
+const benchRecordAvroSchema = `{"type":"record","name":"Record","namespace":"bench","fields":[` +
+	`{"name":"id","type":"string"},{"name":"title","type":"string"},` +
+	`{"name":"name","type":"string"},{"name":"text","type":"string"}]}`
+
+// BenchmarkSourceBatch prepares 1,000 x 100 B JSON messages shaped like the random source's, for
+// a json stream and an avro one; allocs/msg is allocs/op / 1,000.
 func BenchmarkSourceBatch(b *testing.B) {
 	const n = 1000
 	pm := producedOf(postcard.SchemaJSON, false, benchPayloads(n)...)
@@ -192,18 +201,26 @@ func BenchmarkSourceBatch(b *testing.B) {
 		pm.Messages[i].ID = nil // as the random source: no ids, no headers
 	}
 	oneAdd := oneAddFields(b)
-	streams := []sourceStream{testStream(b, "s", postcard.SchemaJSON)}
+	jsonStream := testStream(b, "s", postcard.SchemaJSON)
+	avroEncoder, err := codec.NewEncoder(postcard.SchemaAvro, codec.Options{"avro_schema_json": benchRecordAvroSchema})
+	if err != nil {
+		b.Fatal(err)
+	}
+	avroStream := sourceStream{Stream: "s", Topic: "t", Encoder: avroEncoder}
 	for _, c := range []struct {
 		name        string
+		stream      sourceStream
 		transforms  []transform.Transform
 		passThrough bool
 	}{
-		{"pass-through", nil, true},
-		{"decode-encode", nil, false},
-		{"add_fields", oneAdd, false},
+		{"pass-through", jsonStream, nil, true},
+		{"decode-encode", jsonStream, nil, false},
+		{"add_fields", jsonStream, oneAdd, false},
+		{"avro-direct", avroStream, nil, true},
+		{"avro-decode-encode", avroStream, nil, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			batch := newSourceBatch(c.transforms, streams)
+			batch := newSourceBatch(c.transforms, []sourceStream{c.stream})
 			batch.passThrough = c.passThrough
 			fail := func(msg string, err error) { b.Fatalf("%s: %v", msg, err) }
 			b.ReportAllocs()
@@ -214,5 +231,55 @@ func BenchmarkSourceBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
 		})
+	}
+}
+
+// An avro stream encodes json payloads from their text into the batch's buffer, checking them
+// itself: the bytes decode and encode give, no allocation per message once the buffers have
+// grown; a payload that is not canonical is decoded and encoded, and failures are reported as the
+// slow path reports them.
+func TestSourceBatchEncodesJSONIntoAvroFromItsText(t *testing.T) {
+	stream := testStream(t, "s", postcard.SchemaAvro)
+	b := newSourceBatch(nil, []sourceStream{stream})
+	if b.directEncoder(postcard.SchemaJSON) == nil {
+		t.Fatal("the avro stream encoder (behind its guard) is no codec.JSONEncoder: the direct path never runs")
+	}
+	payloads := make([][]byte, 100)
+	for i := range payloads {
+		payloads[i] = fmt.Appendf(nil, `{"id":"m%d","n":%d,"m":{"k":"v"},"b":[1,2]}`, i, i)
+	}
+	payloads[3] = []byte(`{"id": "m3", "n": 3, "m": {"k": "v"}, "b": [1, 2]}`) // not canonical: decoded and encoded
+	pm := producedOf(postcard.SchemaJSON, false, payloads...)
+	if res := b.prepare(&pm, func(msg string, err error) { t.Fatalf("%s: %v", msg, err) }); res.firstErr != nil {
+		t.Fatal(res.firstErr)
+	}
+	for i, out := range b.outs[0] {
+		if want := fuzzAvroDatum(t, string(payloads[i])); string(out.Payload) != string(want) {
+			t.Fatalf("message %d: avro payload %x, want %x", i, out.Payload, want)
+		}
+	}
+	canonical := producedOf(postcard.SchemaJSON, false, slices.Delete(slices.Clone(payloads), 3, 4)...)
+	if n := testing.AllocsPerRun(20, func() { b.prepare(&canonical, func(string, error) {}) }); n > 2 {
+		t.Errorf("a 99-message avro batch allocates %.0f times, want at most 2", n)
+	}
+
+	bad := producedOf(postcard.SchemaJSON, false, []byte(`{"id":"a","m":{},"b":[]}`), []byte(`{"id":"a","m":{},"b":[256]}`), []byte(`nope`))
+	for _, pass := range []bool{true, false} {
+		b := newSourceBatch(nil, []sourceStream{stream})
+		b.passThrough = pass
+		res := b.prepare(&bad, func(string, error) {})
+		if res.decodeErrs != 1 || res.errs != 1 || res.firstErr == nil || !strings.HasPrefix(res.firstErr.Error(), "message 2: decode as json") {
+			t.Errorf("pass-through %v: %d decode errors, %d others, first %v; want 1, 1, message 2's decode error", pass, res.decodeErrs, res.errs, res.firstErr)
+		}
+	}
+	// With a second stream entry the direct path is off: the canonical check and the text encoder.
+	two := newSourceBatch(nil, []sourceStream{stream, testStream(t, "j", postcard.SchemaJSON)})
+	if res := two.prepare(&pm, func(msg string, err error) { t.Fatalf("%s: %v", msg, err) }); res.firstErr != nil {
+		t.Fatal(res.firstErr)
+	}
+	for i, out := range two.outs[0] {
+		if want := fuzzAvroDatum(t, string(payloads[i])); string(out.Payload) != string(want) {
+			t.Fatalf("two streams, message %d: avro payload %x, want %x", i, out.Payload, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -44,6 +46,7 @@ var avroConfig = avro.Config{MaxByteSliceSize: 1 << 20}.Freeze()
 type AvroSchema struct {
 	schema avro.Schema
 	text   string
+	plan   *avroNode // the schema compiled for the direct paths; nil keeps them off
 }
 
 // ParseAvroSchema parses a schema written in Avro's JSON schema language.
@@ -53,7 +56,8 @@ func ParseAvroSchema(text string) (*AvroSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrAvroSchema, err)
 	}
-	return &AvroSchema{schema: s, text: text}, nil
+	plan, _ := compileAvro(s) // a schema it cannot compile only keeps the direct paths off
+	return &AvroSchema{schema: s, text: text, plan: plan}, nil
 }
 
 // LoadAvroSchema reads and parses the schema file at path; errors name the
@@ -498,7 +502,46 @@ func recordFieldValue(obj *OrderedMap, f *avro.Field) (any, error) {
 	if !f.HasDefault() {
 		return nil, nil
 	}
-	return JSONFromGo(f.Default())
+	return avroDefaultJSON(f.Default())
+}
+
+// avroDefaultJSON converts a field's default, as hamba gives it, to the JSON value model. hamba
+// stands for a null inside a record's default with a value of its own type, whose MarshalJSON
+// writes null; JSONFromGo would refuse it, failing every record that lacks the field.
+func avroDefaultJSON(v any) (any, error) {
+	return JSONFromGo(unmarshalDefaults(v))
+}
+
+// unmarshalDefaults replaces the json.Marshaler values in v (maps and slices as hamba parses
+// defaults) with what their JSON text parses to.
+func unmarshalDefaults(v any) any {
+	switch t := v.(type) {
+	case *OrderedMap, time.Time: // JSONFromGo's own
+		return v
+	case json.Marshaler:
+		text, err := t.MarshalJSON()
+		if err != nil {
+			return v
+		}
+		parsed, err := ParseJSON(text)
+		if err != nil {
+			return v
+		}
+		return parsed
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = unmarshalDefaults(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = unmarshalDefaults(e)
+		}
+		return out
+	}
+	return v
 }
 
 // avroAccepts reports whether encodeAvro would succeed for v, so a union

@@ -11,7 +11,10 @@
 //	flat_buffer      flatbuffer.go: schemaless buffers (root string, byte
 //	                 vector, or vector of key/value strings for objects)
 //	avro             avro.go: one bare datum of the avro_schema_json or
-//	                 avro_schema_path schema; AvroSchema for the transforms
+//	                 avro_schema_path schema; AvroSchema for the transforms;
+//	                 avro_plan.go compiles the schema for the direct paths,
+//	                 avro_text.go (datum → JSON text, the sink) and
+//	                 avro_fromtext.go (canonical JSON text → datum, the source)
 //
 // ProtoSchema and AvroSchema are also what the *_convert transforms use.
 //
@@ -22,8 +25,12 @@
 //
 // PassThrough and CanonicalJSON (json_canonical.go) tell a sink when payload
 // bytes are already exactly what decoding and encoding would give, so it can
-// hand them on without either; a JSONTextDecoder (the proto stream decoder)
-// writes its payload's JSON text without building the value model;
+// hand them on without either; a JSONTextDecoder (the proto and avro stream
+// decoders) writes its payload's JSON text without building the value model,
+// and a JSONTextEncoder (the proto and avro stream encoders) encodes canonical
+// JSON text without parsing it (a JSONEncoder, avro's, checks the text itself),
+// both byte for byte what the value model would give (avro_direct_test.go and
+// its fuzz targets compare them);
 // CanonicalObjectWithout serves transforms that edit canonical JSON text.
 //
 // # JSON value model

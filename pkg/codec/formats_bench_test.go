@@ -100,8 +100,9 @@ func BenchmarkProtoEncodeJSONText(b *testing.B) {
 		b.Fatal(err)
 	}
 	text := []byte(`{"id":"6f1c0c4e-8f8e-4f43-9a53-0c6f0e7d3b1a","title":"Hello","name":"World","text":"abcdefghijklmn"}`)
+	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		enc.(codec.JSONTextEncoder).EncodeJSONText(text)
+		out, _ = enc.(codec.JSONTextEncoder).AppendEncodedJSONText(out[:0], text)
 	}
 }

@@ -19,6 +19,10 @@ type (
 		guardedEncoder
 		t JSONTextEncoder
 	}
+	guardedJSONEncoder struct {
+		guardedTextEncoder
+		j JSONEncoder
+	}
 )
 
 func guardDecoder(d Decoder, err error) (Decoder, error) {
@@ -35,15 +39,33 @@ func guardEncoder(e Encoder, err error) (Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t, ok := e.(JSONTextEncoder); ok { // the guard keeps the source's text fast path open
+	if j, ok := e.(JSONEncoder); ok { // the guard keeps the source's fast paths open
+		return guardedJSONEncoder{guardedTextEncoder{guardedEncoder{e}, j}, j}, nil
+	}
+	if t, ok := e.(JSONTextEncoder); ok {
 		return guardedTextEncoder{guardedEncoder{e}, t}, nil
 	}
 	return guardedEncoder{e}, nil
 }
 
-// EncodeJSONText needs no guard: the text encoders only append bytes.
-func (g guardedTextEncoder) EncodeJSONText(canonical []byte) []byte {
-	return g.t.EncodeJSONText(canonical)
+// AppendEncodedJSONText reports a panic as "cannot encode it" (dst unchanged), so the caller
+// calls Encode, which names the error.
+func (g guardedTextEncoder) AppendEncodedJSONText(dst, canonical []byte) (out []byte, ok bool) {
+	defer declineOnPanic(dst, &out, &ok)
+	return g.t.AppendEncodedJSONText(dst, canonical)
+}
+
+// AppendEncodedJSON is guarded as AppendEncodedJSONText is.
+func (g guardedJSONEncoder) AppendEncodedJSON(dst, b []byte) (out []byte, ok bool) {
+	defer declineOnPanic(dst, &out, &ok)
+	return g.j.AppendEncodedJSON(dst, b)
+}
+
+// declineOnPanic, deferred, turns a panic into the answer "cannot do it" with dst unchanged.
+func declineOnPanic(dst []byte, out *[]byte, ok *bool) {
+	if recover() != nil {
+		*out, *ok = dst, false
+	}
 }
 
 func (g guardedDecoder) Schema() postcard.Schema { return g.d.Schema() }
@@ -56,11 +78,7 @@ func (g guardedDecoder) Decode(b []byte) (p Payload, err error) {
 // AppendJSONText reports a panic as "cannot write it" (dst unchanged), so the caller calls
 // Decode, which names the error.
 func (g guardedTextDecoder) AppendJSONText(dst, b []byte) (out []byte, ok bool) {
-	defer func() {
-		if recover() != nil {
-			out, ok = dst, false
-		}
-	}()
+	defer declineOnPanic(dst, &out, &ok)
 	return g.t.AppendJSONText(dst, b)
 }
 

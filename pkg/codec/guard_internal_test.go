@@ -26,26 +26,57 @@ func TestGuardedCodecsReturnPanicsAsErrors(t *testing.T) {
 	if _, err := enc.Encode(RawPayload(nil)); !errors.Is(err, panicerr.ErrPanic) || !strings.Contains(err.Error(), "encoder bug") {
 		t.Errorf("Encode: err = %v, want the panic as an error", err)
 	}
-	for _, s := range []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer} {
-		d, err := NewDecoder(s, nil)
+	avroOpts := Options{"avro_schema_json": `"string"`}
+	for _, s := range []postcard.Schema{postcard.SchemaJSON, postcard.SchemaRaw, postcard.SchemaText, postcard.SchemaProto, postcard.SchemaFlatBuffer, postcard.SchemaAvro} {
+		var opts Options
+		if s == postcard.SchemaAvro {
+			opts = avroOpts
+		}
+		textCodec := s == postcard.SchemaProto || s == postcard.SchemaAvro
+		d, err := NewDecoder(s, opts)
 		_, guarded := d.(guardedDecoder)
 		_, guardedText := d.(guardedTextDecoder)
 		if err != nil || !(guarded || guardedText) {
 			t.Errorf("NewDecoder(%s) = %T, %v; want a guarded decoder", s, d, err)
 		}
 		// A decoder that writes JSON text keeps doing so behind its guard (the sink's fast path).
-		if _, text := d.(JSONTextDecoder); text != (s == postcard.SchemaProto) {
-			t.Errorf("NewDecoder(%s) is a JSONTextDecoder: %v, want %v", s, text, s == postcard.SchemaProto)
+		if _, text := d.(JSONTextDecoder); text != textCodec {
+			t.Errorf("NewDecoder(%s) is a JSONTextDecoder: %v, want %v", s, text, textCodec)
 		}
-		e, err := NewEncoder(s, nil)
+		e, err := NewEncoder(s, opts)
 		_, guarded = e.(guardedEncoder)
 		_, guardedText = e.(guardedTextEncoder)
-		if err != nil || !(guarded || guardedText) {
+		_, guardedJSON := e.(guardedJSONEncoder)
+		if err != nil || !(guarded || guardedText || guardedJSON) {
 			t.Errorf("NewEncoder(%s) = %T, %v; want a guarded encoder", s, e, err)
 		}
-		// An encoder that takes JSON text keeps doing so behind its guard (the source's fast path).
-		if _, text := e.(JSONTextEncoder); text != (s == postcard.SchemaProto) {
-			t.Errorf("NewEncoder(%s) is a JSONTextEncoder: %v, want %v", s, text, s == postcard.SchemaProto)
+		// An encoder that takes JSON text keeps doing so behind its guard (the source's fast paths).
+		if _, text := e.(JSONTextEncoder); text != textCodec {
+			t.Errorf("NewEncoder(%s) is a JSONTextEncoder: %v, want %v", s, text, textCodec)
+		}
+		if _, checks := e.(JSONEncoder); checks != (s == postcard.SchemaAvro) {
+			t.Errorf("NewEncoder(%s) is a JSONEncoder: %v, want %v", s, checks, s == postcard.SchemaAvro)
+		}
+	}
+}
+
+// panickingJSON is a JSON encoder with a bug in both of its direct paths.
+type panickingJSON struct{ panicking }
+
+func (panickingJSON) AppendEncodedJSONText([]byte, []byte) ([]byte, bool) { panic("text bug") }
+func (panickingJSON) AppendEncodedJSON([]byte, []byte) ([]byte, bool)     { panic("json bug") }
+
+// A panic while encoding from JSON text reads as "cannot encode it": dst comes back unchanged, so
+// the caller goes on to Encode, which names the error.
+func TestGuardedJSONEncoderReturnsAPanicAsNotOK(t *testing.T) {
+	e, _ := guardEncoder(panickingJSON{}, nil)
+	j, ok := e.(JSONEncoder)
+	if !ok {
+		t.Fatalf("guarded %T is no JSONEncoder", e)
+	}
+	for name, f := range map[string]func(dst, b []byte) ([]byte, bool){"AppendEncodedJSONText": j.AppendEncodedJSONText, "AppendEncodedJSON": j.AppendEncodedJSON} {
+		if out, ok := f([]byte("kept"), []byte("{}")); ok || string(out) != "kept" {
+			t.Errorf("%s = %q, %v; want dst unchanged and false", name, out, ok)
 		}
 	}
 }

@@ -34,16 +34,30 @@ type JSONTextDecoder interface {
 	Decoder
 	// AppendJSONText appends to dst the bytes AppendPayloadToFFI writes for
 	// the payload Decode(b) returns. ok is false, with dst unchanged, when
-	// Decode would fail; the caller then calls Decode for the error.
+	// Decode would fail or the direct path cannot prove its bytes; the caller
+	// then calls Decode.
 	AppendJSONText(dst, b []byte) (out []byte, ok bool)
 }
 
-// JSONTextEncoder is an Encoder that can encode a JSON payload from its text: EncodeJSONText(b),
-// for b that CanonicalJSON accepts, returns what Encode(JSONPayload(v)) returns for the v that
-// ParseJSON(b) gives, without building v. A source whose plugin produced canonical JSON uses it.
+// JSONTextEncoder is an Encoder that can encode a JSON payload from its text. A source whose
+// plugin produced canonical JSON uses it.
 type JSONTextEncoder interface {
 	Encoder
-	EncodeJSONText(canonical []byte) []byte
+	// AppendEncodedJSONText appends to dst, for canonical text that CanonicalJSON accepts, what
+	// Encode(JSONPayload(v)) returns for the v that ParseJSON(canonical) gives, without building
+	// v. ok is false, with dst unchanged, when Encode would fail or the direct path cannot prove
+	// its bytes; the caller then calls Encode.
+	AppendEncodedJSONText(dst, canonical []byte) (out []byte, ok bool)
+}
+
+// JSONEncoder is a JSONTextEncoder that checks its input itself, so a source may hand it a JSON
+// plugin's payloads without the CanonicalJSON check (the avro stream encoder).
+type JSONEncoder interface {
+	JSONTextEncoder
+	// AppendEncodedJSON is AppendEncodedJSONText for any bytes b: ok is true only for b that
+	// ParseJSON accepts (and, as it stands, that CanonicalJSON accepts), with what
+	// Encode(JSONPayload(v)) returns for the v ParseJSON(b) gives.
+	AppendEncodedJSON(dst, b []byte) (out []byte, ok bool)
 }
 
 // CanonicalJSON reports whether b is one JSON document that ParseJSON accepts
@@ -207,15 +221,33 @@ var stringSpecial = func() (t [256]bool) {
 	return t
 }()
 
+// nextStringSpecial returns the index of the first byte from b[i] on that stringSpecial marks, or
+// len(b); plain runs are skipped 8 bytes at a time.
+func nextStringSpecial(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := stringSpecialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && !stringSpecial[b[i]] {
+		i++
+	}
+	return i
+}
+
 // stringSpecialMask sets the high bit of the lowest byte of w (little
 // endian) that stringSpecial marks, and maybe of bytes above it, never of
 // one below: the lowest set bit is exact, since borrows only run upwards
 // from a byte that matched.
 func stringSpecialMask(w uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zeroIn := func(x uint64) uint64 { return (x - ones) & ^x }
 	return ((w-ones*0x20)&^w | zeroIn(w^(ones*'"')) | zeroIn(w^(ones*'\\')) | w) & highs
 }
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// zeroIn sets the high bit of the lowest zero byte of x, and maybe of bytes above it (masked
+// with highs by the caller).
+func zeroIn(x uint64) uint64 { return (x - ones) & ^x }
 
 // canonicalString checks a string literal: every byte appendString writes as
 // is appears raw, every escape is the one appendString writes for its
@@ -225,20 +257,8 @@ func stringSpecialMask(w uint64) uint64 {
 func canonicalString(b []byte, i int) (int, bool) {
 	i++ // opening quote
 	for {
-		if i+8 <= len(b) {
-			m := stringSpecialMask(binary.LittleEndian.Uint64(b[i:]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else {
-			for i < len(b) && !stringSpecial[b[i]] {
-				i++
-			}
-			if i >= len(b) {
-				return i, false
-			}
+		if i = nextStringSpecial(b, i); i >= len(b) {
+			return i, false
 		}
 		switch c := b[i]; {
 		case c == '"':

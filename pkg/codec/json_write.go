@@ -183,13 +183,8 @@ func appendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if esc := escapes[c]; esc != 0 {
-				dst = append(dst, s[start:i]...)
-				if esc == 'u' {
-					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				} else {
-					dst = append(dst, '\\', esc)
-				}
+			if escapes[c] != 0 {
+				dst = appendEscape(append(dst, s[start:i]...), c)
 				start = i + 1
 			}
 			i++
@@ -207,25 +202,40 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendStringBytes is appendString for valid UTF-8 bytes (its only
-// difference, writing invalid UTF-8 as U+FFFD, then never applies).
-func appendStringBytes(dst, s []byte) []byte {
+// appendValidString is appendString for bytes that must be valid UTF-8: false, with part of
+// the literal written, when they are not.
+func appendValidString(dst, s []byte) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
-	for i, c := range s {
-		if c >= utf8.RuneSelf || escapes[c] == 0 {
+	for i := 0; ; {
+		if i = nextStringSpecial(s, i); i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst, false
+			}
+			i += size
 			continue
 		}
-		dst = append(dst, s[start:i]...)
-		if esc := escapes[c]; esc == 'u' {
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		} else {
-			dst = append(dst, '\\', esc)
+		if escapes[c] != 0 {
+			dst = appendEscape(append(dst, s[start:i]...), c)
+			start = i + 1
 		}
-		start = i + 1
+		i++
 	}
 	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, '"'), true
+}
+
+// appendEscape writes the escape of an ASCII byte that escapes marks.
+func appendEscape(dst []byte, c byte) []byte {
+	if esc := escapes[c]; esc != 'u' {
+		return append(dst, '\\', esc)
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }
 
 // appendFloat writes f the way Rust's ryu crate formats it: the shortest

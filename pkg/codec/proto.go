@@ -167,19 +167,21 @@ func (protoStreamDecoder) AppendJSONText(dst, b []byte) ([]byte, bool) {
 	if !ok {
 		return dst, false
 	}
-	dst = append(dst, `{"type_url":`...)
-	dst = appendStringBytes(dst, typeURL)
-	dst = append(dst, `,"value":"`...)
+	out, ok := appendValidString(append(dst, `{"type_url":`...), typeURL)
+	if !ok { // decodeProtoAnyBytes checked it: never taken
+		return dst, false
+	}
+	dst = append(out, `,"value":"`...)
 	dst = base64.StdEncoding.AppendEncode(dst, value) // base64 needs no escaping
 	return append(dst, `"}`...), true
 }
 
 func (protoStreamEncoder) Schema() postcard.Schema { return postcard.SchemaProto }
 
-// EncodeJSONText implements JSONTextEncoder: a JSON payload's text goes into the StringValue as
-// MarshalJSON would write it.
-func (e protoStreamEncoder) EncodeJSONText(canonical []byte) []byte {
-	return newProtoAnyWrapper(ProtoStringValueURL, canonical)
+// AppendEncodedJSONText implements JSONTextEncoder: a JSON payload's text goes into the
+// StringValue as MarshalJSON would write it.
+func (e protoStreamEncoder) AppendEncodedJSONText(dst, canonical []byte) ([]byte, bool) {
+	return appendProtoAnyWrapper(dst, ProtoStringValueURL, canonical), true
 }
 
 // Encode wraps the payload in a google.protobuf.Any holding a StringValue
