@@ -71,35 +71,41 @@ func idleSinkBacksOff(t *testing.T, protocol string) {
 	}
 }
 
-// A sink deep in its idle back-off (idle_poll_max 1h: after 11 empty polls 5 ms apart at first,
-// its next wait is over 5 s) still pauses at once, polls at once after resume, and stops at once
+// A sink deep in its idle back-off (idle_poll_max 1h: after 11 empty polls, 5 ms apart at first,
+// its next wait is over 2.5 s) still pauses at once, polls at once after resume, and stops at once
 // on SIGTERM. With IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=1s a wait that held either up would show: the
-// pause would answer before the connector parked, the stop would exit 1 (batch not settled).
+// pause would answer before the connector parked, the stop would exit 1 (batch not settled). Two
+// runners, one paused and one stopped, are each counted from their first poll: the depth of the
+// wait then follows from the count alone (a count read after a delivered message could not say
+// how many polls followed it, and so how long the next wait is).
 func TestLongIdleWaitEndsOnPauseAndStop(t *testing.T) {
 	testkit.OverProtocols(t, longIdleWaitEndsOnPauseAndStop)
 }
 
 func longIdleWaitEndsOnPauseAndStop(t *testing.T, protocol string) {
-	srv := testkit.StartBroker(t, testkit.WithStream("idle", map[string]uint32{"t": 1}))
+	srv := testkit.StartBroker(t, testkit.WithStream("idle", map[string]uint32{"paused": 1, "stopped": 1}))
 	key := http.Header{"Api-Key": {"k"}}
-	p := testkit.StartRunner(t, append(withConfig(baseEnvOver(protocol, srv, t.TempDir()),
-		sinkTOML("slow", testkit.PluginPath(t, "null_sink"), "idle", "t", "poll_interval = \"5ms\"\nidle_poll_max = \"1h\"", "")),
-		"IGGY_CONNECTORS_HTTP_API_KEY=k", "IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=1s"))
-	p.WaitStatus(t, "running", waitLong)
-	polls := func() uint64 { return groupPolls(t, srv, "idle", "t", "slow") }
-	p.WaitUntil(t, waitLong, "11 empty polls", func() bool { return polls() >= 11 })
+	start := func(name string) *testkit.RunnerProc {
+		return testkit.StartRunner(t, append(withConfig(baseEnvOver(protocol, srv, t.TempDir()),
+			sinkTOML(name, testkit.PluginPath(t, "null_sink"), "idle", name, "poll_interval = \"5ms\"\nidle_poll_max = \"1h\"", "")),
+			"IGGY_CONNECTORS_HTTP_API_KEY=k", "IGGY_CONNECTOR_SHUTDOWN_TIMEOUT=1s"))
+	}
+	paused, stopped := start("paused"), start("stopped")
+	for name, p := range map[string]*testkit.RunnerProc{"paused": paused, "stopped": stopped} {
+		p.WaitStatus(t, "running", waitLong)
+		p.WaitUntil(t, waitLong, "11 empty polls of "+name, func() bool { return groupPolls(t, srv, "idle", name, name) >= 11 })
+	}
 
-	post(t, p, "/pause", key, http.StatusNoContent)
-	if h, _ := p.Health(); h.ConnectorStatus != "paused" {
+	post(t, paused, "/pause", key, http.StatusNoContent)
+	if h, _ := paused.Health(); h.ConnectorStatus != "paused" {
 		t.Fatalf("status right after POST /pause = %q, want paused: the idle wait held the pause up", h.ConnectorStatus)
 	}
-	post(t, p, "/resume", key, http.StatusNoContent)
-	fillTopic(t, srv, "idle", "t", 1)
-	p.WaitUntil(t, waitLong, "the message sent after resume", func() bool {
-		return testkit.OrZero(statsWithKey(t, p, key).MessagesProcessed) == 1
+	post(t, paused, "/resume", key, http.StatusNoContent)
+	fillTopic(t, srv, "idle", "paused", 1)
+	paused.WaitUntil(t, waitLong, "the message sent after resume", func() bool {
+		return testkit.OrZero(statsWithKey(t, paused, key).MessagesProcessed) == 1
 	})
 
-	delivered := polls()
-	p.WaitUntil(t, waitLong, "11 more empty polls", func() bool { return polls() >= delivered+11 })
-	stopRunner(t, p)
+	stopRunner(t, stopped)
+	stopRunner(t, paused)
 }
