@@ -194,10 +194,10 @@ func TestFleetMergedAPI(t *testing.T) {
 		}
 	}
 
-	// Pause the source through the supervisor: its runner takes it; then the counters settle and
-	// /stats shows each sink counter as the sum of the two replicas' own.
-	testkit.CheckCalls(t, base, []testkit.HTTPCall{testkit.Call("POST", "/sources/gen/pause", nil, 204, "")})
-	waitRunnerStatus(t, eps, "paused")
+	// Once the sinks consumed some of the source's messages, pause the source through the
+	// supervisor: its runner takes it; then the counters settle and /stats shows each sink counter
+	// as the sum of the two replicas' own. (Paused before its first batch, the source would leave
+	// nothing to sum.)
 	key := http.Header{"Api-Key": {fleetRunnerKey}}
 	own := func(ep string) uint64 {
 		_, body, err := testkit.DoHTTP("GET", ep+"/stats", key, "")
@@ -209,6 +209,9 @@ func TestFleetMergedAPI(t *testing.T) {
 		}
 		return st.MessagesConsumed
 	}
+	waitUntil(t, "the sinks consumed the source's first messages", func() bool { return own(ep1)+own(ep2) > 0 })
+	testkit.CheckCalls(t, base, []testkit.HTTPCall{testkit.Call("POST", "/sources/gen/pause", nil, 204, "")})
+	waitRunnerStatus(t, eps, "paused")
 	var consumed, sum uint64
 	waitUntil(t, "/stats pg = sum of its replicas", func() bool {
 		var st struct {
