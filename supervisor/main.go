@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/ctl"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
@@ -162,7 +163,8 @@ runtime config file and IGGY_CONNECTORS_* variables, loads connector configs fro
 provider, runs every enabled connector in its own iggy-connector-runner process (restarted when it
 dies) and serves upstream's REST API, /stats and /metrics over them.
 
-Usage: iggy-connectors [--help | --version]
+Usage: iggy-connectors [--help | --version]     the server
+       iggy-connectors SUBCOMMAND [flags]         the command line (SUBCOMMAND --help for its flags)
 
 Config file: IGGY_CONNECTORS_CONFIG_PATH (default core/connectors/runtime/config.toml, searched from the
 working directory upwards); dotenv: IGGY_CONNECTORS_ENV_PATH (default: the nearest .env).
@@ -171,9 +173,15 @@ Log verbosity: RUST_LOG (default info), e.g. "warn,iggy_connectors::runner=debug
 iggy_connectors (the supervisor), iggy_connectors::runner (relayed runner lines, tagged
 connector_key), iggy_connectors::benchmark, connector (plugin lines).
 
-Supervisor variables:
 `)
+	fmt.Fprint(w, "Subcommands:\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range ctl.Commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\nSupervisor variables:\n")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, v := range SupervisorEnvVars() {
 		d := v.Default
 		if d == "" {

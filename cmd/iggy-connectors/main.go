@@ -1,5 +1,6 @@
 // Command iggy-connectors is the drop-in replacement of Apache Iggy's connectors runtime: it runs
-// each connector in its own iggy-connector-runner process and serves upstream's REST API. See
+// each connector in its own iggy-connector-runner process and serves upstream's REST API. With a
+// subcommand (tap, logs, test; pkg/ctl) it is the operator's command line instead. See
 // `iggy-connectors --help`.
 package main
 
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/iggy-connectors-go/runtime/pkg/ctl"
 	"github.com/iggy-connectors-go/runtime/supervisor"
 )
 
@@ -19,13 +21,19 @@ import (
 const gcPercent = 50
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		<-ctx.Done()
 		stop() // a second signal terminates at once, the default way
 	}()
+	if len(os.Args) > 1 {
+		if cmd, ok := ctl.Lookup(os.Args[1]); ok {
+			wd, _ := os.Getwd()
+			os.Exit(cmd.Run(ctx, os.Args[2:], ctl.Env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Environ: os.Environ(), Dir: wd}))
+		}
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(supervisor.Main(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
