@@ -5,9 +5,10 @@
 // file of the repository and fails on:
 //
 //   - a mention of docs/<file>.md that names no file in this folder;
-//   - a section cited as "docs/<file>.md §N" (also "§N, §M" and "§N-M" after it) that has no heading
-//     numbered N in that file, and a "docs/architecture.md, decision N" (or "decision N
-//     (docs/architecture.md)") without a "Decision N" heading there;
+//   - a section cited as "docs/<file>.md §N" (also "§N, §M" and "§N-M" after it; inside docs/,
+//     "<file>.md §N" of a file beside it) that has no heading numbered N in that file, and a
+//     "docs/architecture.md, decision N" (or "decision N (docs/architecture.md)") without a
+//     "Decision N" heading there;
 //   - a Markdown link or reference to a repository path that does not exist, or to an #anchor that
 //     no heading (or <a id>) of the target file makes;
 //   - a mention of a repository path ending in .md (supervisor/README.md) that does not exist.
