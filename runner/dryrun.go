@@ -91,7 +91,7 @@ func DryRun(ctx context.Context, environ []string, samples io.Reader) ([]tap.Eve
 		spec, err = buildSpec(s.Connector)
 	}
 	if err != nil {
-		p := problemOf(err, "config")
+		p := problemOf(err, "") // no field: the config as a whole
 		problems = append(problems, &dryrun.Problem{Input: dryrun.InputConfig, Field: p.Field, Message: p.Message})
 	}
 	list, bad := dryrun.ReadSamples(samples)

@@ -3,5 +3,6 @@
 //
 // Files: event.go (Event, the JSON of one sampled message: its point, place in Iggy, id,
 // headers, schema and payload rendered by schema, secret fields masked), marshal.go (Marshal: an
-// Event as one line, the same bytes wherever it is written).
+// Event as one line, the same bytes wherever it is written), text.go (Event.Text: one line for
+// people, `--format text`).
 package tap
