@@ -323,4 +323,3 @@ func sdkHeaders(t *testing.T, raw []byte) postcard.HeaderMap {
 	}
 	return out
 }
-
