@@ -323,3 +323,74 @@ func sdkHeaders(t *testing.T, raw []byte) postcard.HeaderMap {
 	}
 	return out
 }
+
+// A source's preview shows exactly the payloads a real source runner sends to Iggy for what its
+// plugin produced, over every stream schema (the probe plugin of formats_probe_test.go produces
+// the payloads, declared with the plugin schema).
+func TestSourcePreviewEqualsWhatIggyGets(t *testing.T) {
+	lib := probeLibrary(t)
+	const avroSchema = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"customer","type":"string"}]}`
+	orders := jsonLines(`{"id":1,"customer":"Zoë <z@x>"}`, `{"id":2,"customer":""}`)
+	for _, tc := range []struct {
+		plugin                          postcard.Schema
+		stream, streamExtra, transforms string
+		payloads                        [][]byte
+	}{
+		{postcard.SchemaJSON, "json", "", "[transforms.add_fields]\nenabled = true\nfields = [{ key = \"seen\", value = { static = 1 } }]\n", orders},
+		{postcard.SchemaJSON, "text", "", "", orders},
+		{postcard.SchemaText, "text", "", "", [][]byte{[]byte("one line"), []byte("two")}},
+		{postcard.SchemaRaw, "raw", "", "", [][]byte{{0, 1, 2}, {0xff}}},
+		{postcard.SchemaJSON, "proto", "", "", orders},
+		{postcard.SchemaJSON, "flat_buffer", "", "", orders},
+		{postcard.SchemaJSON, "avro", "avro_schema_json = '" + avroSchema + "'", "", orders},
+	} {
+		t.Run(tc.plugin.String()+"_to_"+tc.stream, func(t *testing.T) {
+			srv := testkit.StartBroker(t, testkit.WithStream("dry", map[string]uint32{"out": 1}))
+			cfg := probeSourceTOML(t, lib, "dry", "out", tc.stream, tc.streamExtra, int(tc.plugin), tc.payloads, tc.transforms)
+			source := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
+			var got []iggcon.IggyMessage
+			source.WaitUntil(t, waitLong, "every message sent", func() bool {
+				got = readTopic(t, srv, "dry", "out")
+				return len(got) >= len(tc.payloads)
+			})
+
+			var samples bytes.Buffer
+			for _, p := range tc.payloads {
+				e := tap.Event{Point: tap.PointProduced, ID: "0"}
+				e.SetHeaders(nil)
+				e.SetPayload(tc.plugin, p, nil)
+				line, _ := tap.Marshal(&e)
+				samples.Write(append(line, '\n'))
+			}
+			res, err := dryrun.Run(context.Background(), dryrun.Request{Runner: testkit.RunnerBinary(t),
+				Env: []string{runnerproc.EnvConfig + "=" + cfg}, Samples: &samples})
+			if err != nil || len(res.Problems) > 0 {
+				t.Fatalf("dry run: %v %v", err, res.Problems)
+			}
+			lines := strings.Split(strings.TrimSpace(string(res.Output)), "\n")
+			if len(lines) != len(got) {
+				t.Fatalf("preview has %d lines, Iggy got %d messages:\n%s", len(lines), len(got), res.Output)
+			}
+			for i, line := range lines {
+				var e tap.Event
+				if err := json.Unmarshal([]byte(line), &e); err != nil || e.Point != tap.PointSent || e.Schema != tc.stream || e.Stream != "dry" || e.Topic != "out" {
+					t.Fatalf("preview line %s: %v", line, err)
+				}
+				want := tap.Event{}
+				want.SetPayload(mustSchema(t, tc.stream), got[i].Payload, config.SecretKeys(config.DefaultSecretKeys))
+				if string(want.Payload) != string(e.Payload) || want.Size != e.Size || want.Encoding != e.Encoding {
+					t.Errorf("message %d: Iggy got %s (%d B), the preview shows %s (%d B)", i, want.Payload, want.Size, e.Payload, e.Size)
+				}
+			}
+		})
+	}
+}
+
+func mustSchema(t *testing.T, name string) postcard.Schema {
+	t.Helper()
+	s, err := codec.ParseSchema(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
