@@ -55,6 +55,17 @@
 // not opened) and a sink's streams and topics on Iggy; one "field: message" line per problem, exit
 // 0 or 2. The supervisor's validate routes run it as a child process.
 //
+// Dry run (dryrun.go, `iggy-connector-runner --dry-run [SAMPLES]`, docs/dry-runs.md): the
+// connector document read as a start reads it, and sample messages (pkg/dryrun: JSON lines in the
+// pkg/tap.Event shape, from the file or standard input) run through this package's own sinkBatch
+// (decode, transforms, encode, one sample at a time) or sourceBatch, with no Iggy and no plugin.
+// Each outcome is one tap.Event JSON line on stdout: "delivered" (what the sink plugin would
+// receive), "sent" (what a source would send, one per stream entry), "filtered" or "failed" (the
+// stage and error, named as a dead-letter record names them); exit 0. Bad configuration or
+// samples give one pkg/dryrun.Problem JSON line each, exit 2. `iggy-connectors test` and the
+// supervisor's preview routes run it as a child process. tapevent.go renders a delivered record
+// and a sent message as tap.Events, for the dry run and the live tap alike.
+//
 // Idle sinks (sink_idle.go): over consecutive empty polls a consumer's wait doubles from
 // poll_interval up to the stream's idle_poll_max and the first batch resets it, so an idle runner
 // wakes a few times a second; a pause request or shutdown ends a wait at once.

@@ -18,8 +18,8 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
-// routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets
-// and validate routes.
+// routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets,
+// validate and preview routes.
 func (s *Supervisor) routes() (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if err := s.baseRoutes(mux, s.handleStats, s.handleMetrics); err != nil {
@@ -42,6 +42,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		s.lifecycleRoutes(mux, base, kind, slow)
 		s.offsetRoutes(mux, base, kind)   // api_offsets.go
 		s.validateRoutes(mux, base, kind) // api_validate.go
+		s.previewRoutes(mux, base, kind)  // api_preview.go
 	}
 	return mux, nil
 }

@@ -12,8 +12,9 @@
 // connector is stopped, and reaching Iggy for them), api_offsets_sink.go (sink consumer-group
 // offsets from Iggy through pkg/iggyclient.Admin), api_offsets_source.go (source state through
 // pkg/state, from the configured state backend: files or Iggy), api_validate.go (validate a config body by running the runner binary's
-// --check in a child process; the supervisor never loads a plugin), admission.go (validate and the
-// offsets routes run a few at a time, 429 beyond), stats.go (/stats, /metrics: composed from each connector's
+// --check in a child process; the supervisor never loads a plugin), api_preview.go (POST .../preview: a dry run of a config over sample messages by the
+// runner binary's --dry-run in a child process, through pkg/dryrun; 409 in attach mode),
+// admission.go (validate, preview and the offsets routes run a few at a time, 429 beyond), stats.go (/stats, /metrics: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
 // (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables).
 // Attach mode ([fleet] enabled, DESIGN decision 21) spawns nothing and reads no provider: fleet.go

@@ -46,6 +46,7 @@ func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
 			"DELETE " + base + "/{key}/configs", "POST " + base + "/{key}/configs/validate"} {
 			mux.HandleFunc(route, ownedByOrchestrator("the connector configs", "change them where the runners are deployed (their IGGY_CONNECTOR_CONFIG or config file)"))
 		}
+		fleetPreviewRoutes(mux, base) // api_preview.go
 		for _, op := range []string{opStop, opStart, "restart"} {
 			mux.HandleFunc("POST "+base+"/{key}/"+op, ownedByOrchestrator("the runner processes", "scale, stop or restart them there"))
 		}

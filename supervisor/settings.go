@@ -1,14 +1,11 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // Env holds the supervisor's own variables: how it runs runners. They use the IGGY_SUPERVISOR_
@@ -53,28 +50,10 @@ func ParseEnv(environ []string) (Env, error) {
 }
 
 // ErrRunnerNotFound: no runner binary was found.
-var ErrRunnerNotFound = errors.New("iggy-connector-runner binary not found")
+var ErrRunnerNotFound = runnerproc.ErrRunnerNotFound
 
 // runnerBinary finds the runner: the configured path, else next to this executable, else PATH.
-func (e Env) runnerBinary() (string, error) {
-	if e.RunnerPath != "" {
-		if _, err := os.Stat(e.RunnerPath); err != nil {
-			return "", fmt.Errorf("IGGY_SUPERVISOR_RUNNER_PATH=%q: %w: %w", e.RunnerPath, ErrRunnerNotFound, err)
-		}
-		return filepath.Abs(e.RunnerPath)
-	}
-	if exe, err := os.Executable(); err == nil {
-		candidate := filepath.Join(filepath.Dir(exe), "iggy-connector-runner")
-		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() {
-			return candidate, nil
-		}
-	}
-	p, err := exec.LookPath("iggy-connector-runner")
-	if err != nil {
-		return "", fmt.Errorf("%w next to the supervisor or on PATH (set IGGY_SUPERVISOR_RUNNER_PATH)", ErrRunnerNotFound)
-	}
-	return filepath.Abs(p)
-}
+func (e Env) runnerBinary() (string, error) { return runnerproc.FindRunner(e.RunnerPath) }
 
 // SupervisorEnvVars lists the supervisor's own variables in declaration order.
 func SupervisorEnvVars() []config.EnvVar { return config.StructEnvVars(Env{}) }

@@ -71,7 +71,7 @@ type Supervisor struct {
 	closing      atomic.Bool
 	shutdownOnce sync.Once
 
-	validations, offsetsCalls gate // admission.go
+	validations, offsetsCalls, previews gate // admission.go
 }
 
 // Options are what New needs besides the runtime config.
@@ -138,6 +138,7 @@ func New(o Options) (*Supervisor, error) {
 		stopSampling: make(chan struct{}),
 		validations:  newGate(maxValidations),
 		offsetsCalls: newGate(maxOffsetsCalls),
+		previews:     newGate(maxPreviews),
 	}
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)

@@ -3,7 +3,8 @@
 // `iggy-connectors` with no subcommand is the server, as upstream's binary.
 //
 // Files: ctl.go (the subcommand table and what they share: exit codes, the environment), tap.go
-// (`tap`), logs.go (`logs`), test.go (`test`, the dry run).
+// (`tap`), logs.go (`logs`), test.go (`test`, the dry run: the runner binary's --dry-run through
+// pkg/dryrun, compared with an expectation file; its golden cases are testdata/test/*).
 package ctl
 
 import (
@@ -37,7 +38,7 @@ type Command struct {
 var Commands = []Command{
 	{Name: "tap", Summary: "stream sampled messages of a running connector: tap sinks/KEY [--point delivered] [--limit 10]", Run: runTap},
 	{Name: "logs", Summary: "a connector's recent log records: logs sinks/KEY [--tail N] [--level warn] [--follow]", Run: runLogs},
-	{Name: "test", Summary: "dry-run a connector file over sample messages: test CONNECTOR_FILE --input SAMPLES.jsonl [--expect FILE] [--update]", Run: runTest},
+	{Name: "test", Summary: "dry-run a connector file over sample messages: test CONNECTOR_FILE --input SAMPLES.jsonl [--expect FILE] [--update] [--format json|text]", Run: runTest},
 }
 
 // Lookup finds a subcommand by name.
