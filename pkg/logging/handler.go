@@ -46,7 +46,7 @@ type Handler struct {
 	filter  *filterVar // shared by every handler derived from one NewHandler: SetFilter reaches them all
 	target  string     // target of records that name none; set by WithAttrs too
 	plugin  string     // the plugin's own target when WithAttrs set a connector_target
-	grouped bool   // inside WithGroup: record attributes cannot name a target
+	grouped bool       // inside WithGroup: record attributes cannot name a target
 	outs    []slog.Handler
 }
 
