@@ -1,6 +1,10 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -169,4 +173,51 @@ func envNumber(s string) any {
 		return f
 	}
 	return s
+}
+
+// ErrBadRateLimit wraps every refusal of a run-time rate limit body (ParseRateLimitJSON).
+var ErrBadRateLimit = errors.New("invalid rate limit")
+
+// ParseRateLimitJSON reads the body of a run-time rate limit change (PUT .../rate_limit): the
+// [rate_limit] section as a JSON object ({"messages_per_second": 100, "bytes_per_second": null};
+// an absent or null key is no limit on that measure, {} no limit at all), or JSON null, which
+// asks for the connector's configured section again (reset).
+func ParseRateLimitJSON(data []byte) (limit *RateLimit, reset bool, err error) {
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, false, fmt.Errorf("%w: %v", ErrBadRateLimit, err)
+	}
+	if dec.More() {
+		return nil, false, fmt.Errorf("%w: trailing data after the JSON value", ErrBadRateLimit)
+	}
+	if raw == nil {
+		return nil, true, nil
+	}
+	obj, ok := normalizeValue(raw).(map[string]any)
+	if !ok {
+		return nil, false, fmt.Errorf(`%w: expected an object such as {"messages_per_second": 100, "bytes_per_second": null}, or null for the configured limit`, ErrBadRateLimit)
+	}
+	l, err := decodeRateLimit("request body", map[string]any{"rate_limit": obj})
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %s", ErrBadRateLimit, strings.TrimPrefix(err.Error(), ErrInvalidConnector.Error()+": request body: key "))
+	}
+	return l, false, nil
+}
+
+// RateLimitJSON is a rate limit as the run-time routes show it: both keys, null for no limit.
+func RateLimitJSON(l *RateLimit) []byte {
+	var m, b *float64
+	if l != nil {
+		m, b = l.MessagesPerSecond, l.BytesPerSecond
+	}
+	return appendJSON(nil, orderedObject{{"messages_per_second", floatOrNil(m)}, {"bytes_per_second", floatOrNil(b)}})
+}
+
+func floatOrNil(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

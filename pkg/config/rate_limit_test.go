@@ -117,3 +117,31 @@ func TestRateLimitEnvOverrides(t *testing.T) {
 		t.Fatalf("bad override: %v", err)
 	}
 }
+
+// The body of a run-time change: the section as a JSON object, or null for the configured one.
+func TestParseRateLimitJSON(t *testing.T) {
+	l, reset, err := config.ParseRateLimitJSON([]byte(`{"messages_per_second": 50, "bytes_per_second": null}`))
+	if err != nil || reset || l == nil || *l.MessagesPerSecond != 50 || l.BytesPerSecond != nil {
+		t.Fatalf("object: %+v %v %v", l, reset, err)
+	}
+	if got := string(config.RateLimitJSON(l)); got != `{"messages_per_second":50.0,"bytes_per_second":null}` {
+		t.Fatalf("RateLimitJSON = %s", got)
+	}
+	if l, reset, err := config.ParseRateLimitJSON([]byte(`{}`)); err != nil || reset || l.MessagesPerSecond != nil || l.BytesPerSecond != nil {
+		t.Fatalf("{}: %+v %v %v", l, reset, err)
+	}
+	if _, reset, err := config.ParseRateLimitJSON([]byte(` null `)); err != nil || !reset {
+		t.Fatalf("null: %v %v", reset, err)
+	}
+	for body, want := range map[string]string{
+		`{"messages_per_second": 0}`:  "messages_per_second: must be greater than 0",
+		`{"messages": 5}`:             "messages: unknown key",
+		`[1]`:                         "expected an object",
+		`{"bytes_per_second": "1MB"}`: "bytes_per_second: expected a number",
+		`{} {}`:                       "trailing data",
+	} {
+		if _, _, err := config.ParseRateLimitJSON([]byte(body)); !errors.Is(err, config.ErrBadRateLimit) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

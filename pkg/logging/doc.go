@@ -18,6 +18,10 @@
 //     pointer read once per record and shared by every handler derived from
 //     one NewHandler, so a log level changed at run time applies to the next
 //     record of every logger, plugin lines included.
+//   - LevelChange, LevelState (levelchange.go): the bodies of the run-time
+//     log level routes (PUT and GET /log_level); PluginFilter (plugin_filter.go)
+//     the RUST_LOG a plugin is opened with so it sends what the host's filter,
+//     or a more verbose ceiling, lets through of its lines.
 //   - Relay, Relayer, ParseLine: the supervisor reads each runner's
 //     stdout/stderr and re-emits every line on its own logger, tagged with
 //     the connector key, so iggy-connectors shows one log stream. Lines the
