@@ -40,9 +40,12 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		mux.HandleFunc("GET "+base+"/{key}/configs/plugin", s.withKind(kind, s.handlePluginConfig))
 		mux.HandleFunc("POST "+base+"/{key}/restart", s.withBudget(slow, s.withKind(kind, s.connectorOp(s.restart))))
 		s.lifecycleRoutes(mux, base, kind, slow)
-		s.offsetRoutes(mux, base, kind)   // api_offsets.go
-		s.validateRoutes(mux, base, kind) // api_validate.go
+		s.offsetRoutes(mux, base, kind)    // api_offsets.go
+		s.validateRoutes(mux, base, kind)  // api_validate.go
+		s.logLevelRoutes(mux, base, kind)  // api_loglevel.go
+		s.rateLimitRoutes(mux, base, kind) // api_ratelimit.go
 	}
+	s.globalLogLevelRoutes(mux)
 	return mux, nil
 }
 

@@ -75,6 +75,8 @@ type managed struct {
 	// restart limit stopped them and the loop waits for an operator (restartlimit.go).
 	recentRestarts []time.Time
 	limitReached   bool
+	// overrides are an operator's run-time log filter and rate limit (overrides.go).
+	overrides runtimeOverrides
 }
 
 func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
@@ -192,6 +194,7 @@ func (m *managed) launch(cfg config.Connector, path string) <-chan error {
 	}
 	m.cfg, m.path, m.placeholder, m.configFailed = cfg, path, false, false
 	m.clearRestartLimitLocked()
+	m.dropRuntimeOverridesLocked() // a new loop starts with the configured values (overrides.go)
 	m.loopStop, m.loopDone = stop, done
 	m.mu.Unlock()
 	go m.loop(cfg, path, stop, done, first)
