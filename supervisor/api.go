@@ -466,7 +466,7 @@ func (s *Supervisor) handleActive(w http.ResponseWriter, r *http.Request, kind c
 		writeAPIError(w, providerError(kind, &provider.NotFoundError{Kind: kind, Key: m.key}))
 		return
 	}
-	writeJSON(w, http.StatusOK, sn.cfg.MaskSecrets(s.secrets()).VersionJSON(true))
+	writeJSON(w, http.StatusOK, m.withRollback(sn.cfg.MaskSecrets(s.secrets()).VersionJSON(true))) // activation.go
 }
 
 func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
@@ -498,6 +498,13 @@ func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kin
 	}
 	if _, err := s.pluginPath(target.Path); err != nil {
 		writeAPIError(w, invalidConfiguration(err.Error()))
+		return
+	}
+	if a, err := s.activationOf(r, body); err != nil { // a probe window: activation.go
+		writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: "+err.Error())
+		return
+	} else if a.probe > 0 {
+		s.activateWithProbe(w, r, kind, target, a)
 		return
 	}
 	if err := s.provider.SetActive(r.Context(), kind, key, *req.Version); err != nil {

@@ -77,6 +77,8 @@ type managed struct {
 	limitReached   bool
 	// overrides are an operator's run-time log filter and rate limit (overrides.go).
 	overrides runtimeOverrides
+	// rollback is the last rolled-back activation, while the kept version runs (activation.go).
+	rollback *rollbackInfo
 }
 
 func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
@@ -195,6 +197,7 @@ func (m *managed) launch(cfg config.Connector, path string) <-chan error {
 	m.cfg, m.path, m.placeholder, m.configFailed = cfg, path, false, false
 	m.clearRestartLimitLocked()
 	m.dropRuntimeOverridesLocked() // a new loop starts with the configured values (overrides.go)
+	m.forgetRollbackLocked(cfg.Version)
 	m.loopStop, m.loopDone = stop, done
 	m.mu.Unlock()
 	go m.loop(cfg, path, stop, done, first)
