@@ -50,29 +50,53 @@ func (s *Supervisor) activationOf(r *http.Request, body []byte) (activationReque
 	_ = json.Unmarshal(body, &fields) // the shape was checked by the caller
 	q := r.URL.Query()
 	probe, rate := q.Get("probe"), q.Get("max_error_rate")
+	probeInQuery, rateInQuery := true, true
 	if len(fields.Probe) > 0 && string(fields.Probe) != "null" {
+		probeInQuery = false
 		if err := json.Unmarshal(fields.Probe, &probe); err != nil {
 			return a, fmt.Errorf("probe: expected a duration string such as \"30s\", got %s", fields.Probe)
 		}
 	}
 	if len(fields.MaxErrorRate) > 0 && string(fields.MaxErrorRate) != "null" {
-		rate = string(fields.MaxErrorRate)
+		rate, rateInQuery = string(fields.MaxErrorRate), false
 	}
 	if probe != "" {
 		d, err := config.ParseDuration(probe)
 		if err != nil || d < 0 {
-			return a, fmt.Errorf("probe: invalid duration %q (want e.g. \"30s\"; \"0\" for none)", probe)
+			return a, queryOr(probeInQuery, fmt.Errorf("probe: invalid duration %q (want e.g. \"30s\"; \"0\" for none)", probe))
 		}
 		a.probe = d
 	}
 	if rate != "" {
 		v, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
 		if err != nil || !(v >= 0 && v <= 1) {
-			return a, fmt.Errorf("max_error_rate: %s is not a share between 0 and 1 (0.05 is 5%% of the messages; 0 switches the check off)", rate)
+			return a, queryOr(rateInQuery, fmt.Errorf("max_error_rate: %s is not a share between 0 and 1 (0.05 is 5%% of the messages; 0 switches the check off)", rate))
 		}
 		a.maxErrorRate = v
 	}
 	return a, nil
+}
+
+// queryError is a bad activation value given in the query string (400, as axum's query
+// extractor answers), not in the body (422).
+type queryError struct{ error }
+
+func queryOr(inQuery bool, err error) error {
+	if inQuery {
+		return queryError{err}
+	}
+	return err
+}
+
+// writeActivationError answers a bad probe or max_error_rate as the framework answers a bad query
+// string or body.
+func writeActivationError(w http.ResponseWriter, err error) {
+	var q queryError
+	if errors.As(err, &q) {
+		writeText(w, http.StatusBadRequest, "Failed to deserialize query string: "+err.Error())
+		return
+	}
+	writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: "+err.Error())
 }
 
 // rollbackInfo is the last rolled-back activation of a connector, shown by GET

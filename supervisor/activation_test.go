@@ -275,4 +275,8 @@ backoff_multiplier = 2
 	if code, body := activate(t, p, "sink", "remote", `{"version": 1, "probe": "soon"}`); code != http.StatusUnprocessableEntity || !strings.Contains(body, "probe") {
 		t.Fatalf("bad probe: %d %s", code, body)
 	}
+	resp, out, err := p.Do(http.MethodPut, "/sinks/remote/configs/active?max_error_rate=2", jsonBody, `{"version": 1}`)
+	if err != nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(out), "Failed to deserialize query string: max_error_rate") {
+		t.Fatalf("bad max_error_rate in the query: %v %v %s", resp, err, out)
+	}
 }

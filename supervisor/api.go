@@ -501,7 +501,7 @@ func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kin
 		return
 	}
 	if a, err := s.activationOf(r, body); err != nil { // a probe window: activation.go
-		writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: "+err.Error())
+		writeActivationError(w, err)
 		return
 	} else if a.probe > 0 {
 		s.activateWithProbe(w, r, kind, target, a)
