@@ -17,7 +17,8 @@ var (
 
 // BenchmarkRateLimitAccuracy measures how closely a connector's [rate_limit] holds: a sink over a
 // backlog far larger than the window needs (50-message polls) and a source producing as fast as it
-// can (10-message batches), each limited to -ratelimit.rate messages a second; over
+// can (batches of a fiftieth of the rate, at least 10; unlimited it must be faster than the limit),
+// each limited to -ratelimit.rate messages a second; over
 // -ratelimit.window (20 s) after the first message, the messages processed (sink) or sent (source)
 // give the measured rate and its deviation from the limit in percent. One iteration per window:
 //
@@ -33,7 +34,7 @@ func BenchmarkRateLimitAccuracy(b *testing.B) {
 	sink := testkit.StartRunner(b, withConfig(env, sinkTOML("limited", testkit.PluginPath(b, "null_sink"), "demo", "backlog",
 		"batch_length = 50\npoll_interval = \"1ms\"", "")+section))
 	source := testkit.StartRunner(b, withConfig(env, sourceTOML("limited", testkit.PluginPath(b, "fault"), "demo", "produced", "",
-		"messages_per_batch = 10\ninterval_ms = 0")+section))
+		fmt.Sprintf("messages_per_batch = %d\ninterval_ms = 0", max(10, limit/50)))+section))
 	sink.WaitStatus(b, "running", waitLong)
 	source.WaitStatus(b, "running", waitLong)
 	sinkCount := func() uint64 { return testkit.OrZero(sink.Stats(b).MessagesProcessed) }
