@@ -56,7 +56,7 @@ func (m *managed) withOverrides(cfg config.Connector) (config.Connector, string)
 	return cfg, ""
 }
 
-// withOverrides applies a connector's overrides to a runner's config and environment.
+// runnerOverrides applies a connector's overrides to a runner's config and environment.
 func (s *Supervisor) runnerOverrides(m *managed, cfg config.Connector) (config.Connector, []string) {
 	cfg, filter := m.withOverrides(cfg)
 	if filter == "" {
