@@ -38,7 +38,7 @@
 // the connector is in the new state, a resume 504 when it does not run again in time;
 // IGGY_CONNECTOR_START_PAUSED=true starts paused). The access policy is pkg/httpguard's, as the
 // supervisor's: an api_key (header or Bearer) guards everything but /, /health and /ready, and
-// without one a TCP address beyond loopback refuses POST /pause and /resume.
+// without one a TCP address beyond loopback refuses POST /pause and /resume and the PUT routes.
 //
 // Source state ([state] backend, pkg/state): "file" keeps it in IGGY_CONNECTORS_STATE_PATH as
 // upstream; "iggy" in the topic source_<key> of [state] stream, and then replicas of a source run
@@ -69,6 +69,13 @@
 // Idle sinks (sink_idle.go): over consecutive empty polls a consumer's wait doubles from
 // poll_interval up to the stream's idle_poll_max and the first batch resets it, so an idle runner
 // wakes a few times a second; a pause request or shutdown ends a wait at once.
+//
+// Run-time changes (docs/runtime-changes.md): GET/PUT /log_level (loglevel.go) swaps the process
+// logger's filter for the next line, the runner's and its plugin's; a plugin filters its own lines
+// from its first open, so the runner sets RUST_LOG before it to what its filter (or
+// IGGY_CONNECTOR_PLUGIN_LOG_CEILING) takes of plugin lines. [rate_limit] and GET/PUT /rate_limit
+// (ratelimit.go): golang.org/x/time/rate buckets a sink waits at before its plugin and a source
+// before its send; the time waited is iggy_connector_throttled_seconds_total and throttled_seconds.
 //
 // Consumer lag: every sink poll sets iggy_connector_consumer_lag for the polled partition (the
 // poll reply carries the partition's current offset) in the connector's figures, summed as "lag"

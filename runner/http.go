@@ -116,6 +116,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	mux.HandleFunc("GET "+configPath, func(w http.ResponseWriter, _ *http.Request) { r.handleConfig(w, secrets) })
 	mux.HandleFunc("POST /pause", r.handlePause)
 	mux.HandleFunc("POST /resume", r.handleResume)
+	r.runtimeChangeRoutes(mux) // GET/PUT /log_level, /rate_limit (ratelimit.go)
 
 	// As upstream: / and /health are open, and /ready with them: probes carry no key. No route
 	// reads a body; the limit answers 413 early.

@@ -51,6 +51,9 @@ type Runner struct {
 	procMu sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
 
 	active atomic.Bool // a source on the iggy state backend holds its lease (standby.go)
+
+	level *logLevel    // the log filter at run time (loglevel.go)
+	rate  *rateLimiter // [rate_limit] and its run-time changes (ratelimit.go)
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
@@ -84,6 +87,9 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 		m.c.ShowDeadLettered()
 	}
 	r.pause = r.newPauseGate()
+	ceiling, _ := pluginLogCeiling(s.Env.PluginLogCeiling) // checked by ParseEnv
+	r.level = newLogLevel(log, currentFilter(log), ceiling)
+	r.rate = newRateLimiter(s.Connector.RateLimit, m.c, log, realClock{})
 	r.state = metrics.NewStateGauge(reg)
 	r.status.onChange = r.publishStatus
 	r.publishStatus(r.status.get())
@@ -140,6 +146,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		defer ep.close()
 	}
 	plugin.SetLogger(r.log)
+	r.level.tellPlugin() // before the plugin's first open, which reads RUST_LOG once
 	plugin.SetLogLimit(r.settings.Env.PluginLogRate, r.metrics.c.AddLogLinesDropped)
 	r.batches.BenchmarkStarted()
 

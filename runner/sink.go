@@ -200,7 +200,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 		lastPoll = time.Now()
 		batch, err := c.client.Poll(pollCtx, iggyclient.PollRequest{
 			Stream: t.Stream, Topic: t.Topic, Group: t.Group,
-			Count: t.BatchLength, AutoCommit: t.Commit == commitAfterPolling, Reuse: &c.pollBufs,
+			Count: r.rate.pollCount(t.BatchLength), AutoCommit: t.Commit == commitAfterPolling, Reuse: &c.pollBufs,
 			StoreFirst: c.unstored,
 		})
 		if err == nil && c.unstored != nil {
@@ -300,6 +300,9 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		m.stage("total", report.Total)
 		r.batches.Sink(workCtx, report)
 		return err
+	}
+	if !c.awaitRateLimit(pollCtx, records) { // [rate_limit] (ratelimit.go)
+		return nil // stopping: the batch is polled again by the next run (its offset is not stored)
 	}
 	ffiStart := time.Now()
 	delivered := len(records)

@@ -17,6 +17,11 @@
 // admission.go (validate, preview and the offsets routes run a few at a time, 429 beyond), stats.go (/stats, /metrics: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
 // (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables).
+// Safe changes at run time (docs/runtime-changes.md): restartlimit.go (IGGY_SUPERVISOR_RESTART_LIMIT: status failed
+// until an operator starts it), api_loglevel.go (GET/PUT .../log_level and /log_level: the connectors' and the
+// supervisor's own log filter), api_ratelimit.go (GET/PUT .../rate_limit), overrides.go (what an operator changed at
+// run time, handed to every runner of the connector's life loop; a persisted log filter in the target-state file).
+// In attach mode fleet_runtime.go forwards those changes to every replica.
 // Attach mode ([fleet] enabled, DESIGN decision 21) spawns nothing and reads no provider: fleet.go
 // (its start and the pkg/fleet view of the runners deployed on their own), fleet_api.go (the same
 // routes and shapes from the last fleet snapshot, each connector gaining "replicas"; config and

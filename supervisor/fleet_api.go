@@ -62,7 +62,9 @@ func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
 			mux.HandleFunc(method+" "+base+"/{key}/offsets", ownedByOrchestrator("the runner processes",
 				"offsets change only while the connector is stopped: stop its runners there, then change them with a supervisor that runs the connector or with Iggy's tools"))
 		}
+		s.fleetRuntimeRoutes(mux, base, kind) // log_level, rate_limit: fleet_runtime.go
 	}
+	s.globalLogLevelRoutes(mux)
 	return mux, nil
 }
 

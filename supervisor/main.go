@@ -85,7 +85,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 			return ExitFailed
 		}
 	}
-	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, RunnerLog: logs.runners})
+	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, RunnerLog: logs.runners, LogLevel: logs.level})
 	if err != nil {
 		log.Error("cannot start", "error", err)
 		return ExitFailed
@@ -123,9 +123,12 @@ const telemetryFlushTimeout = 3 * time.Second
 type loggers struct {
 	// own: the supervisor's records, printed and exported (telemetry).
 	own *slog.Logger
-	// runners: relayed runner lines, printed only (each runner exports its own records), filtered
-	// with runner lines' default target so "iggy_connectors::runner=debug" means them.
+	// runners: relayed runner lines, printed only (each runner exports its own records). A runner
+	// filtered its lines already, with its own filter, which may be changed at run time (PUT
+	// .../log_level), so they are not filtered again.
 	runners *slog.Logger
+	// level is own's handler, whose filter PUT /log_level changes.
+	level LevelSetter
 }
 
 // newLoggers builds both loggers in format, filtered by rustLog (a bad filter falls back to the
@@ -136,12 +139,11 @@ func newLoggers(w io.Writer, format, rustLog string, export slog.Handler) (logge
 	if err != nil {
 		return loggers{}, err
 	}
-	// The filter as the first handler parsed it: a bad RUST_LOG is warned about once.
-	runners, err := logging.NewHandler(out, logging.Options{Format: format, Filter: own.Filter().String(), Target: logging.TargetRunner})
+	runners, err := logging.NewHandler(out, logging.Options{Format: format, Filter: "trace", Target: logging.TargetRunner})
 	if err != nil {
 		return loggers{}, err
 	}
-	return loggers{own: slog.New(own), runners: slog.New(runners)}, nil
+	return loggers{own: slog.New(own), runners: slog.New(runners), level: own}, nil
 }
 
 // lockedWriter serialises writes from several handlers to one output.

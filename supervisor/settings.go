@@ -21,6 +21,8 @@ type Env struct {
 	HealthInterval  time.Duration `env:"IGGY_SUPERVISOR_HEALTH_INTERVAL" envDefault:"1s" help:"how often each connector's status is read from its stats page (for the REST API's status and restart decisions)"`
 	RunnerCallLimit time.Duration `env:"IGGY_SUPERVISOR_RUNNER_TIMEOUT" envDefault:"2s" help:"a runner whose heartbeat in its stats page is older than this (it beats every 200ms) counts as down: error in /stats, iggy_connector_up 0"`
 	FleetTimeout    time.Duration `env:"IGGY_SUPERVISOR_FLEET_TIMEOUT" envDefault:"500ms" help:"attach mode ([fleet] enabled): the bound of one runner's poll and of one call forwarded to it"`
+	RestartLimit    int           `env:"IGGY_SUPERVISOR_RESTART_LIMIT" envDefault:"0" help:"restarts of a connector's runner allowed within IGGY_SUPERVISOR_RESTART_WINDOW; at the next exit it is not restarted but shows status failed until POST .../start or /restart (0: unlimited)"`
+	RestartWindow   time.Duration `env:"IGGY_SUPERVISOR_RESTART_WINDOW" envDefault:"10m" help:"the window IGGY_SUPERVISOR_RESTART_LIMIT counts restarts in"`
 }
 
 // ParseEnv reads the supervisor's variables from environ ("NAME=value" entries).
@@ -41,6 +43,8 @@ func ParseEnv(environ []string) (Env, error) {
 		{"IGGY_SUPERVISOR_HEALTH_INTERVAL", e.HealthInterval <= 0},
 		{"IGGY_SUPERVISOR_RUNNER_TIMEOUT", e.RunnerCallLimit <= 0},
 		{"IGGY_SUPERVISOR_FLEET_TIMEOUT", e.FleetTimeout <= 0},
+		{"IGGY_SUPERVISOR_RESTART_LIMIT", e.RestartLimit < 0},
+		{"IGGY_SUPERVISOR_RESTART_WINDOW", e.RestartWindow <= 0},
 	} {
 		if c.bad {
 			return Env{}, fmt.Errorf("supervisor environment: %s: value out of range", c.name)

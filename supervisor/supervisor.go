@@ -72,6 +72,8 @@ type Supervisor struct {
 	shutdownOnce sync.Once
 
 	validations, offsetsCalls, previews gate // admission.go
+
+	own ownLog // the supervisor's own log filter at run time (api_loglevel.go)
 }
 
 // Options are what New needs besides the runtime config.
@@ -85,6 +87,9 @@ type Options struct {
 	// RunnerLog receives every runner output line, tagged with its connector_key. Runners export
 	// their own telemetry, so it should print only; nil means Logger.
 	RunnerLog *slog.Logger
+	// LogLevel is Logger's handler when its filter can change at run time (PUT /log_level); nil:
+	// the supervisor's own filter is fixed.
+	LogLevel LevelSetter
 }
 
 // New prepares a supervisor: it reads the supervisor variables, finds the runner binary and the
@@ -102,7 +107,11 @@ func New(o Options) (*Supervisor, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newAttached(o, e, guard)
+		s, err := newAttached(o, e, guard)
+		if s != nil {
+			s.own.setter = o.LogLevel
+		}
+		return s, err
 	}
 	bin, err := e.runnerBinary()
 	if err != nil {
@@ -140,6 +149,7 @@ func New(o Options) (*Supervisor, error) {
 		offsetsCalls: newGate(maxOffsetsCalls),
 		previews:     newGate(maxPreviews),
 	}
+	s.own.setter = o.LogLevel
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
@@ -227,6 +237,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		if targetProblem != "" {
 			m.lastErr = &metrics.LastError{Message: targetProblem, Timestamp: uint64(time.Now().UnixMicro())}
 		}
+		s.loadPersistedLogFilter(m) // overrides.go
 		if b, ok := broken[connectorLabel(c)]; ok {
 			m.placeholder = true
 			m.setError(b.message)
@@ -369,6 +380,7 @@ func (s *Supervisor) Shutdown() {
 // IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector's file
 // (handover.go), which the caller removes once the runner has read it.
 func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (env []string, handover string, err error) {
+	cfg, overrides := s.runnerOverrides(m, cfg) // an operator's run-time log filter and rate limit
 	doc, err := s.runnerDocument(cfg, path)
 	if err != nil {
 		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
@@ -377,6 +389,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (e
 		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
 	}
 	env = s.runnerBaseEnv("unix:" + m.socket)
+	env = append(env, overrides...)
 	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfigPath+"="+handover,
 		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), handover, nil
 }

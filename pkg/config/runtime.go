@@ -156,6 +156,13 @@ type Connectors struct {
 	URLTemplates   map[string]string // nil when none
 	Response       ResponsePaths
 	Retry          Retry
+
+	// ActivationProbe is how long PUT .../configs/active watches a newly activated version before
+	// it keeps it (0: it only records the choice, as upstream); ActivationMaxErrorRate the share of
+	// failed messages over that window that rolls it back (0: not checked). Go extension keys
+	// (docs/runtime-changes.md).
+	ActivationProbe        time.Duration
+	ActivationMaxErrorRate float64
 }
 
 // ResponsePaths is [connectors.response]; "" means unset.
@@ -386,6 +393,12 @@ func (r Runtime) Validate() error {
 	}
 	if err := r.Fleet.validate(bad); err != nil {
 		return err
+	}
+	if p := r.Connectors.ActivationProbe; p < 0 {
+		return bad("connectors.activation_probe", "%s is negative (0 switches the probe off)", FormatDuration(p))
+	}
+	if e := r.Connectors.ActivationMaxErrorRate; !(e >= 0 && e <= 1) {
+		return bad("connectors.activation_max_error_rate", "%v is not a share between 0 and 1 (0.05 is 5%% of the messages; 0 switches the check off)", e)
 	}
 	if r.Connectors.ConfigType == ProviderHTTP && !r.Fleet.Enabled {
 		if r.Connectors.BaseURL == "" {

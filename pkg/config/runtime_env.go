@@ -32,6 +32,7 @@ const (
 	kindStrings
 	kindStringMap // Go-only variable holding a JSON object
 	kindPathList  // comma-separated in a variable (a bracket list is read too)
+	kindFloat
 )
 
 // runtimeField describes one key of the runtime file and its variable. The
@@ -101,6 +102,9 @@ var runtimeFields = []runtimeField{
 	{path: "connectors.retry.initial_backoff", kind: kindDuration, help: "http provider: first retry delay", ref: func(r *Runtime) any { return &r.Connectors.Retry.InitialBackoff }},
 	{path: "connectors.retry.max_backoff", kind: kindDuration, help: "http provider: largest retry delay", ref: func(r *Runtime) any { return &r.Connectors.Retry.MaxBackoff }},
 	{path: "connectors.retry.backoff_multiplier", kind: kindUint32, help: "http provider: delay growth factor", ref: func(r *Runtime) any { return &r.Connectors.Retry.BackoffMultiplier }},
+	// Activation with a probe (Go extension keys, docs/runtime-changes.md).
+	{path: "connectors.activation_probe", kind: kindDuration, extension: true, help: "PUT .../configs/active restarts the connector on the new version and watches it this long, putting the previous version back when it fails (0: only record the active version, as upstream)", ref: func(r *Runtime) any { return &r.Connectors.ActivationProbe }},
+	{path: "connectors.activation_max_error_rate", kind: kindFloat, extension: true, help: "during an activation probe: the largest share (0 to 1) of messages that may fail (errors or dead-lettered) before the version is rolled back (0: not checked)", ref: func(r *Runtime) any { return &r.Connectors.ActivationMaxErrorRate }},
 	{path: "state.path", kind: kindString, help: "directory of source state files", ref: func(r *Runtime) any { return &r.State.Path }},
 	{path: "state.backend", kind: kindString, enum: []string{StateBackendFile, StateBackendIggy}, extension: true, help: "where sources keep their state: file (a file per source in state.path) or iggy (a topic per source in state.stream; no volume needed, and replicas of a source run active/standby)", ref: func(r *Runtime) any { return &r.State.Backend }},
 	{path: "state.stream", kind: kindString, extension: true, help: "state backend iggy: the stream holding each source's state topic and lease topic (created if missing)", ref: func(r *Runtime) any { return &r.State.Stream }},
@@ -159,6 +163,15 @@ func (f runtimeField) setFromTOML(r *Runtime, v any) error {
 			return fmt.Errorf("%d is out of range for an unsigned 32-bit integer", n)
 		}
 		*p = uint32(n)
+	case *float64:
+		switch n := v.(type) {
+		case int64:
+			*p = float64(n)
+		case float64:
+			*p = n
+		default:
+			return fmt.Errorf("expected a number, got %s", describeValue(v))
+		}
 	case *time.Duration:
 		s, ok := v.(string)
 		if !ok {
@@ -227,6 +240,12 @@ func (f runtimeField) setFromEnv(r *Runtime, value string) error {
 			return err
 		}
 		*p = uint32(n)
+	case *float64:
+		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return fmt.Errorf("expected a number, got %q", value)
+		}
+		*p = n
 	case *time.Duration:
 		d, err := ParseDuration(value)
 		if err != nil {
@@ -273,6 +292,8 @@ func (f runtimeField) render(r *Runtime) string {
 		return strconv.FormatBool(*p)
 	case *uint32:
 		return strconv.FormatUint(uint64(*p), 10)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
 	case *time.Duration:
 		return FormatDuration(*p)
 	case *[]string:

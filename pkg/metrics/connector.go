@@ -24,6 +24,10 @@ const (
 	StatusPaused = "paused"
 	// StatusStandby is ours (DESIGN decision 15): a replica of a source waiting for the lease.
 	StatusStandby = "standby"
+	// StatusFailed is ours (docs/runtime-changes.md): the supervisor stopped restarting the
+	// connector's runner after IGGY_SUPERVISOR_RESTART_LIMIT restarts within the window. Only the
+	// supervisor shows it; a runner never publishes it.
+	StatusFailed = "failed"
 )
 
 // ErrInvalidKind is returned for a connector kind other than "sink" or "source".

@@ -33,6 +33,15 @@ const (
 	FamilyConnectorState = "iggy_connector_state"
 	// Consumer lag (DESIGN.md decision 13); not in upstream.
 	FamilyConsumerLag = "iggy_connector_consumer_lag"
+
+	// Safe changes at run time (docs/runtime-changes.md); not in upstream.
+	// FamilyThrottled: seconds a connector waited for its [rate_limit] (runner and supervisor).
+	FamilyThrottled = "iggy_connector_throttled_seconds_total"
+	// FamilyConfigRollbacks: activations the supervisor rolled back (supervisor only).
+	FamilyConfigRollbacks = "iggy_connector_config_rollbacks_total"
+	// FamilyRestartLimitReached: 1 while the supervisor gave up restarting the connector
+	// (IGGY_SUPERVISOR_RESTART_LIMIT), else 0; present only with a limit set (supervisor only).
+	FamilyRestartLimitReached = "iggy_connector_restart_limit_reached"
 )
 
 // Label names.
@@ -97,6 +106,9 @@ const (
 	helpConnectorState    = "The connector's lifecycle state: 1 for the current state, 0 for the others."
 	helpLogLinesDropped   = "Plugin log lines dropped over the per-second limit (IGGY_CONNECTOR_PLUGIN_LOG_RATE)."
 	helpConsumerLag       = "Messages in the partition after the last one the sink polled (the partition's current offset minus the last polled offset)."
+	helpThrottled         = "Seconds the connector waited for its rate limit ([rate_limit])."
+	helpConfigRollbacks   = "Config activations that failed their probe and were rolled back to the previous version."
+	helpRestartLimit      = "Whether the supervisor stopped restarting the connector after IGGY_SUPERVISOR_RESTART_LIMIT restarts within IGGY_SUPERVISOR_RESTART_WINDOW (1), until a manual start or restart."
 )
 
 // familyOrder is upstream's registration order, which is also the order of
@@ -106,5 +118,5 @@ var familyOrder = []string{
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
 	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConnectorState, FamilyConsumerLag,
-	FamilyLogLinesDropped,
+	FamilyLogLinesDropped, FamilyThrottled, FamilyConfigRollbacks, FamilyRestartLimitReached,
 }

@@ -30,6 +30,9 @@ type ConnectorStats struct {
 	// Lag is ours (decision 13): a sink's consumer lag summed over its partitions (see
 	// Connector.SetLag), absent before its first poll and for sources.
 	Lag *uint64 `json:"lag,omitempty"`
+	// ThrottledSeconds is ours: the time the connector waited for its [rate_limit], present
+	// once it has one (or waited).
+	ThrottledSeconds *float64 `json:"throttled_seconds,omitempty"`
 
 	// Additive fields: the runner process hosting the connector.
 	PID         int32      `json:"pid"`
