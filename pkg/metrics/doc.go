@@ -12,7 +12,9 @@
 //     MaxLagPartitions entries naming stream, topic and partition), rendered as the
 //     iggy_connector_consumer_lag gauge and summed as /stats "lag"; Connector.SetLag fills it.
 //     The cells also count plugin log lines the runner dropped over its limit
-//     (iggy_connector_log_lines_dropped_total, /stats "log_lines_dropped").
+//     (iggy_connector_log_lines_dropped_total, /stats "log_lines_dropped") and live-tap events
+//     dropped because a tap client did not keep up (iggy_connector_tap_dropped_total, /stats
+//     "tap_dropped"; Connector.AddTapDropped).
 //   - Page (page.go): the cells in a file mapped MAP_SHARED, created by the
 //     supervisor (versioned header: magic, layout version, connector key) and
 //     attached by the runner (AttachConnector), so the supervisor composes

@@ -11,6 +11,7 @@ func SumReplicas(replicas []ConnectorStats) ConnectorStats {
 	out := replicas[0]
 	out.MessagesProduced, out.MessagesSent, out.MessagesConsumed, out.MessagesProcessed = nil, nil, nil, nil
 	out.MessagesFiltered, out.MessagesDeadLettered, out.Lag = nil, nil, nil
+	out.LogLinesDropped, out.TapDropped = nil, nil
 	out.Errors, out.MemoryUsage, out.CPUUsage, out.Restarts = 0, 0, 0, 0
 	for _, r := range replicas {
 		addCount(&out.MessagesProduced, r.MessagesProduced)
@@ -20,6 +21,8 @@ func SumReplicas(replicas []ConnectorStats) ConnectorStats {
 		addCount(&out.MessagesFiltered, r.MessagesFiltered)
 		addCount(&out.MessagesDeadLettered, r.MessagesDeadLettered)
 		addCount(&out.Lag, r.Lag)
+		addCount(&out.LogLinesDropped, r.LogLinesDropped)
+		addCount(&out.TapDropped, r.TapDropped)
 		out.Errors += r.Errors
 		out.Restarts += r.Restarts
 		out.MemoryUsage += r.MemoryUsage
