@@ -1,0 +1,203 @@
+package tap_test
+
+import (
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
+)
+
+func query(t *testing.T, kind, raw string) tap.Query {
+	t.Helper()
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := tap.ParseQuery(v, kind)
+	if err != nil {
+		t.Fatalf("ParseQuery(%q): %v", raw, err)
+	}
+	return q
+}
+
+// sampleAt builds the sample of message i of a batch starting at offset base.
+func sampleAt(point string, base uint64) func(i int) *tap.Sample {
+	return func(i int) *tap.Sample {
+		return &tap.Sample{Point: point, Offset: base + uint64(i), Schema: postcard.SchemaJSON, Payload: []byte(strconv.Itoa(i))}
+	}
+}
+
+// drain takes what is buffered for s now.
+func drain(s *tap.Subscriber) []*tap.Sample {
+	var out []*tap.Sample
+	for {
+		select {
+		case smp := <-s.Samples():
+			out = append(out, smp)
+		default:
+			return out
+		}
+	}
+}
+
+func TestHubTappedIsTheUnionOfOpenTaps(t *testing.T) {
+	h := tap.NewHub(tap.HubOptions{})
+	if h.Tapped(tap.MaskPolled | tap.MaskDelivered | tap.MaskDeadLettered) {
+		t.Fatal("tapped with no subscriber")
+	}
+	a, err := h.Subscribe(query(t, tap.KindSink, "point=polled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.Subscribe(query(t, tap.KindSink, "point=delivered&point=dead_lettered"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Tapped(tap.MaskPolled) || !h.Tapped(tap.MaskDelivered) || h.Tapped(tap.MaskProduced) {
+		t.Fatal("mask does not match the open taps")
+	}
+	a.Close()
+	if h.Tapped(tap.MaskPolled) || !h.Tapped(tap.MaskDeadLettered) {
+		t.Fatal("mask kept a closed tap's point, or lost an open one's")
+	}
+	b.Close()
+	b.Close() // twice is fine
+	if h.Tapped(^tap.Mask(0)) || h.Open() != 0 {
+		t.Fatal("tapped after every tap closed")
+	}
+}
+
+func TestHubRefusesTheFifthTapAndAnyAfterClose(t *testing.T) {
+	h := tap.NewHub(tap.HubOptions{})
+	for i := range tap.DefaultMaxSubscribers {
+		if _, err := h.Subscribe(query(t, tap.KindSink, "")); err != nil {
+			t.Fatalf("tap %d: %v", i+1, err)
+		}
+	}
+	if _, err := h.Subscribe(query(t, tap.KindSink, "")); !errors.Is(err, tap.ErrTooMany) {
+		t.Fatalf("fifth tap: %v, want ErrTooMany", err)
+	}
+	h.Close()
+	if _, err := h.Subscribe(query(t, tap.KindSink, "")); !errors.Is(err, tap.ErrClosed) {
+		t.Fatalf("tap after close: %v, want ErrClosed", err)
+	}
+}
+
+func TestHubOfferDropsWhatDoesNotFitAndCountsIt(t *testing.T) {
+	var counted uint64
+	h := tap.NewHub(tap.HubOptions{Buffer: 4, OnDrop: func(n uint64) { counted += n }})
+	s, err := h.Subscribe(query(t, tap.KindSink, "rate=1000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := 0
+	build := sampleAt(tap.PointPolled, 100)
+	h.Offer(tap.MaskPolled, 0, 10, func(i int) *tap.Sample { built++; return build(i) })
+	got := drain(s)
+	if len(got) != 4 || got[0].Offset != 100 || got[3].Offset != 103 {
+		t.Fatalf("got %d samples (first %v); want offsets 100..103", len(got), got)
+	}
+	if d := s.TakeDropped(); d != 6 || counted != 6 {
+		t.Fatalf("dropped %d, counted %d; want 6 and 6", d, counted)
+	}
+	if built != 10 {
+		t.Fatalf("built %d samples; every message taken is built once", built)
+	}
+	if d := s.TakeDropped(); d != 0 {
+		t.Fatalf("TakeDropped twice: %d the second time", d)
+	}
+}
+
+func TestHubOfferBuildsNothingForUntappedPointsOrPartitions(t *testing.T) {
+	h := tap.NewHub(tap.HubOptions{})
+	s, err := h.Subscribe(query(t, tap.KindSink, "point=delivered&partition=2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := func(int) *tap.Sample { t.Fatal("built a sample nobody takes"); return nil }
+	h.Offer(tap.MaskPolled, 2, 5, fail)
+	h.Offer(tap.MaskDelivered, 1, 5, fail)
+	h.Offer(tap.MaskDelivered, 2, 3, sampleAt(tap.PointDelivered, 0))
+	if got := drain(s); len(got) != 3 {
+		t.Fatalf("partition 2 delivered: %d samples, want 3", len(got))
+	}
+}
+
+func TestHubRateSpreadsOverTheBatchAndLimitCaps(t *testing.T) {
+	h := tap.NewHub(tap.HubOptions{Buffer: 1000})
+	rated, err := h.Subscribe(query(t, tap.KindSink, "rate=5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited, err := h.Subscribe(query(t, tap.KindSink, "limit=3&rate=1000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Offer(tap.MaskPolled, 0, 100, sampleAt(tap.PointPolled, 0))
+	got := drain(rated)
+	if len(got) != 5 {
+		t.Fatalf("rate 5: %d samples of a 100-message batch", len(got))
+	}
+	for i, s := range got {
+		if s.Offset != uint64(i*20) {
+			t.Fatalf("rate 5: sample %d is offset %d; want every 20th message", i, s.Offset)
+		}
+	}
+	if got := drain(limited); len(got) != 3 || got[2].Offset != 2 {
+		t.Fatalf("limit 3: %d samples", len(got))
+	}
+	h.Offer(tap.MaskPolled, 0, 100, sampleAt(tap.PointPolled, 100))
+	if got := drain(limited); len(got) != 0 {
+		t.Fatalf("limit 3 reached, yet %d more samples", len(got))
+	}
+}
+
+func TestHubLimitGivesDroppedSamplesBack(t *testing.T) {
+	h := tap.NewHub(tap.HubOptions{Buffer: 2})
+	s, err := h.Subscribe(query(t, tap.KindSink, "limit=3&rate=1000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Offer(tap.MaskPolled, 0, 3, sampleAt(tap.PointPolled, 0)) // 2 fit, 1 dropped
+	if got := drain(s); len(got) != 2 {
+		t.Fatalf("%d samples, want 2", len(got))
+	}
+	h.Offer(tap.MaskPolled, 0, 3, sampleAt(tap.PointPolled, 3)) // the dropped one's place
+	if got := drain(s); len(got) != 1 || got[0].Offset != 3 {
+		t.Fatalf("after a drop the limit leaves one more: got %d", len(got))
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	q := query(t, tap.KindSink, "point=dead_lettered,polled&point=polled&limit=10&rate=7&partition=3")
+	if len(q.Points) != 2 || q.Points[0] != "polled" || q.Points[1] != "dead_lettered" || q.Limit != 10 || q.Rate != 7 || *q.Partition != 3 {
+		t.Fatalf("query %+v", q)
+	}
+	if back := query(t, tap.KindSink, q.Values().Encode()); back.Limit != 10 || back.Rate != 7 || *back.Partition != 3 || len(back.Points) != 2 {
+		t.Fatalf("Values does not round-trip: %+v", back)
+	}
+	if q := query(t, tap.KindSource, ""); len(q.Points) != 2 || q.Rate != tap.DefaultRate || q.Limit != 0 || q.Partition != nil {
+		t.Fatalf("defaults %+v", q)
+	}
+	for _, tc := range []struct{ kind, raw, names string }{
+		{tap.KindSink, "point=produced", "point"},
+		{tap.KindSource, "point=delivered", "point"},
+		{tap.KindSink, "limit=-1", "limit"},
+		{tap.KindSink, "limit=x", "limit"},
+		{tap.KindSink, "rate=0", "rate"},
+		{tap.KindSink, "rate=2000000", "rate"},
+		{tap.KindSink, "partition=-1", "partition"},
+		{tap.KindSource, "partition=0", "partition"},
+	} {
+		v, _ := url.ParseQuery(tc.raw)
+		_, err := tap.ParseQuery(v, tc.kind)
+		if !errors.Is(err, tap.ErrBadQuery) || !strings.Contains(err.Error(), tc.names) {
+			t.Errorf("%s %q: %v; want ErrBadQuery naming %s", tc.kind, tc.raw, err, tc.names)
+		}
+	}
+}
+
