@@ -200,4 +200,3 @@ func TestParseQuery(t *testing.T) {
 		}
 	}
 }
-

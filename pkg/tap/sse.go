@@ -127,7 +127,9 @@ type Reader struct {
 const MaxEventBytes = 96 << 20
 
 // NewReader reads events from r.
-func NewReader(r io.Reader) *Reader { return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: MaxEventBytes} }
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: MaxEventBytes}
+}
 
 // Next returns the next event; io.EOF at the end of the stream (an unfinished event is dropped).
 func (r *Reader) Next() (Message, error) {
