@@ -13,9 +13,11 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
@@ -51,6 +53,12 @@ type Runner struct {
 	procMu sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
 
 	active atomic.Bool // a source on the iggy state backend holds its lease (standby.go)
+
+	tap  *tap.Hub      // the live tap the pumps offer messages to (tap.go)
+	logs *logging.Ring // the runner's recent log records for GET /logs (logs.go); set by Main
+
+	logsDone     chan struct{} // closed at shutdown: logs streams that follow end
+	logsDoneOnce sync.Once
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
@@ -80,6 +88,8 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 		gc:       newGCTuner(),
 	}
 	r.pluginVersion.Store("unknown")
+	r.tap = tap.NewHub(tap.HubOptions{OnDrop: m.c.AddTapDropped})
+	r.logs, r.logsDone = logging.NewRing(0, 0), make(chan struct{})
 	if r.errors.tolerateAll {
 		m.c.ShowDeadLettered()
 	}
@@ -139,6 +149,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		defer ep.close()
 	}
+	// Before the endpoint closes: open taps end with reason shutdown, so it need not wait on them.
+	defer r.tap.Close()
+	defer r.stopFollowers()
 	plugin.SetLogger(r.log)
 	plugin.SetLogLimit(r.settings.Env.PluginLogRate, r.metrics.c.AddLogLinesDropped)
 	r.batches.BenchmarkStarted()

@@ -29,7 +29,8 @@ type sinkBatch struct {
 	textScratch [2][]byte                 // intermediate texts of a chain of text transforms
 
 	records      []postcard.RawMessage
-	hdrBuf       []byte // every record's postcard header map, back to back
+	recordKinds  []postcard.Schema // per record: its payload's format (the tap's delivered point shows it)
+	hdrBuf       []byte            // every record's postcard header map, back to back
 	hdrSpans     []hdrSpan
 	payloadBuf   []byte // payloads the batch wrote (encoded or edited), back to back
 	payloadSpans []payloadSpan
@@ -88,7 +89,7 @@ type dropFunc func(stage string, offset uint64, err error)
 // decoding (the pass-through check counts as decoding) and how many messages transforms filtered
 // out. Messages a stage fails on go to drop and are left out. The clock is read once per batch.
 func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeDur time.Duration, filtered int) {
-	b.records, b.hdrBuf, b.hdrSpans = b.records[:0], b.hdrBuf[:0], b.hdrSpans[:0]
+	b.records, b.recordKinds, b.hdrBuf, b.hdrSpans = b.records[:0], b.recordKinds[:0], b.hdrBuf[:0], b.hdrSpans[:0]
 	b.payloadBuf, b.payloadSpans, b.decodedBuf = b.payloadBuf[:0], b.payloadSpans[:0], b.decodedBuf[:0]
 	if cap(b.fields) < len(msgs) {
 		b.fields = make([]messageFields, len(msgs))
@@ -124,12 +125,12 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		case failedToDecode:
 			continue
 		case passedThrough:
-			b.appendPassedThrough(in, in.Payload)
+			b.appendPassedThrough(in, in.Payload, schema)
 			continue
 		case decodedText:
 			s := b.textSpans[i]
 			b.payloadSpans = append(b.payloadSpans, payloadSpan{len(b.records), s.from, s.to})
-			b.appendPassedThrough(in, nil)
+			b.appendPassedThrough(in, nil, postcard.SchemaJSON)
 			continue
 		case textCandidate:
 			src := in.Payload
@@ -224,7 +225,7 @@ func (b *sinkBatch) applyText(in *iggyclient.InMessage, text []byte) bool {
 			}
 			b.payloadBuf = out
 			b.payloadSpans = append(b.payloadSpans, payloadSpan{len(b.records), from, len(out)})
-			b.appendPassedThrough(in, nil)
+			b.appendPassedThrough(in, nil, postcard.SchemaJSON)
 			return true
 		}
 		scratch := &b.textScratch[j%2]
@@ -239,8 +240,9 @@ func (b *sinkBatch) applyText(in *iggyclient.InMessage, text []byte) bool {
 
 // appendPassedThrough appends a message with its fields and headers as polled and the given
 // payload (a polled payload aliases the poll reply, which the batch owns; nil when a payloadSpan
-// fills it in later).
-func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage, payload []byte) {
+// fills it in later) in format kind.
+func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage, payload []byte, kind postcard.Schema) {
+	b.recordKinds = append(b.recordKinds, kind)
 	from := len(b.hdrBuf)
 	if len(in.Headers) > 0 {
 		b.hdrMap = appendHeadersToPostcard(b.hdrMap[:0], in.Headers)
@@ -256,6 +258,7 @@ func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage, payload []byte
 
 // appendTransformed appends a message as transforms left it.
 func (b *sinkBatch) appendTransformed(msg *codec.Message, payload []byte) {
+	b.recordKinds = append(b.recordKinds, msg.Payload.Kind)
 	from := len(b.hdrBuf)
 	if msg.HasHeaders && len(msg.Headers) > 0 {
 		b.hdrBuf = postcard.AppendHeaderMap(b.hdrBuf, msg.Headers)

@@ -11,8 +11,12 @@ import (
 
 // Hub defaults.
 const (
-	DefaultMaxSubscribers = 4  // taps open at once on one runner; one more is refused (ErrTooMany)
-	DefaultBuffer         = 64 // samples waiting for one subscriber; more are dropped and counted
+	DefaultMaxSubscribers = 4 // taps open at once on one runner; one more is refused (ErrTooMany)
+	// A subscriber's buffer holds a second of its rate, at least MinBuffer and at most MaxBuffer
+	// samples; a sample that does not fit is dropped and counted. The rate's burst is the buffer,
+	// so a client that keeps up never loses one.
+	MinBuffer = 64
+	MaxBuffer = 1024
 )
 
 // Sentinel errors of Subscribe.
@@ -24,7 +28,8 @@ var (
 // HubOptions configures NewHub; zero values take the defaults.
 type HubOptions struct {
 	MaxSubscribers int
-	Buffer         int
+	Buffer         int              // a fixed buffer size instead of the rate's second (tests)
+	Now            func() time.Time // the clock of the rate (tests); time.Now when nil
 	// OnDrop counts samples dropped because a subscriber's buffer was full (the runner adds them
 	// to /stats tap_dropped). Called from the pipeline's goroutine; it must not block.
 	OnDrop func(n uint64)
@@ -45,16 +50,17 @@ type Hub struct {
 	max    int
 	buffer int
 	onDrop func(uint64)
+	now    func() time.Time
 }
 
 // NewHub returns a hub with no subscribers.
 func NewHub(o HubOptions) *Hub {
-	h := &Hub{max: o.MaxSubscribers, buffer: o.Buffer, onDrop: o.OnDrop, done: make(chan struct{})}
+	h := &Hub{max: o.MaxSubscribers, buffer: o.Buffer, onDrop: o.OnDrop, now: o.Now, done: make(chan struct{})}
 	if h.max <= 0 {
 		h.max = DefaultMaxSubscribers
 	}
-	if h.buffer <= 0 {
-		h.buffer = DefaultBuffer
+	if h.now == nil {
+		h.now = time.Now
 	}
 	if h.onDrop == nil {
 		h.onDrop = func(uint64) {}
@@ -65,6 +71,10 @@ func NewHub(o HubOptions) *Hub {
 // Tapped reports whether some subscriber taps a point of m: one atomic load, for the pipeline to
 // ask once per batch before it builds any sample.
 func (h *Hub) Tapped(m Mask) bool { return Mask(h.tapped.Load())&m != 0 }
+
+// Mask is the union of the points tapped now: one atomic load, for a pipeline stage that checks
+// several points of one batch.
+func (h *Hub) Mask() Mask { return Mask(h.tapped.Load()) }
 
 // Subscribe opens a tap for q. It fails with ErrTooMany when the hub has its maximum of
 // subscribers, and with ErrClosed once the hub is closed. Close the subscriber when done.
@@ -81,9 +91,14 @@ func (h *Hub) Subscribe(q Query) (*Subscriber, error) {
 	if len(cur) >= h.max {
 		return nil, fmt.Errorf("%w: at most %d taps at once on one connector runner", ErrTooMany, h.max)
 	}
-	burst := float64(max(q.Rate, 1))
-	s := &Subscriber{hub: h, mask: q.Mask(), ch: make(chan *Sample, h.buffer), rate: burst, burst: burst, tokens: burst,
-		last: time.Now(), remaining: -1}
+	rate := max(q.Rate, 1)
+	size := h.buffer
+	if size <= 0 {
+		size = min(max(rate, MinBuffer), MaxBuffer)
+	}
+	burst := float64(min(rate, size))
+	s := &Subscriber{hub: h, mask: q.Mask(), ch: make(chan *Sample, size), rate: float64(rate), burst: burst, tokens: burst,
+		last: h.now(), remaining: -1}
 	if q.Partition != nil {
 		p := *q.Partition
 		s.partition = &p
@@ -150,7 +165,7 @@ func (h *Hub) Offer(m Mask, partition uint32, n int, build func(i int) *Sample) 
 	if p == nil || n <= 0 {
 		return
 	}
-	now := time.Now()
+	now := h.now()
 	var built []*Sample
 	for _, s := range *p {
 		if s.mask&m == 0 || (s.partition != nil && *s.partition != partition) {

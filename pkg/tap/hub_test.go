@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/tap"
@@ -87,28 +88,59 @@ func TestHubRefusesTheFifthTapAndAnyAfterClose(t *testing.T) {
 	}
 }
 
+// clock is a hub clock a test moves by hand.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
 func TestHubOfferDropsWhatDoesNotFitAndCountsIt(t *testing.T) {
 	var counted uint64
-	h := tap.NewHub(tap.HubOptions{Buffer: 4, OnDrop: func(n uint64) { counted += n }})
+	c := &clock{t: time.Unix(1, 0)}
+	h := tap.NewHub(tap.HubOptions{Buffer: 4, Now: c.now, OnDrop: func(n uint64) { counted += n }})
 	s, err := h.Subscribe(query(t, tap.KindSink, "rate=1000"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	built := 0
 	build := sampleAt(tap.PointPolled, 100)
-	h.Offer(tap.MaskPolled, 0, 10, func(i int) *tap.Sample { built++; return build(i) })
+	count := func(i int) *tap.Sample { built++; return build(i) }
+	h.Offer(tap.MaskPolled, 0, 10, count) // the burst is the buffer: 4 taken, nothing dropped
+	if d := s.TakeDropped(); d != 0 || built != 4 {
+		t.Fatalf("first batch: built %d, dropped %d; want 4 and 0", built, d)
+	}
+	c.advance(time.Second) // the rate allows more; the buffer still holds the first 4
+	h.Offer(tap.MaskPolled, 0, 10, count)
 	got := drain(s)
-	if len(got) != 4 || got[0].Offset != 100 || got[3].Offset != 103 {
-		t.Fatalf("got %d samples (first %v); want offsets 100..103", len(got), got)
+	if len(got) != 4 || got[0].Offset != 100 || got[1].Offset != 102 || got[3].Offset != 107 {
+		t.Fatalf("got %d samples; want 4 of the first batch, spread over it", len(got))
 	}
-	if d := s.TakeDropped(); d != 6 || counted != 6 {
-		t.Fatalf("dropped %d, counted %d; want 6 and 6", d, counted)
+	if d := s.TakeDropped(); d != 4 || counted != 4 {
+		t.Fatalf("dropped %d, counted %d; want 4 and 4", d, counted)
 	}
-	if built != 10 {
+	if built != 8 {
 		t.Fatalf("built %d samples; every message taken is built once", built)
 	}
 	if d := s.TakeDropped(); d != 0 {
 		t.Fatalf("TakeDropped twice: %d the second time", d)
+	}
+}
+
+func TestHubBufferHoldsASecondOfTheRate(t *testing.T) {
+	c := &clock{t: time.Unix(1, 0)}
+	h := tap.NewHub(tap.HubOptions{Now: c.now})
+	for _, tc := range []struct {
+		rate, want int
+	}{{1, tap.MinBuffer}, {100, 100}, {500, 500}, {100000, tap.MaxBuffer}} {
+		s, err := h.Subscribe(query(t, tap.KindSink, "rate="+strconv.Itoa(tc.rate)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Offer(tap.MaskPolled, 0, 5000, sampleAt(tap.PointPolled, 0))
+		if got := len(drain(s)); got != min(tc.want, tc.rate) || s.TakeDropped() != 0 {
+			t.Errorf("rate %d: a burst took %d samples, want %d and no drop", tc.rate, got, min(tc.want, tc.rate))
+		}
+		s.Close()
 	}
 }
 
@@ -128,7 +160,7 @@ func TestHubOfferBuildsNothingForUntappedPointsOrPartitions(t *testing.T) {
 }
 
 func TestHubRateSpreadsOverTheBatchAndLimitCaps(t *testing.T) {
-	h := tap.NewHub(tap.HubOptions{Buffer: 1000})
+	h := tap.NewHub(tap.HubOptions{Buffer: 1000, Now: (&clock{t: time.Unix(1, 0)}).now})
 	rated, err := h.Subscribe(query(t, tap.KindSink, "rate=5"))
 	if err != nil {
 		t.Fatal(err)
@@ -157,18 +189,27 @@ func TestHubRateSpreadsOverTheBatchAndLimitCaps(t *testing.T) {
 }
 
 func TestHubLimitGivesDroppedSamplesBack(t *testing.T) {
-	h := tap.NewHub(tap.HubOptions{Buffer: 2})
+	c := &clock{t: time.Unix(1, 0)}
+	h := tap.NewHub(tap.HubOptions{Buffer: 2, Now: c.now})
 	s, err := h.Subscribe(query(t, tap.KindSink, "limit=3&rate=1000"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Offer(tap.MaskPolled, 0, 3, sampleAt(tap.PointPolled, 0)) // 2 fit, 1 dropped
-	if got := drain(s); len(got) != 2 {
-		t.Fatalf("%d samples, want 2", len(got))
+	h.Offer(tap.MaskPolled, 0, 2, sampleAt(tap.PointPolled, 0)) // 2 taken, the buffer full
+	c.advance(time.Second)
+	h.Offer(tap.MaskPolled, 0, 2, sampleAt(tap.PointPolled, 2)) // the limit's last one: dropped
+	if got, d := drain(s), s.TakeDropped(); len(got) != 2 || d != 1 {
+		t.Fatalf("%d samples and %d dropped, want 2 and 1", len(got), d)
 	}
-	h.Offer(tap.MaskPolled, 0, 3, sampleAt(tap.PointPolled, 3)) // the dropped one's place
-	if got := drain(s); len(got) != 1 || got[0].Offset != 3 {
+	c.advance(time.Second)
+	h.Offer(tap.MaskPolled, 0, 2, sampleAt(tap.PointPolled, 4)) // the dropped one's place
+	if got := drain(s); len(got) != 1 || got[0].Offset != 4 {
 		t.Fatalf("after a drop the limit leaves one more: got %d", len(got))
+	}
+	c.advance(time.Second)
+	h.Offer(tap.MaskPolled, 0, 2, sampleAt(tap.PointPolled, 6))
+	if got := drain(s); len(got) != 0 {
+		t.Fatalf("limit reached, yet %d more", len(got))
 	}
 }
 

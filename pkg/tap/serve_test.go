@@ -140,12 +140,16 @@ func TestServeOutlivesTheWriteTimeoutAndEndsAtMaxDuration(t *testing.T) {
 }
 
 func TestServeReportsDropsAndShutdown(t *testing.T) {
-	h := tap.NewHub(tap.HubOptions{Buffer: 2})
+	c := &clock{t: time.Unix(1, 0)}
+	h := tap.NewHub(tap.HubOptions{Buffer: 2, Now: c.now})
 	url, ends := tapServer(t, h, tap.KindSink, tap.ServeOptions{})
 	_, r := open(t, url+"?rate=10000")
 	waitOpen(t, h, 1)
-	// A thousand samples offered at once overflow a buffer of 2 long before Serve drains it.
-	h.Offer(tap.MaskPolled, 0, 1000, sampleAt(tap.PointPolled, 0))
+	// Batches offered faster than Serve drains a buffer of 2: the rate allows 2 more each time.
+	for b := range 500 {
+		c.advance(time.Second)
+		h.Offer(tap.MaskPolled, 0, 2, sampleAt(tap.PointPolled, uint64(2*b)))
+	}
 	var messages int
 	var dropped uint64
 	for messages+int(dropped) < 1000 {
