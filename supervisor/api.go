@@ -42,6 +42,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		s.lifecycleRoutes(mux, base, kind, slow)
 		s.offsetRoutes(mux, base, kind)   // api_offsets.go
 		s.validateRoutes(mux, base, kind) // api_validate.go
+		s.tapRoutes(mux, base, kind)      // api_tap.go, api_logs.go
 	}
 	return mux, nil
 }

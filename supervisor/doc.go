@@ -15,7 +15,11 @@
 // --check in a child process; the supervisor never loads a plugin), admission.go (validate and the
 // offsets routes run a few at a time, 429 beyond), stats.go (/stats, /metrics: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
-// (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables).
+// (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables),
+// api_tap.go (GET .../tap: the runner's live tap relayed event by event in spawn mode, the
+// replicas' taps merged in attach mode), api_logs.go (GET .../logs: each connector's recent log
+// records in a ring fed by the relayed runner lines and the supervisor's own lines about it,
+// LogRings; merged by time over the replicas in attach mode).
 // Attach mode ([fleet] enabled, DESIGN decision 21) spawns nothing and reads no provider: fleet.go
 // (its start and the pkg/fleet view of the runners deployed on their own), fleet_api.go (the same
 // routes and shapes from the last fleet snapshot, each connector gaining "replicas"; config and

@@ -61,6 +61,7 @@ func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
 			mux.HandleFunc(method+" "+base+"/{key}/offsets", ownedByOrchestrator("the runner processes",
 				"offsets change only while the connector is stopped: stop its runners there, then change them with a supervisor that runs the connector or with Iggy's tools"))
 		}
+		s.tapRoutes(mux, base, kind) // api_tap.go, api_logs.go: merged over the replicas
 	}
 	return mux, nil
 }
