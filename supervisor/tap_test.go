@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
@@ -69,7 +70,7 @@ func supervisorTapAndLogs(t *testing.T, protocol string) {
 	const total, limit = 100, 60
 	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	f := newFixture(t, broker)
-	f.writeRuntime(t, `api_key = "`+tapKey+`"`)
+	f.writeRuntime(t, `api_key = "`+tapKey+`"`+"\nwrite_timeout = \"1s\"") // streams outlive it
 	f.write(t, "connectors/out.toml", sinkFile("out", f.plugin("stdout_sink"), "demo", "events", stageTransform)+
 		"\n[plugin_config]\nprint_payload = true\n")
 	p := testkit.StartSupervisor(t, f.dir, f.env(testkit.ProtocolEnv(protocol)), waitLong)
@@ -125,9 +126,13 @@ func supervisorTapAndLogs(t *testing.T, protocol string) {
 		t.Fatalf("origins of the records: %v", seen)
 	}
 	follow := testkit.OpenStream(t, http.DefaultClient, p.URL("/sinks/out/logs?follow=true&tail=1"), tapAuth)
+	opened := time.Now()
 	if m := follow.Next(t, waitLong); m.Event != tap.EventLog {
 		t.Fatalf("follow: %s %s", m.Event, m.Data)
 	}
+	// The stream must outlive http.write_timeout (1 s): let that much time pass (what is tested
+	// is time passing, not a state reached) before the records it must still carry.
+	time.Sleep(time.Until(opened.Add(1500 * time.Millisecond)))
 	// A runner's crash: the ring lives in the supervisor and keeps the first run's lines.
 	pid := statsOf(t, p, tapAuth)["sink/out"].PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 )
 
 // SSE event names of the tap and the logs streams.
@@ -57,11 +59,8 @@ func NewWriter(w http.ResponseWriter, writeTimeout time.Duration) (*Writer, erro
 	return sw, sw.flush()
 }
 
-func (s *Writer) extend() {
-	if s.writeTimeout > 0 {
-		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-	}
-}
+// extend gives the next write the whole write timeout (pkg/httplimit's budget of one answer).
+func (s *Writer) extend() { httplimit.ExtendWrite(s.w, s.writeTimeout, 0) }
 
 func (s *Writer) flush() error {
 	s.last = time.Now()
