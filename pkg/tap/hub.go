@@ -179,7 +179,12 @@ func (h *Hub) Offer(m Mask, partition uint32, n int, build func(i int) *Sample) 
 			built = make([]*Sample, n)
 		}
 		dropped := 0
+		free := cap(s.ch) - len(s.ch) // a stalled client's full buffer costs no copy
 		for j := range k {
+			if j >= free {
+				dropped += k - j
+				break
+			}
 			i := j * n / spread
 			if built[i] == nil {
 				built[i] = build(i)
