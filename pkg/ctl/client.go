@@ -170,21 +170,24 @@ func newFlagSet(name, usage string, env Env) *flag.FlagSet {
 }
 
 // target parses a server subcommand's arguments: exactly one sinks/KEY or sources/KEY, and the
-// flags. It writes the problem and returns false on bad usage.
-func target(name string, fs *flag.FlagSet, args []string, env Env) (string, bool) {
+// flags. Unless ok, the command ends with code: ExitOK after --help, ExitUsage (the problem
+// written) on bad usage.
+func target(name string, fs *flag.FlagSet, args []string, env Env) (path string, code int, ok bool) {
 	positional, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return "", ExitOK, false
+	}
 	if err != nil {
-		return "", false // the flag package wrote why
+		return "", ExitUsage, false // the flag package wrote why
 	}
 	if len(positional) != 1 {
 		fmt.Fprintf(env.Stderr, "iggy-connectors %s: want one connector, sinks/KEY or sources/KEY (got %d arguments)\n", name, len(positional))
 		fs.Usage()
-		return "", false
+		return "", ExitUsage, false
 	}
-	path, err := connector(positional[0])
-	if err != nil {
+	if path, err = connector(positional[0]); err != nil {
 		fmt.Fprintf(env.Stderr, "iggy-connectors %s: %v\n", name, err)
-		return "", false
+		return "", ExitUsage, false
 	}
-	return path, true
+	return path, ExitOK, true
 }

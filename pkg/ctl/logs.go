@@ -27,9 +27,9 @@ func runLogs(ctx context.Context, args []string, env Env) int {
 	tail := fs.Int("tail", 0, "the last N records (0: every record the server keeps)")
 	level := fs.String("level", "", "records at this level or above: trace, debug, info, warn, error")
 	follow := fs.Bool("follow", false, "go on printing new records as they come")
-	path, ok := target("logs", fs, args, env)
+	path, code, ok := target("logs", fs, args, env)
 	if !ok {
-		return ExitUsage
+		return code
 	}
 	c, err := cf.client()
 	if err == nil && *level != "" {

@@ -43,9 +43,9 @@ func runTap(ctx context.Context, args []string, env Env) int {
 	limit := fs.Int("limit", 0, "end after this many messages (0: no limit)")
 	rate := fs.Int("rate", 0, "at most this many messages a second (the server's default: 100)")
 	partition := fs.Int("partition", -1, "a sink's messages of this partition only")
-	path, ok := target("tap", fs, args, env)
+	path, code, ok := target("tap", fs, args, env)
 	if !ok {
-		return ExitUsage
+		return code
 	}
 	c, err := cf.client()
 	if err != nil {
