@@ -10,5 +10,6 @@
 // batch), sample.go (Sample, a message's bytes copied by the pipeline and rendered as an Event
 // in the subscriber's goroutine), sse.go (the event-stream Writer, extending the write deadline
 // per event, and Reader), serve.go (Serve: one tap stream with its dropped, keep-alive and end
-// events).
+// events), logs.go (LogsQuery and ServeLogs: a connector's log records from a pkg/logging.Ring as
+// JSON lines or followed as events, for the runner's and the supervisor's logs routes).
 package tap
