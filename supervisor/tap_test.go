@@ -240,6 +240,28 @@ func TestFleetTapAndLogsMergeReplicas(t *testing.T) {
 		t.Fatalf("merged logs by replica: %v", replicas)
 	}
 
+	// Followed: the replicas' new records as they come, each naming its replica, nothing repeated.
+	follow := testkit.OpenStream(t, http.DefaultClient, base+"/sinks/shared/logs?follow=true&tail=1", nil)
+	if m := follow.Next(t, waitLong); m.Event != tap.EventLog {
+		t.Fatalf("follow: %s %s", m.Event, m.Data)
+	}
+	testkit.FillPartitions(t, broker, "demo", "events", 2, 2000)
+	followed, seenTimes := map[string]int{}, map[string]bool{}
+	for followed[oneAt] == 0 || followed[twoAt] == 0 {
+		m := follow.Next(t, waitLong)
+		var r logging.Record
+		if err := json.Unmarshal(m.Data, &r); m.Event != tap.EventLog || err != nil {
+			t.Fatalf("follow: %s %s", m.Event, m.Data)
+		}
+		if key := r.Replica + r.Time + r.Message; seenTimes[key] {
+			t.Fatalf("a record came twice: %s", m.Data)
+		} else {
+			seenTimes[key] = true
+		}
+		followed[r.Replica]++
+	}
+	follow.Close()
+
 	two.Kill9()
 	waitUntil(t, "the dead replica unreachable in the fleet view", func() bool {
 		var list []fleetEntry
