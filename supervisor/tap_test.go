@@ -282,3 +282,39 @@ func TestFleetTapAndLogsMergeReplicas(t *testing.T) {
 		t.Fatalf("after the limit: %s %s", m.Event, m.Data)
 	}
 }
+
+// The supervisor's ring of a connector whose plugin logs without pause stays within
+// http.log_records and http.log_bytes while the lines stream through it.
+func TestSupervisorLogRingStaysBounded(t *testing.T) {
+	const records, maxBytes, total = 50, 10000, 1500
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	testkit.FillTopic(t, broker, "demo", "events", total)
+	f := newFixture(t, broker)
+	f.writeRuntime(t, fmt.Sprintf("log_records = %d\nlog_bytes = %d", records, maxBytes))
+	f.write(t, "connectors/noisy.toml", strings.Replace(sinkFile("noisy", f.plugin("fault"), "demo", "events", ""), "batch_length = 50", "batch_length = 10", 1)+
+		"\n[plugin_config]\nlog_lines = 40\n")
+	p := testkit.StartSupervisor(t, f.dir, f.env(), waitLong)
+	reads := 0
+	for testkit.OrZero(statsOf(t, p, nil)["sink/noisy"].MessagesProcessed) < total {
+		_, body, err := p.Do(http.MethodGet, "/sinks/noisy/logs", nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(body), "\n")
+		if n > records || len(body)-n > maxBytes {
+			t.Fatalf("%d records of %d bytes; the ring holds at most %d and %d", n, len(body)-n, records, maxBytes)
+		}
+		if p.Exited() {
+			t.Fatal("supervisor exited")
+		}
+		reads++
+	}
+	_, body, _ := p.Do(http.MethodGet, "/sinks/noisy/logs?tail=1", nil, "")
+	var last logging.Record
+	if err := json.Unmarshal(body, &last); err != nil || last.Origin != logging.OriginPlugin {
+		t.Fatalf("the newest record %s: %v", body, err)
+	}
+	if reads == 0 {
+		t.Fatal("the sink finished before the ring was read once")
+	}
+}
