@@ -17,6 +17,9 @@ const (
 	// so a client that keeps up never loses one.
 	MinBuffer = 64
 	MaxBuffer = 1024
+	// MaxBufferBytes bounds the payload and header bytes waiting for one subscriber: once as much
+	// waits, more is dropped (one message of any size always fits an empty buffer).
+	MaxBufferBytes = 16 << 20
 )
 
 // Sentinel errors of Subscribe.
@@ -185,12 +188,17 @@ func (h *Hub) Offer(m Mask, partition uint32, n int, build func(i int) *Sample) 
 				dropped += k - j
 				break
 			}
+			if s.bytes.Load() >= MaxBufferBytes {
+				dropped += k - j
+				break
+			}
 			i := j * n / spread
 			if built[i] == nil {
 				built[i] = build(i)
 			}
 			select {
 			case s.ch <- built[i]:
+				s.bytes.Add(built[i].bytes())
 			default:
 				dropped++
 			}
@@ -209,6 +217,7 @@ type Subscriber struct {
 	mask      Mask
 	partition *uint32
 	ch        chan *Sample
+	bytes     atomic.Int64  // payload and header bytes in ch (Release takes them off)
 	dropped   atomic.Uint64 // dropped since the last TakeDropped
 	closeOnce sync.Once
 
@@ -252,8 +261,12 @@ func (s *Subscriber) lost(n int) {
 	s.mu.Unlock()
 }
 
-// Samples delivers the samples taken for this subscriber, in the order offered per point.
+// Samples delivers the samples taken for this subscriber, in the order offered per point. Call
+// Release with each one once it is written out.
 func (s *Subscriber) Samples() <-chan *Sample { return s.ch }
+
+// Release frees a sample's room in the subscriber's buffer budget (MaxBufferBytes).
+func (s *Subscriber) Release(smp *Sample) { s.bytes.Add(-smp.bytes()) }
 
 // Done is closed when the hub closes (the connector is shutting down).
 func (s *Subscriber) Done() <-chan struct{} { return s.hub.done }

@@ -241,3 +241,31 @@ func TestParseQuery(t *testing.T) {
 		}
 	}
 }
+
+// Big messages fill a buffer's byte budget before its count: beyond MaxBufferBytes waiting, the
+// rest is dropped without a copy, and what Release frees makes room again.
+func TestHubBoundsTheBytesWaiting(t *testing.T) {
+	c := &clock{t: time.Unix(1, 0)}
+	h := tap.NewHub(tap.HubOptions{Now: c.now})
+	s, err := h.Subscribe(query(t, tap.KindSink, "rate=1000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 4 << 20
+	big := func(i int) *tap.Sample {
+		return &tap.Sample{Point: tap.PointPolled, Offset: uint64(i), Payload: make([]byte, size)}
+	}
+	h.Offer(tap.MaskPolled, 0, 10, big)
+	got := drain(s)
+	if want := tap.MaxBufferBytes / size; len(got) != want || s.TakeDropped() != uint64(10-want) {
+		t.Fatalf("%d of 10 messages of 4 MiB taken, want %d and the rest dropped", len(got), want)
+	}
+	for _, smp := range got {
+		s.Release(smp)
+	}
+	c.advance(time.Second)
+	h.Offer(tap.MaskPolled, 0, 1, big)
+	if got := drain(s); len(got) != 1 {
+		t.Fatalf("after Release: %d taken, want 1", len(got))
+	}
+}

@@ -25,6 +25,9 @@ type Sample struct {
 	Err         string // why a message was dead-lettered
 }
 
+// bytes is what the sample holds of a buffer's byte budget.
+func (s *Sample) bytes() int64 { return int64(len(s.Payload) + len(s.HeaderBytes)) }
+
 // Event renders the sample as the tap's message event (secret fields of a JSON payload masked
 // by secrets). Header bytes that do not decode render as no headers and name the problem in Error.
 func (s *Sample) Event(secrets Masker) Event {

@@ -59,7 +59,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, sub *Subscriber, o ServeO
 			for {
 				select {
 				case s := <-sub.Samples():
-					if !sw.sample(s, o.Secrets, dropped, &ok) {
+					if !sw.sample(sub, s, o.Secrets, dropped, &ok) {
 						return ""
 					}
 					if sent++; o.Limit > 0 && sent >= o.Limit {
@@ -71,7 +71,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, sub *Subscriber, o ServeO
 				return end(EndShutdown)
 			}
 		case s := <-sub.Samples():
-			if !sw.sample(s, o.Secrets, dropped, &ok) {
+			if !sw.sample(sub, s, o.Secrets, dropped, &ok) {
 				return ""
 			}
 			if sent++; o.Limit > 0 && sent >= o.Limit {
@@ -90,11 +90,12 @@ func Serve(ctx context.Context, w http.ResponseWriter, sub *Subscriber, o ServeO
 }
 
 // sample writes the dropped count so far, then the sample's message event.
-func (s *Writer) sample(smp *Sample, secrets Masker, dropped func(), ok *bool) bool {
+func (s *Writer) sample(sub *Subscriber, smp *Sample, secrets Masker, dropped func(), ok *bool) bool {
 	dropped()
 	if *ok {
 		*ok = s.Event(EventMessage, smp.EventJSON(secrets)) == nil
 	}
+	sub.Release(smp)
 	return *ok
 }
 
