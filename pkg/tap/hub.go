@@ -178,11 +178,11 @@ func (h *Hub) Offer(m Mask, partition uint32, n int, build func(i int) *Sample) 
 		if k == 0 {
 			continue
 		}
-		if built == nil {
-			built = make([]*Sample, n)
-		}
 		dropped := 0
 		free := cap(s.ch) - len(s.ch) // a stalled client's full buffer costs no copy
+		if free > 0 && built == nil {
+			built = make([]*Sample, n)
+		}
 		for j := range k {
 			if j >= free {
 				dropped += k - j
