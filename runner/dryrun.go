@@ -152,7 +152,8 @@ func drySink(spec *connectorSpec, samples []dryrun.Sample, secrets tap.Masker) (
 		_, filtered := b.prepare([]iggyclient.InMessage{in}, func(stage string, _ uint64, err error) { failStage, failErr = stage, err })
 		switch {
 		case len(b.records) == 1:
-			events = append(events, deliveredEvent(t, sm.Partition, &b.records[0], b.schemas[0], secrets))
+			smp := deliveredSample(t, sm.Partition, &b.records[0], b.schemas[0])
+			events = append(events, smp.Event(secrets))
 		case filtered == 1:
 			events = append(events, inputEvent(dryrun.PointFiltered, t.Stream, t.Topic, offset, sm, sm.PayloadSchema(t.Schema), payload, secrets))
 		default:
@@ -207,7 +208,8 @@ func drySource(spec *connectorSpec, samples []dryrun.Sample, secrets tap.Masker)
 		switch {
 		case res.decodeErrs+res.errs == 0 && res.filtered == 0:
 			for si := range b.outs {
-				events = append(events, sentEvent(&b.streams[si], &b.outs[si][0], secrets))
+				smp := sentSample(&b.streams[si], &b.outs[si][0])
+				events = append(events, smp.Event(secrets))
 			}
 		case res.decodeErrs+res.errs == 0:
 			events = append(events, inputEvent(dryrun.PointFiltered, sm.Stream, sm.Topic, 0, sm, schema, payload, secrets))

@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
@@ -415,6 +416,10 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	start := time.Now()
 	msgs := b.msg.Messages
 	m.produced(len(msgs))
+	taps := r.tap.Mask() // the one atomic load a batch pays for the live tap (tap.go)
+	if taps&tap.MaskProduced != 0 {
+		p.tapProduced(&b.msg)
+	}
 
 	res := p.batch.prepare(&b.msg, p.debugFailure)
 	decodeDur, prepareDur := res.decode, res.prepare
@@ -466,6 +471,9 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 				break
 			}
 			sentCount += len(outs)
+			if taps&tap.MaskSent != 0 {
+				p.tapSent(s, outs)
+			}
 		}
 		if ack {
 			m.sent(sentCount)

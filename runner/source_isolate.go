@@ -26,7 +26,13 @@ func (p *sourcePump) deadLetterFailed(ctx context.Context, pm *postcard.Produced
 			good = append(good, *m)
 			continue
 		}
-		d := deadLetter{stage: stage, err: fmt.Errorf("message %d: %w", i, err), stream: stream, topic: topic, payload: m.Payload}
+		d := deadLetter{stage: stage, err: fmt.Errorf("message %d: %w", i, err), stream: stream, topic: topic, payload: m.Payload, schema: pm.Schema}
+		if m.ID != nil {
+			d.id = *m.ID
+		}
+		if m.Timestamp != nil {
+			d.timestamp = *m.Timestamp
+		}
 		if m.Headers != nil {
 			d.headers = appendHeadersToIggy(nil, *m.Headers)
 		}

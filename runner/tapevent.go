@@ -6,41 +6,32 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/tap"
 )
 
-// The pkg/tap.Event of a message at a point of the pipeline. The live tap and the dry run
-// (dryrun.go) render through these, so a tap's delivered and sent events and a dry run of the
-// same messages and config are equal byte for byte.
+// A message at a point of the pipeline, as a pkg/tap.Sample. The live tap (tap.go, with its own
+// copy of the bytes) and the dry run (dryrun.go) both build their samples here and render them
+// with tap.Sample.Event, so a tap's delivered and sent events and a dry run of the same messages
+// and config are equal byte for byte.
 
-// deliveredEvent is a record as the sink plugin receives it (tap.PointDelivered), from a
+// deliveredSample is a record as the sink plugin receives it (tap.PointDelivered), from a
 // sinkBatch: its place (the topic entry and the polled partition), its fields after transforms,
 // its headers as the plugin gets them (postcard order) and its payload in schema's encoding
-// (sinkBatch.schemas: a proto or avro decoder gives json).
-func deliveredEvent(t *sinkTopic, partition uint32, rec *postcard.RawMessage, schema postcard.Schema, secrets tap.Masker) tap.Event {
-	e := tap.Event{
-		Point: tap.PointDelivered, Stream: t.Stream, Topic: t.Topic, Partition: partition,
-		Offset: rec.Offset, ID: tap.ID(rec.ID), Timestamp: rec.Timestamp,
-	}
-	var hs postcard.HeaderMap
-	if len(rec.Headers) > 0 {
-		// The batch encoded these bytes itself: they decode.
-		hs, _ = postcard.DecodeHeaderMap(rec.Headers)
-	}
-	e.SetHeaders(hs)
-	e.SetPayload(schema, rec.Payload, secrets)
-	return e
+// (sinkBatch.schemas: a proto or avro decoder gives json). It aliases the batch's memory.
+func deliveredSample(t *sinkTopic, partition uint32, rec *postcard.RawMessage, schema postcard.Schema) tap.Sample {
+	return tap.Sample{Point: tap.PointDelivered, Stream: t.Stream, Topic: t.Topic, Partition: partition,
+		Offset: rec.Offset, ID: rec.ID, Timestamp: rec.Timestamp, Schema: schema, Payload: rec.Payload,
+		HeaderBytes: rec.Headers}
 }
 
-// sentEvent is a message as it goes to one stream entry of a source (tap.PointSent): its payload
+// sentSample is a message as it goes to one stream entry of a source (tap.PointSent): its payload
 // in the entry's encoding and its headers in the order they are sent. The partition and offset are
-// Iggy's to choose (0 here), and so is the timestamp; an id of 0 is given one by the client.
-func sentEvent(s *sourceStream, out *iggyclient.OutMessage, secrets tap.Masker) tap.Event {
-	e := tap.Event{Point: tap.PointSent, Stream: s.Stream, Topic: s.Topic, ID: tap.IDBytes(out.ID)}
-	var hs postcard.HeaderMap
+// Iggy's to choose (0 here), and so is the timestamp; an id of 0 is given one by the client. It
+// aliases the message's memory.
+func sentSample(s *sourceStream, out *iggyclient.OutMessage) tap.Sample {
+	smp := tap.Sample{Point: tap.PointSent, Stream: s.Stream, Topic: s.Topic, ID: idFromBytes(out.ID),
+		Schema: s.Encoder.Schema(), Payload: out.Payload}
 	if len(out.Headers) > 0 {
-		hs = appendHeadersToPostcard(make(postcard.HeaderMap, 0, len(out.Headers)), out.Headers)
+		smp.Headers = headersToPostcard(out.Headers)
 	}
-	e.SetHeaders(hs)
-	e.SetPayload(s.Encoder.Schema(), out.Payload, secrets)
-	return e
+	return smp
 }
 
 // masker is what the tap masks in JSON payloads: [http] secret_keys, nothing with

@@ -45,6 +45,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		s.previewRoutes(mux, base, kind)   // api_preview.go
 		s.logLevelRoutes(mux, base, kind)  // api_loglevel.go
 		s.rateLimitRoutes(mux, base, kind) // api_ratelimit.go
+		s.tapRoutes(mux, base, kind)       // api_tap.go, api_logs.go
 	}
 	s.globalLogLevelRoutes(mux)
 	return mux, nil

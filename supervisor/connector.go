@@ -79,11 +79,15 @@ type managed struct {
 	overrides runtimeOverrides
 	// rollback is the last rolled-back activation, while the kept version runs (activation.go).
 	rollback *rollbackInfo
+
+	logs *logging.Ring // recent log records: the runner's relayed lines and the supervisor's (api_logs.go)
 }
 
 func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
+	h := s.runtime.HTTP
 	return &managed{sup: s, kind: cfg.Kind, key: cfg.Key, socket: socket, cfg: cfg, path: cfg.Path,
-		status: statusStopped, version: "unknown", target: targetRunning}
+		status: statusStopped, version: "unknown", target: targetRunning,
+		logs: s.logRings.ring(labelOf(cfg.Kind, cfg.Key), h.LogRecords, h.LogBytes)}
 }
 
 // label names the connector in logs (connectorLabel).
@@ -314,7 +318,9 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 	if startPaused { // a paused connector's runner comes back paused, after a crash too
 		env = append(env, runnerproc.EnvStartPaused+"=true")
 	}
-	c, err := startChild(m.sup.runnerBin, env, m.socket, logging.NewRelayer(m.sup.runnerLog, m.key).Line)
+	relay := logging.NewRelayer(m.sup.runnerLog, m.key)
+	relay.SetAlso(m.keepLine) // the connector's log ring (api_logs.go), whatever the filter prints
+	c, err := startChild(m.sup.runnerBin, env, m.socket, relay.Line)
 	if err != nil {
 		return nil, err
 	}

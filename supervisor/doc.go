@@ -16,7 +16,11 @@
 // runner binary's --dry-run in a child process, through pkg/dryrun; 409 in attach mode),
 // admission.go (validate, preview and the offsets routes run a few at a time, 429 beyond), stats.go (/stats, /metrics: composed from each connector's
 // stats page, pkg/metrics.Page, which the supervisor creates beside the runner's socket), sampling.go
-// (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables).
+// (memory and CPU of every runner, sampled once a second in one pass), settings.go (the IGGY_SUPERVISOR_* variables),
+// api_tap.go (GET .../tap: the runner's live tap relayed event by event in spawn mode, the
+// replicas' taps merged in attach mode), api_logs.go (GET .../logs: each connector's recent log
+// records in a ring fed by the relayed runner lines and the supervisor's own lines about it,
+// LogRings; merged by time over the replicas in attach mode).
 // Safe changes at run time (docs/runtime-changes.md): restartlimit.go (IGGY_SUPERVISOR_RESTART_LIMIT: status failed
 // until an operator starts it), api_loglevel.go (GET/PUT .../log_level and /log_level: the connectors' and the
 // supervisor's own log filter), api_ratelimit.go (GET/PUT .../rate_limit), overrides.go (what an operator changed at

@@ -63,6 +63,7 @@ func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
 				"offsets change only while the connector is stopped: stop its runners there, then change them with a supervisor that runs the connector or with Iggy's tools"))
 		}
 		s.fleetRuntimeRoutes(mux, base, kind) // log_level, rate_limit: fleet_runtime.go
+		s.tapRoutes(mux, base, kind)          // api_tap.go, api_logs.go: merged over the replicas
 	}
 	s.globalLogLevelRoutes(mux)
 	return mux, nil

@@ -71,9 +71,14 @@ type Supervisor struct {
 	closing      atomic.Bool
 	shutdownOnce sync.Once
 
+	// streamsEnd is closed at shutdown, so open tap and logs streams end (api_tap.go).
+	streamsEnd                chan struct{}
+	streamsOnce, streamsClose sync.Once
+
 	validations, offsetsCalls, previews gate // admission.go
 
-	own ownLog // the supervisor's own log filter at run time (api_loglevel.go)
+	own      ownLog    // the supervisor's own log filter at run time (api_loglevel.go)
+	logRings *LogRings // each connector's recent log records (api_logs.go)
 }
 
 // Options are what New needs besides the runtime config.
@@ -90,6 +95,10 @@ type Options struct {
 	// LogLevel is Logger's handler when its filter can change at run time (PUT /log_level); nil:
 	// the supervisor's own filter is fixed.
 	LogLevel LevelSetter
+	// LogRings keeps each connector's recent log records (GET .../logs); its Handler should be
+	// among Logger's handlers so the supervisor's own lines about a connector are kept too. Nil
+	// makes one that keeps the runners' lines only.
+	LogRings *LogRings
 }
 
 // New prepares a supervisor: it reads the supervisor variables, finds the runner binary and the
@@ -148,6 +157,10 @@ func New(o Options) (*Supervisor, error) {
 		validations:  newGate(maxValidations),
 		offsetsCalls: newGate(maxOffsetsCalls),
 		previews:     newGate(maxPreviews),
+		logRings:     o.LogRings,
+	}
+	if s.logRings == nil {
+		s.logRings = NewLogRings(o.Runtime.HTTP.Secrets())
 	}
 	s.own.setter = o.LogLevel
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
@@ -356,6 +369,7 @@ func (s *Supervisor) Shutdown() {
 			}
 			wg.Wait()
 		}
+		s.endStreams() // after the drain, so a followed log shows the runners stopping
 		if s.api != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			_ = s.api.Shutdown(ctx)
@@ -415,6 +429,10 @@ func (s *Supervisor) runnerBaseEnv(address string) []string {
 		CORS:    config.DefaultRuntime().HTTP.CORS,
 		TLS:     config.HTTPTLS{CertFile: rt.HTTP.TLS.CertFile, KeyFile: rt.HTTP.TLS.KeyFile},
 		Limits:  rt.HTTP.Limits,
+		// The tap is relayed from the runner (its masking and bounds are the supervisor's); the
+		// runner keeps no log records, since the supervisor keeps the lines it relays.
+		Tap: rt.HTTP.Tap, TapMaxDuration: rt.HTTP.TapMaxDuration,
+		SecretKeys: rt.HTTP.SecretKeys, RevealSecrets: rt.HTTP.RevealSecrets,
 	}
 	rt.State.Path = s.statePath
 	// The runner checks its plugin against the same list (the default was computed here).

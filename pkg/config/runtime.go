@@ -47,6 +47,12 @@ type HTTP struct {
 	// Access policy of pkg/httpguard (Go extension keys).
 	AllowUnauthenticated bool     // http.allow_unauthenticated: serve control routes beyond loopback without a key
 	AllowedHosts         []string // http.allowed_hosts: Host names accepted besides IPs, loopback and the listener's
+
+	// See inside (Go extension keys; pkg/tap, docs/see-inside.md).
+	Tap            bool          // http.tap: serve the live tap routes
+	TapMaxDuration time.Duration // http.tap_max_duration: a tap stream ends after this long (0: no limit)
+	LogRecords     uint32        // http.log_records: log records kept per connector
+	LogBytes       uint32        // http.log_bytes: bytes of log records kept per connector
 }
 
 // Secrets is what the API masks: SecretKeys, or nothing when RevealSecrets is set.
@@ -226,6 +232,11 @@ func DefaultRuntime() Runtime {
 
 			SecretKeys:   slices.Clone(DefaultSecretKeys),
 			AllowedHosts: []string{},
+
+			Tap:            true,
+			TapMaxDuration: DefaultTapMaxDuration,
+			LogRecords:     DefaultLogRecords,
+			LogBytes:       DefaultLogBytes,
 		},
 		Iggy: Iggy{
 			Address:  "localhost:8090",
@@ -255,6 +266,14 @@ func DefaultRuntime() Runtime {
 		Fleet:   Fleet{Refresh: DefaultFleetRefresh, Runners: []string{}, DNS: []string{}},
 	}
 }
+
+// Defaults of the see-inside keys of [http]: a tap stream's longest life, and the log records
+// kept per connector (whichever bound is reached first).
+const (
+	DefaultTapMaxDuration = 10 * time.Minute
+	DefaultLogRecords     = 1000
+	DefaultLogBytes       = 1 << 20
+)
 
 // DefaultHTTPLimits are the bounds of an HTTP server when none are configured: generous for an
 // operator's tools and Prometheus, tight enough that stalled clients are dropped within a minute.

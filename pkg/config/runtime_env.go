@@ -80,6 +80,11 @@ var runtimeFields = []runtimeField{
 	// Access policy (Go extension keys, pkg/httpguard).
 	{path: "http.allow_unauthenticated", kind: kindBool, extension: true, help: "serve control, config and offset routes without an API key on a listener beyond loopback (off: they answer 401)", ref: func(r *Runtime) any { return &r.HTTP.AllowUnauthenticated }},
 	{path: "http.allowed_hosts", kind: kindStrings, commaList: true, extension: true, help: "Host names accepted from clients without the key, besides IP addresses, localhost and the listener's name; .example.com matches subdomains, * any", ref: func(r *Runtime) any { return &r.HTTP.AllowedHosts }},
+	// See inside (Go extension keys, pkg/tap and pkg/logging's ring; docs/see-inside.md).
+	{path: "http.tap", kind: kindBool, extension: true, help: "serve the live tap (GET /tap on a runner, GET /{sinks,sources}/{key}/tap on the supervisor); false answers 403", ref: func(r *Runtime) any { return &r.HTTP.Tap }},
+	{path: "http.tap_max_duration", kind: kindDuration, extension: true, help: "a tap stream ends after this long with an end event (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.TapMaxDuration }},
+	{path: "http.log_records", kind: kindUint32, extension: true, help: "log records kept in memory per connector for the logs routes (0: none kept)", ref: func(r *Runtime) any { return &r.HTTP.LogRecords }},
+	{path: "http.log_bytes", kind: kindUint32, extension: true, help: "bytes of log records (as JSON) kept in memory per connector; the oldest go first (0: none kept)", ref: func(r *Runtime) any { return &r.HTTP.LogBytes }},
 	{path: "http.metrics.public", kind: kindBool, extension: true, help: "serve the metrics route without the API key (for scrapers that cannot send one)", ref: func(r *Runtime) any { return &r.HTTP.Metrics.Public }},
 	{path: "iggy.address", kind: kindString, help: "Iggy server TCP address", ref: func(r *Runtime) any { return &r.Iggy.Address }},
 	{path: "iggy.username", kind: kindString, help: "Iggy user", ref: func(r *Runtime) any { return &r.Iggy.Username }},

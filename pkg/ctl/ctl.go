@@ -2,9 +2,13 @@
 // that talk to a running supervisor (tap, logs) or check a connector file without one (test).
 // `iggy-connectors` with no subcommand is the server, as upstream's binary.
 //
-// Files: ctl.go (the subcommand table and what they share: exit codes, the environment), tap.go
-// (`tap`), logs.go (`logs`), test.go (`test`, the dry run: the runner binary's --dry-run through
-// pkg/dryrun, compared with an expectation file; its golden cases are testdata/test/*).
+// Files: ctl.go (the subcommand table and what they share: exit codes, the environment),
+// client.go (the server subcommands' flags and calls: --url / IGGY_CONNECTORS_URL, --api-key /
+// IGGY_CONNECTORS_HTTP_API_KEY, --format json|text, the errors an operator can act on), tap.go
+// (`tap`: a connector's live tap as JSON lines of tap.Event, which `test --input` reads back),
+// logs.go (`logs`: a connector's recent log records, followed with --follow), test.go (`test`,
+// the dry run: the runner binary's --dry-run through pkg/dryrun, compared with an expectation
+// file; its golden cases are testdata/test/*). docs/see-inside.md shows them at work.
 package ctl
 
 import (

@@ -16,8 +16,8 @@ import (
 // -update rewrites the golden files (expected.jsonl, expected.txt) from the output; review the diff.
 var update = flag.Bool("update", false, "rewrite the golden files of the test subcommand")
 
-// run runs `iggy-connectors test` with args in dir, the runner binary built from this tree.
-func run(t *testing.T, dir string, stdin string, args ...string) (code int, stdout, stderr string) {
+// runTest runs `iggy-connectors test` with args in dir, the runner binary built from this tree.
+func runTest(t *testing.T, dir string, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd, ok := ctl.Lookup("test")
@@ -65,10 +65,10 @@ func TestGoldenFiles(t *testing.T) {
 			if *update {
 				args = append(args, "--update")
 			}
-			if code, stdout, stderr := run(t, dir, "", args...); code != ctl.ExitOK {
+			if code, stdout, stderr := runTest(t, dir, "", args...); code != ctl.ExitOK {
 				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 			}
-			code, text, stderr := run(t, dir, "", connectorFile(t, dir), "--input", "samples.jsonl", "--format", "text")
+			code, text, stderr := runTest(t, dir, "", connectorFile(t, dir), "--input", "samples.jsonl", "--format", "text")
 			if code != ctl.ExitOK {
 				t.Fatalf("--format text: exit %d\n%s", code, stderr)
 			}
@@ -120,20 +120,20 @@ func TestExpectAndUpdate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "expected.jsonl"), []byte(wrong), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := run(t, dir, "", "connector.toml", "--input", "samples.jsonl", "--expect", "expected.jsonl")
+	code, stdout, stderr := runTest(t, dir, "", "connector.toml", "--input", "samples.jsonl", "--expect", "expected.jsonl")
 	if code != ctl.ExitMismatch || !strings.Contains(stdout, "--- expected.jsonl") || !strings.Contains(stdout, "+++ output") ||
 		!strings.Contains(stdout, `+{"point":"delivered","stream":"s","topic":"t","partition":0,"offset":1,`) || !strings.Contains(stderr, "--update") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if code, _, stderr = run(t, dir, "", "--update", "connector.toml", "--expect", "expected.jsonl", "--input", "samples.jsonl"); code != ctl.ExitOK {
+	if code, _, stderr = runTest(t, dir, "", "--update", "connector.toml", "--expect", "expected.jsonl", "--input", "samples.jsonl"); code != ctl.ExitOK {
 		t.Fatalf("--update: exit %d: %s", code, stderr)
 	}
-	code, stdout, stderr = run(t, dir, "", "connector.toml", "--input", "samples.jsonl", "--expect", "expected.jsonl")
+	code, stdout, stderr = runTest(t, dir, "", "connector.toml", "--input", "samples.jsonl", "--expect", "expected.jsonl")
 	if code != ctl.ExitOK || stdout != "" || !strings.Contains(stderr, "2 lines match expected.jsonl") {
 		t.Fatalf("after --update: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// Samples from standard input; the output is the same.
-	code, stdout, _ = run(t, dir, `{"payload":{"a":1}}`, "connector.toml", "--input", "-")
+	code, stdout, _ = runTest(t, dir, `{"payload":{"a":1}}`, "connector.toml", "--input", "-")
 	if code != ctl.ExitOK || stdout != wrong {
 		t.Fatalf("stdin: exit %d: %s", code, stdout)
 	}
@@ -175,7 +175,7 @@ func TestBadInputExits2(t *testing.T) {
 			}
 		})
 	}
-	code, _, stderr := run(t, dir, "", "--help")
+	code, _, stderr := runTest(t, dir, "", "--help")
 	if code != ctl.ExitOK || !strings.Contains(stderr, "usage: iggy-connectors test CONNECTOR_FILE") {
 		t.Fatalf("--help: exit %d: %s", code, stderr)
 	}

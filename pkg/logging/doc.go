@@ -27,6 +27,15 @@
 //     the connector key, so iggy-connectors shows one log stream. Lines the
 //     runner wrote with slog (JSON or text) keep their time, level and
 //     attributes; other lines (a crash report) become plain messages.
+//     Relayer.SetAlso hands every line read to the caller too, before the filter.
+//   - Record, Ring, RingHandler (record.go, ring.go): a connector's recent log
+//     records in memory for the logs routes, in one JSON shape for runner,
+//     plugin and supervisor lines (RFC 3339 time with nanoseconds, level word,
+//     target, message, fields, origin), secret fields and URL userinfo masked;
+//     the ring is bounded in records and bytes, and followers wait on Changed.
+//     RingHandler fills a ring from a logger: as one of a Handler's Also
+//     handlers it keeps exactly what passes the filter, so the ring needs no
+//     change when the filter does.
 //   - RouteStdlib (stdlib.go): the standard log package's output (the Iggy
 //     SDK's chatter) through a process logger at debug level.
 package logging

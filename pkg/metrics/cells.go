@@ -52,6 +52,8 @@ type cells struct {
 
 	// Time spent waiting for the connector's rate limit (throttle.go).
 	throttle throttleCells
+	// Tap events dropped because a tap client's buffer was full (ours, additive; pkg/tap).
+	tapDropped atomic.Uint64
 }
 
 // Counter indices into cells.counters, in upstream's family order.
@@ -330,6 +332,9 @@ func (c *cells) fillCounts(s *ConnectorStats, kind string, create bool) {
 		s.LogLinesDropped = &n
 	}
 	s.ThrottledSeconds = c.throttle.seconds()
+	if n := c.tapDropped.Load(); n > 0 {
+		s.TapDropped = &n
+	}
 }
 
 // stats is the connector's /stats object as far as the cells know it: identity, the published
@@ -428,6 +433,11 @@ func (c *cells) families(l *seriesLabels) []*dto.MetricFamily {
 	}
 	if f := c.throttle.family(l.connector); f != nil {
 		out = append(out, f)
+	}
+	if n := c.tapDropped.Load(); n > 0 {
+		name, help, v := FamilyTapDropped, helpTapDropped, float64(n)
+		out = append(out, &dto.MetricFamily{Name: &name, Help: &help, Type: &counterType,
+			Metric: []*dto.Metric{{Label: l.connector, Counter: &dto.Counter{Value: &v}}}})
 	}
 	return out
 }

@@ -149,6 +149,9 @@ func (c *Connector) AddDeadLettered(stage string, n uint64) {
 // AddLogLinesDropped counts plugin log lines dropped over the runner's limit.
 func (c *Connector) AddLogLinesDropped(n uint64) { c.c.logLinesDropped.Add(n) }
 
+// AddTapDropped counts tap events dropped because a tap client's buffer was full (pkg/tap).
+func (c *Connector) AddTapDropped(n uint64) { c.c.tapDropped.Add(n) }
+
 // ShowDeadLettered puts messages_dead_lettered (0) in /stats before anything was dead-lettered.
 func (c *Connector) ShowDeadLettered() { c.c.create(deadLettersShown) }
 

@@ -16,6 +16,9 @@
 //   - throttleCells (throttle.go): the time a connector waited for its [rate_limit]
 //     (iggy_connector_throttled_seconds_total, /stats "throttled_seconds"), shown once it has
 //     a limit (Connector.ShowThrottled) or waited.
+//     (iggy_connector_log_lines_dropped_total, /stats "log_lines_dropped") and live-tap events
+//     dropped because a tap client did not keep up (iggy_connector_tap_dropped_total, /stats
+//     "tap_dropped"; Connector.AddTapDropped).
 //   - Page (page.go): the cells in a file mapped MAP_SHARED, created by the
 //     supervisor (versioned header: magic, layout version, connector key) and
 //     attached by the runner (AttachConnector), so the supervisor composes

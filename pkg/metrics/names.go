@@ -27,6 +27,8 @@ const (
 	FamilyDeadLettered = "iggy_connector_dead_lettered_total"
 	// FamilyLogLinesDropped counts plugin log lines dropped over the runner's limit (ours).
 	FamilyLogLinesDropped = "iggy_connector_log_lines_dropped_total"
+	// FamilyTapDropped counts live-tap events dropped because a tap client did not keep up (ours).
+	FamilyTapDropped = "iggy_connector_tap_dropped_total"
 
 	// Run-time operations (DESIGN.md decision 13); not in upstream. One series per state
 	// (ConnectorStates, label LabelState), 1 for the current one.
@@ -105,6 +107,7 @@ const (
 	helpDeadLettered      = "Failed records sent to the dead-letter topic (or logged and skipped without one), by stage."
 	helpConnectorState    = "The connector's lifecycle state: 1 for the current state, 0 for the others."
 	helpLogLinesDropped   = "Plugin log lines dropped over the per-second limit (IGGY_CONNECTOR_PLUGIN_LOG_RATE)."
+	helpTapDropped        = "Live-tap events dropped because a tap client's buffer was full (the pipeline never waits for a tap)."
 	helpConsumerLag       = "Messages in the partition after the last one the sink polled (the partition's current offset minus the last polled offset)."
 	helpThrottled         = "Seconds the connector waited for its rate limit ([rate_limit])."
 	helpConfigRollbacks   = "Config activations that failed their probe and were rolled back to the previous version."
@@ -118,5 +121,5 @@ var familyOrder = []string{
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
 	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConnectorState, FamilyConsumerLag,
-	FamilyLogLinesDropped, FamilyThrottled, FamilyConfigRollbacks, FamilyRestartLimitReached,
+	FamilyLogLinesDropped, FamilyThrottled, FamilyConfigRollbacks, FamilyRestartLimitReached, FamilyTapDropped,
 }

@@ -11,6 +11,7 @@ func SumReplicas(replicas []ConnectorStats) ConnectorStats {
 	out := replicas[0]
 	out.MessagesProduced, out.MessagesSent, out.MessagesConsumed, out.MessagesProcessed = nil, nil, nil, nil
 	out.MessagesFiltered, out.MessagesDeadLettered, out.Lag, out.ThrottledSeconds = nil, nil, nil, nil
+	out.LogLinesDropped, out.TapDropped = nil, nil
 	out.Errors, out.MemoryUsage, out.CPUUsage, out.Restarts = 0, 0, 0, 0
 	for _, r := range replicas {
 		addCount(&out.MessagesProduced, r.MessagesProduced)
@@ -23,6 +24,8 @@ func SumReplicas(replicas []ConnectorStats) ConnectorStats {
 		if r.ThrottledSeconds != nil {
 			out.ThrottledSeconds = new(float64(valueOr(out.ThrottledSeconds) + *r.ThrottledSeconds))
 		}
+		addCount(&out.LogLinesDropped, r.LogLinesDropped)
+		addCount(&out.TapDropped, r.TapDropped)
 		out.Errors += r.Errors
 		out.Restarts += r.Restarts
 		out.MemoryUsage += r.MemoryUsage
