@@ -79,6 +79,7 @@ var runtimeFields = []runtimeField{
 	// Access policy (Go extension keys, pkg/httpguard).
 	{path: "http.allow_unauthenticated", kind: kindBool, extension: true, help: "serve control, config and offset routes without an API key on a listener beyond loopback (off: they answer 401)", ref: func(r *Runtime) any { return &r.HTTP.AllowUnauthenticated }},
 	{path: "http.allowed_hosts", kind: kindStrings, commaList: true, extension: true, help: "Host names accepted from clients without the key, besides IP addresses, localhost and the listener's name; .example.com matches subdomains, * any", ref: func(r *Runtime) any { return &r.HTTP.AllowedHosts }},
+	{path: "http.ui.enabled", kind: kindBool, extension: true, help: "serve the operations console under /ui/ (supervisor only; the page holds no data, every data call needs the API key as the API does)", ref: func(r *Runtime) any { return &r.HTTP.UI.Enabled }},
 	{path: "http.metrics.public", kind: kindBool, extension: true, help: "serve the metrics route without the API key (for scrapers that cannot send one)", ref: func(r *Runtime) any { return &r.HTTP.Metrics.Public }},
 	{path: "iggy.address", kind: kindString, help: "Iggy server TCP address", ref: func(r *Runtime) any { return &r.Iggy.Address }},
 	{path: "iggy.username", kind: kindString, help: "Iggy user", ref: func(r *Runtime) any { return &r.Iggy.Username }},
