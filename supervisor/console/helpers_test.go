@@ -86,8 +86,8 @@ config_dir = "connectors"
 	}
 	d.sup = testkit.StartSupervisor(t, d.dir, append([]string{
 		"IGGY_CONNECTORS_CONFIG_PATH=config.toml",
-		"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN=1500ms", // long enough for a 1 s poll to see the failure
-		"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX=2s",
+		"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN=2s", // long enough for a 1 s poll to see the failure
+		"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX=3s",
 		"IGGY_SUPERVISOR_HEALTH_INTERVAL=100ms",
 		"IGGY_SUPERVISOR_DRAIN_TIMEOUT=10s",
 		"IGGY_SUPERVISOR_START_TIMEOUT=20s",

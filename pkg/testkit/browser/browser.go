@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -257,6 +258,25 @@ func (t *Tab) Text(timeout time.Duration, css string) (string, error) {
 	ctx, cancel := context.WithTimeout(t.Ctx, timeout)
 	defer cancel()
 	return chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(css)))
+}
+
+// TextAll is the text content of every element matching the CSS selector, one per line.
+func (t *Tab) TextAll(timeout time.Duration, css string) (string, error) {
+	ctx, cancel := context.WithTimeout(t.Ctx, timeout)
+	defer cancel()
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSSAll(css)))
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, n := range nodes {
+		text, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.NodeIDs([]cdp.NodeID{n.NodeID})))
+		if err != nil {
+			return "", err
+		}
+		out = append(out, text)
+	}
+	return strings.Join(out, "\n"), nil
 }
 
 // WaitVisible waits until an element matching the CSS selector is visible.

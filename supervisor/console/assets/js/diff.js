@@ -71,6 +71,7 @@ export function diffTable(leftTitle, rightTitle, rows, context = 3) {
   return h('div.diff-wrap',
     same ? h('p.muted', 'The two versions are the same.') : null,
     h('table.diff', {id: 'config-diff'},
+      h('colgroup', h('col.ln'), h('col'), h('col.ln'), h('col')),
       h('thead', h('tr', h('th', {colspan: 2, scope: 'col'}, leftTitle), h('th', {colspan: 2, scope: 'col'}, rightTitle))),
       h('tbody', body)));
 }

@@ -62,7 +62,8 @@ function keyPrompt(err) {
       problem.textContent = err instanceof api.HTTPError && err.status === 401
         ? 'The server refused this key.' : 'The key could not be checked: ' + err.message;
       button.disabled = false;
-      input.select();
+      input.value = '';
+      input.focus();
     }
   }},
   h('label', {for: 'api-key'}, 'API key'), input, button);
