@@ -129,6 +129,8 @@ function fill(row, c, st, now) {
   if (st.fleet) {
     const reps = poll.listed(c.connector_type, c.key)?.replicas || [];
     const down = reps.filter(r => r.status === 'unreachable');
+    row.replicas.dataset.replicas = String(reps.length);
+    row.replicas.dataset.reachable = String(reps.length - down.length);
     replace(row.replicas, `${reps.length - down.length} of ${reps.length} reachable`,
       down.length ? h('span.bad', {title: down.map(r => r.endpoint).join(', ')}, ` (${down.length} unreachable)`) : null);
   }
