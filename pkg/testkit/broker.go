@@ -6,7 +6,8 @@
 // receivers, TLS certificates, a real Prometheus server (prometheus.go),
 // metrics expositions of any format read back into families (exposition.go:
 // ParseMetrics, ScrapeMetrics), and stored fuzz corpora read as seeds
-// (corpus.go).
+// (corpus.go). Its subpackage browser starts a real headless Chromium and
+// records what a page did (apart, so that only browser tests link chromedp).
 package testkit
 
 import (
