@@ -5,11 +5,13 @@
 // The cases ending in -0.9 compare a runner speaking Iggy 0.9 with a bare loop of our own 0.9
 // client; those ending in -0.9v0.8 compare the runner over 0.9 (B) with itself over 0.8 (A).
 // The idle cases (idle-sinks-N) measure N idle sinks under a real supervisor, upstream's fixed
-// poll interval (A) against the idle back-off (B), in a table of their own.
+// poll interval (A) against the idle back-off (B), in a table of their own. The console case
+// (console-50) measures the supervisor's CPU with its console open in a real headless Chromium
+// on 50 idle sinks.
 //
 // Files: main.go (flags, rounds, tables), cases.go (the cases: payloads, connector files, bare
 // SDK loops), bare09.go (the bare 0.9 client loops), procs.go (the broker and runner processes and
-// the broker-side progress probes), idle.go (the idle cases).
+// the broker-side progress probes), idle.go (the idle cases), console.go (the console case).
 package main
 
 import (
@@ -42,6 +44,10 @@ back-off, interleaved; they print the CPU per runner, per sink in the broker and
 supervisor over -idle-window, the latency of a first message after an idle spell (sent to the
 topic, until the group's offset is stored) and the supervisor's GET /stats and /metrics latency.
 
+The console case (console-50) runs 50 idle sinks under a supervisor and measures its CPU over
+-console-window with no page open (A), the console's overview open in headless Chromium (B) and
+one connector's page open (C), interleaved A B C per round; it prints what the page adds.
+
 Usage: iggy-bench-e2e [flags]
 `
 
@@ -57,6 +63,7 @@ type options struct {
 	idleWindow     time.Duration
 	idleSamples    int
 	idleGets       int
+	consoleWindow  time.Duration
 }
 
 // envList collects repeated -runner-env flags.
@@ -86,6 +93,7 @@ func main() {
 	flag.DurationVar(&o.idleWindow, "idle-window", 5*time.Second, "idle cases: the CPU measurement window")
 	flag.IntVar(&o.idleSamples, "idle-samples", 30, "idle cases: first-message samples per measurement")
 	flag.IntVar(&o.idleGets, "idle-gets", 100, "idle cases: GET /stats and GET /metrics each, per measurement")
+	flag.DurationVar(&o.consoleWindow, "console-window", 30*time.Second, "console case: the CPU measurement window per view")
 	flag.StringVar(&o.profileDir, "profile", "", "write each runner's CPU profile to this directory as <case>-<round>.pprof")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
@@ -97,10 +105,11 @@ func main() {
 		for _, c := range idleCases() {
 			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s %d idle null sinks over %s, fixed interval against the idle back-off\n", c.name, c.sinks, c.protocol)
 		}
+		fmt.Fprintf(flag.CommandLine.Output(), "  %-22s the supervisor's CPU with the console open in Chromium on 50 idle sinks: no page, the overview, a connector page\n", consoleCaseName)
 	}
 	flag.Parse()
 	o.runnerEnv = runnerEnv
-	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 {
+	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 || o.consoleWindow <= 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -156,10 +165,19 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	console, err := runMatching(o, []string{consoleCaseName}, func(name string) string { return name }, func(string) ([]consoleSample, error) {
+		return runConsoleCase(o, work)
+	})
+	if err != nil {
+		return err
+	}
 	if len(results) > 0 {
 		printTable(results)
 	}
 	printIdleTable(idle)
+	for _, c := range console {
+		printConsoleTable(c, o.consoleWindow)
+	}
 	fmt.Printf("total %s\n", time.Since(started).Round(time.Second))
 	return nil
 }
