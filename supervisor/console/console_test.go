@@ -23,7 +23,7 @@ import (
 // the key is asked for and a wrong one refused; the overview lists the demo's connectors; a
 // runner killed with SIGKILL shows its failure and then runs again; pause and resume from the
 // connector page, which /stats confirms; another config version is compared and activated, and
-// the runner restarts on it; every request stays on the supervisor's origin and the browser
+// the runner restarts on it; a stopped sink's offset is rewound from the page; every request stays on the supervisor's origin and the browser
 // reports no error (a CSP violation would be one); a stopped supervisor shows as disconnected.
 func TestConsole(t *testing.T) {
 	d := startDemo(t, apiKey)
@@ -142,6 +142,26 @@ func TestConsole(t *testing.T) {
 	if detail.Name != "Stdout sink (quiet)" {
 		t.Fatalf("the running config is named %q, want version 1's", detail.Name)
 	}
+	must(t, tab.WaitVisible(uiWait, `#status .badge[data-status="running"]`))
+
+	// Offsets change only while stopped: stop, rewind the partition, start again.
+	d.act(t, tab, "stop")
+	must(t, tab.WaitVisible(uiWait, `#status .badge[data-status="stopped"]`))
+	must(t, tab.WaitVisible(uiWait, `#offsets-table input`))
+	must(t, tab.Do(uiWait, chromedp.Clear(chromedp.CSS("#offsets-table input")), chromedp.SendKeys(chromedp.CSS("#offsets-table input"), "2"),
+		chromedp.Click(chromedp.CSS("#offsets-save"))))
+	confirm(t, tab)
+	must(t, tab.WaitVisible(uiWait, `#offsets-table input[value="2"]`))
+	var offsets struct {
+		Offsets []struct {
+			Stored *uint64 `json:"stored_offset"`
+		} `json:"offsets"`
+	}
+	d.getJSON(t, "/sinks/stdout/offsets", &offsets)
+	if len(offsets.Offsets) != 1 || offsets.Offsets[0].Stored == nil || *offsets.Offsets[0].Stored != 2 {
+		t.Fatalf("offsets after the page stored 2: %+v", offsets)
+	}
+	d.act(t, tab, "start")
 	must(t, tab.WaitVisible(uiWait, `#status .badge[data-status="running"]`))
 	screenshot(t, tab, "console-connector.png")
 
