@@ -112,7 +112,8 @@ func TestConsole(t *testing.T) {
 
 	// Another config version: the diff shows what changes; activating it restarts the runner on it.
 	d.createQuietVersion(t)
-	must(t, tab.Do(uiWait, chromedp.Reload()))
+	must(t, tab.Do(uiWait, chromedp.Click(chromedp.CSS("nav.crumbs a")))) // and back: the page reads the versions anew
+	must(t, tab.Do(uiWait, chromedp.Click(chromedp.CSS(row("sink/stdout")+" a.key"))))
 	must(t, tab.WaitVisible(uiWait, `#versions-table tr[data-version="1"] #activate-1`))
 	must(t, tab.WaitVisible(uiWait, `#config-diff td.plus`))
 	for sel, want := range map[string]string{"#config-diff": `"name": "Stdout sink (quiet)"`, "#config-diff td.minus": `"print_payload": true`} {

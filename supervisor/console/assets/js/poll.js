@@ -157,6 +157,12 @@ export function rates(k) {
   return out;
 }
 
+// since is when the connector's kept history starts (at most WINDOW_MS ago), or now.
+export function since(k, now = Date.now()) {
+  const h = history.get(k);
+  return h && h.length ? Math.max(h[0].t, now - WINDOW_MS) : now;
+}
+
 // currentRate is the rate over the last 30 s of polls (null before two polls).
 export function currentRate(k) {
   const h = history.get(k) || [];

@@ -2,14 +2,17 @@
 // 10 minutes, drawn in the page's own colours by console.css.
 
 import {s} from './dom.js';
-import {rates, WINDOW_MS} from './poll.js';
+import {rates, since} from './poll.js';
 import {rate as fmtRate} from './format.js';
 
 export function sparkline(k, {width = 120, height = 24, now = Date.now()} = {}) {
   const points = rates(k);
   const max = Math.max(0, ...points.map(p => p.rate ?? 0));
   const top = max > 0 ? max : 1;
-  const x = t => ((t - (now - WINDOW_MS)) / WINDOW_MS) * (width - 2) + 1;
+  // The x axis spans the history kept so far, up to the last 10 minutes.
+  const from = since(k, now);
+  const span = Math.max(now - from, 1);
+  const x = t => ((t - from) / span) * (width - 2) + 1;
   const y = r => height - 1 - (r / top) * (height - 2);
   const segments = [];
   let current = [];
@@ -23,7 +26,7 @@ export function sparkline(k, {width = 120, height = 24, now = Date.now()} = {}) 
   }
   if (current.length) segments.push(current);
   const label = points.length
-    ? `messages per second over the last 10 minutes, at most ${fmtRate(max)}`
+    ? `messages per second over the last ${Math.max(1, Math.round(span / 60000))} min, at most ${fmtRate(max)}`
     : 'no rate yet: two polls are needed';
   return s('svg.spark', {viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-label': label},
     s('title', label),
