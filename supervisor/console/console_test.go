@@ -26,6 +26,7 @@ import (
 // the runner restarts on it; a stopped sink's offset is rewound from the page; every request stays on the supervisor's origin and the browser
 // reports no error (a CSP violation would be one); a stopped supervisor shows as disconnected.
 func TestConsole(t *testing.T) {
+	t.Parallel()
 	d := startDemo(t, apiKey)
 	tab := newTab(t)
 	origin := d.sup.URL("/")
@@ -208,6 +209,7 @@ func pendingTap(m browser.Message) bool {
 
 // At 360 px wide and in a dark-mode browser the overview fits the width and is dark.
 func TestConsoleNarrowAndDark(t *testing.T) {
+	t.Parallel()
 	d := startDemo(t, "")
 	tab := newTab(t)
 	must(t, tab.Do(uiWait,

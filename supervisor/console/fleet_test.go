@@ -16,6 +16,7 @@ import (
 // overview counts the replicas; a replica killed with SIGKILL shows as unreachable, on the
 // overview and in the connector page's replica table; the actions the orchestrator owns are off.
 func TestConsoleFleet(t *testing.T) {
+	t.Parallel()
 	const runnerKey = "fleet-runner-key"
 	broker := testkit.StartBroker(t, testkit.WithStream("fleet", map[string]uint32{"events": 2}))
 	sink := fmt.Sprintf(`type = "sink"
