@@ -207,7 +207,8 @@ func pendingTap(m browser.Message) bool {
 	return m.Source == "network" && strings.Contains(m.Text, "404") && (strings.Contains(m.URL, "/tap") || strings.Contains(m.URL, "/logs"))
 }
 
-// At 360 px wide and in a dark-mode browser the overview fits the width and is dark.
+// At 360 px wide and in a dark-mode browser the overview and the connector pages (a sink's and a
+// source's) fit the width, and the page is dark.
 func TestConsoleNarrowAndDark(t *testing.T) {
 	t.Parallel()
 	d := startDemo(t, "")
@@ -238,6 +239,13 @@ func TestConsoleNarrowAndDark(t *testing.T) {
 	}
 	if os.Getenv(screenshotsEnv) != "" {
 		screenshot(t, tab, "console-narrow-dark.png")
+	}
+	// A source's page: its state instead of partitions.
+	must(t, tab.Do(uiWait, chromedp.Navigate(d.page()+"#/sources/random")))
+	must(t, tab.WaitVisible(uiWait, `#lag #offsets-refresh`))
+	must(t, tab.WaitVisible(uiWait, `#status .badge[data-status="running"]`))
+	if width, _ = chromedp.Run(tab.Ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); width > 360 {
+		t.Errorf("the source's page is %d px wide at a 360 px viewport", width)
 	}
 	for _, m := range tab.Errors() {
 		if !pendingTap(m) {
