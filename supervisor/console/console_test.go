@@ -48,7 +48,7 @@ func TestConsole(t *testing.T) {
 		}
 	}
 	must(t, tab.Do(uiWait, chromedp.SendKeys(chromedp.CSS("#api-key"), "not-the-key"), chromedp.Click(chromedp.CSS("#key-submit"))))
-	must(t, tab.WaitVisible(uiWait, `#key-error`))
+	must(t, tab.WaitVisible(uiWait, `#key-error:not(:empty)`))
 	if msg, _ := tab.Text(uiWait, "#key-error"); !strings.Contains(msg, "refused") {
 		t.Fatalf("a wrong key: %q, want it refused", msg)
 	}

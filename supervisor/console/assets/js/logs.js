@@ -15,7 +15,8 @@ export function logPane(kind, key, signal) {
   const level = h('select', {id: 'log-level', onchange: () => load()},
     LEVELS.map(l => h('option', {value: l, selected: l === 'info'}, l + (l === 'trace' ? '' : ' and above'))));
   const follow = h('input', {type: 'checkbox', id: 'log-follow', checked: true, onchange: () => load()});
-  const status = h('p.pane-status', {id: 'log-status', role: 'status'}, 'Loading…');
+  const status = h('p.pane-status', {id: 'log-status', role: 'status', dataset: {state: 'loading'}}, 'Loading…');
+  const say = (text, state) => { status.textContent = text; status.dataset.state = state; };
   const list = h('ol.logs', {id: 'log-lines', 'aria-label': 'Log records, newest last'});
   const scroller = h('div.log-scroll', {tabindex: 0}, list);
 
@@ -29,23 +30,24 @@ export function logPane(kind, key, signal) {
     list.replaceChildren();
     const q = new URLSearchParams({tail: String(TAIL), level: level.value});
     if (follow.checked) q.set('follow', 'true');
-    status.textContent = 'Loading…';
+    say('Loading…', 'loading');
     try {
       const resp = await request('GET', connectorPath(kind, key, 'logs') + '?' + q,
         {signal: mine.signal, accept: follow.checked ? 'text/event-stream' : 'application/x-ndjson'});
-      status.textContent = follow.checked ? 'Following: new records appear below as they are logged.' : `The last ${TAIL} records at ${level.value} and above.`;
+      if (follow.checked) say('Following: new records appear below as they are logged.', 'following');
+      else say(`The last ${TAIL} records at ${level.value} and above.`, 'loaded');
       if (follow.checked) {
         for await (const ev of events(resp)) if (ev.event === 'log') add(JSON.parse(ev.data));
-        if (controller === mine) status.textContent = 'The log stream closed; change a setting to reload.';
+        if (controller === mine) say('The log stream closed; change a setting to reload.', 'ended');
       } else {
         for await (const rec of ndjson(resp)) add(rec);
-        if (!list.children.length) status.textContent = `No records at ${level.value} and above.`;
+        if (!list.children.length) say(`No records at ${level.value} and above.`, 'loaded');
       }
     } catch (err) {
       if (err.name === 'AbortError') return;
-      status.textContent = err instanceof HTTPError && err.status === 404 && !err.reason
+      say(err instanceof HTTPError && err.status === 404 && !err.reason
         ? 'This supervisor has no logs route (an older version).'
-        : 'The logs failed: ' + err.message;
+        : 'The logs failed: ' + err.message, 'failed');
     }
   }
 

@@ -19,13 +19,16 @@ export function tapPane(kind, key, signal) {
     checked: p === DEFAULT[kind], onchange: () => { if (controller) { stop(); start(); } }}));
   const toggle = h('button', {type: 'button', id: 'tap-toggle', 'aria-pressed': 'false', onclick: () => controller ? stop('paused') : start()}, 'Start tap');
   const clear = h('button.quiet', {type: 'button', id: 'tap-clear', onclick: () => { list.replaceChildren(); shown = 0; dropped = 0; say(); }}, 'Clear');
-  const status = h('p.pane-status', {id: 'tap-status', role: 'status'}, 'Not tapping. Start shows sampled messages as they pass (at most ' + RATE + ' a second).');
+  const status = h('p.pane-status', {id: 'tap-status', role: 'status', dataset: {state: 'idle'}}, 'Not tapping. Start shows sampled messages as they pass (at most ' + RATE + ' a second).');
   const list = h('ol.events', {id: 'tap-events', 'aria-label': 'Tapped messages, newest first'});
 
   signal.addEventListener('abort', () => stop());
 
-  function say(text) {
+  // say sets the status line; state (idle, connecting, tapping, paused, ended) is kept on the
+  // element for styles and tests.
+  function say(text, state) {
     if (text !== undefined) status.dataset.text = text;
+    if (state) status.dataset.state = state;
     const extra = [count(shown, shown === 1 ? 'message' : 'messages') + ' shown'];
     if (dropped) extra.push(count(dropped, '') + ' dropped by the tap (the client fell behind)');
     replace(status, status.dataset.text || '', ' · ', extra.join(' · '));
@@ -38,20 +41,20 @@ export function tapPane(kind, key, signal) {
   async function start() {
     const chosen = points();
     if (!chosen.length) {
-      say('Choose at least one point.');
+      say('Choose at least one point.', 'idle');
       return;
     }
     controller = new AbortController();
     const mine = controller;
     toggle.textContent = 'Pause';
     toggle.setAttribute('aria-pressed', 'true');
-    say('Connecting…');
+    say('Connecting…', 'connecting');
     const q = new URLSearchParams();
     for (const p of chosen) q.append('point', p);
     q.set('rate', String(RATE));
     try {
       const resp = await request('GET', connectorPath(kind, key, 'tap') + '?' + q, {signal: mine.signal, accept: 'text/event-stream'});
-      say('Tapping ' + chosen.join(', ') + '.');
+      say('Tapping ' + chosen.join(', ') + '.', 'tapping');
       for await (const ev of events(resp)) {
         if (ev.event === 'message') add(JSON.parse(ev.data));
         else if (ev.event === 'dropped') { dropped += JSON.parse(ev.data).dropped || 0; say(); }
@@ -75,7 +78,7 @@ export function tapPane(kind, key, signal) {
         toggle.textContent = 'Start tap';
         toggle.setAttribute('aria-pressed', 'false');
       }
-      say(text);
+      say(text, 'ended');
     }
   }
 
@@ -85,7 +88,7 @@ export function tapPane(kind, key, signal) {
     controller = null;
     toggle.textContent = 'Start tap';
     toggle.setAttribute('aria-pressed', 'false');
-    if (why) say('Paused: nothing is tapped until Start.');
+    if (why) say('Paused: nothing is tapped until Start.', 'paused');
   }
 
   function add(e) {
@@ -110,7 +113,7 @@ function payloadText(e) {
 
 function eventItem(e) {
   const ts = e.timestamp ? {us: e.timestamp} : null;
-  return h('li.event', {dataset: {point: e.point, offset: String(e.offset)}},
+  return h('li.event', {dataset: {point: e.point, offset: String(e.offset), id: e.id}},
     h('div.event-head',
       h('span.badge', {dataset: {point: e.point}}, e.point.replace('_', ' ')),
       ` ${e.stream}/${e.topic} · partition ${e.partition} · offset ${count(e.offset, '')} · ${bytes(e.size)} · ${e.schema}`,
