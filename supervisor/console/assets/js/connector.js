@@ -62,6 +62,7 @@ export function render(main, kind, key, signal) {
   let missing = false;
   let versionList = []; // the last GET .../configs
   let offsetsBusy = false;
+  let actionsFor = ''; // the status the action buttons were drawn for
   const unsubscribe = poll.subscribe(st => update(st));
   signal.addEventListener('abort', unsubscribe);
   loadDetails();
@@ -82,6 +83,7 @@ export function render(main, kind, key, signal) {
       missing = true;
       replace(head, h('h1', {id: 'conn-title'}, `${kind} ${key}`), h('p.bad', `No ${kind} with key “${key}” on this supervisor.`));
       actions.replaceChildren();
+      actionsFor = '';
       figures.replaceChildren();
       return;
     }
@@ -120,11 +122,17 @@ export function render(main, kind, key, signal) {
     if (st.fleet) renderReplicas(poll.listed(kind, key));
   }
 
+  // The buttons are rebuilt only when what they depend on changed (actionsFor), so a poll never
+  // swaps a button under a click.
   function renderActions(c, st) {
+    const now = `${c.status}|${c.enabled}|${st.fleet}`;
+    if (now === actionsFor) return;
+    actionsFor = now;
     const focusedOp = actions.contains(document.activeElement) ? document.activeElement.dataset.op : null;
     replace(actions, ACTIONS.map(a => {
       const ownedElsewhere = st.fleet && a.spawnOnly;
-      const disabled = ownedElsewhere || !c.enabled || !a.when(c.status);
+      // A disabled connector takes only restart (which reloads its config).
+      const disabled = ownedElsewhere || (!c.enabled && a.op !== 'restart') || !a.when(c.status);
       return h('button', {type: 'button', id: 'action-' + a.op, dataset: {op: a.op}, disabled,
         title: ownedElsewhere ? 'attach mode: the orchestrator owns the runners' : null,
         onclick: () => act(a)}, a.label);
@@ -144,6 +152,8 @@ export function render(main, kind, key, signal) {
     await poll.refresh();
     loadDetails();
     loadOffsets();
+    // The dialog gave focus back to a button a poll may have rebuilt since: keep the operator's place.
+    if (document.activeElement === document.body) (actions.querySelector(`[data-op="${a.op}"]:not(:disabled)`) || actions.querySelector('button:not(:disabled)'))?.focus();
   }
 
   function say(text, bad = false) {
