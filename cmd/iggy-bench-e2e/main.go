@@ -5,13 +5,17 @@
 // The cases ending in -0.9 compare a runner speaking Iggy 0.9 with a bare loop of our own 0.9
 // client; those ending in -0.9v0.8 compare the runner over 0.9 (B) with itself over 0.8 (A).
 // The idle cases (idle-sinks-N) measure N idle sinks under a real supervisor, upstream's fixed
-// poll interval (A) against the idle back-off (B), in a table of their own. The console case
+// poll interval (A) against the idle back-off (B), in a table of their own. The tap cases
+// (sink-null-json-tap*) measure the runner with no tap open (A) against the same runner with a
+// live-tap client (B): one reading every event, one at the highest rate, one that never reads;
+// their table gives each tapped figure as a ratio of the no-tap one. The console case
 // (console-50) measures the supervisor's CPU with its console open in a real headless Chromium
 // on 50 idle sinks.
 //
 // Files: main.go (flags, rounds, tables), cases.go (the cases: payloads, connector files, bare
 // SDK loops), bare09.go (the bare 0.9 client loops), procs.go (the broker and runner processes and
-// the broker-side progress probes), idle.go (the idle cases), console.go (the console case).
+// the broker-side progress probes), idle.go (the idle cases), tap.go (the tap cases' clients),
+// console.go (the console case).
 package main
 
 import (
@@ -37,6 +41,11 @@ sinks, a send loop for sources) and the real iggy-connector-runner process with 
 cases the runner over 0.8. Prints msg/s of each (median over rounds) and the runner/bare ratio
 (min / median / max over rounds). ~100 B JSON records (proto and avro cases encode the same
 records), batches of 1,000.
+
+The tap cases (sink-null-json-tap, -tap-all, -tap-stalled) compare the runner with no tap open
+(A) and the same runner with a live-tap client on GET /tap (B), both started paused and measured
+from their resume: a client reading every event at the default rate, one reading every message at
+polled and delivered, one that never reads (its buffer fills; the rest is dropped and counted).
 
 The idle cases (idle-sinks-N) start N null sinks on empty topics under a real supervisor, at
 poll_interval 5ms, A with idle_poll_max = "0" (upstream's fixed interval) and B with the default
@@ -132,6 +141,7 @@ func main() {
 type result struct {
 	name         string
 	bare, runner []sample
+	tapped       bool // a tap case: bare is the runner with no tap open
 }
 
 func run(o options) error {
@@ -171,8 +181,19 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if len(results) > 0 {
-		printTable(results)
+	var plain, tapped []result
+	for _, r := range results {
+		if r.tapped {
+			tapped = append(tapped, r)
+		} else {
+			plain = append(plain, r)
+		}
+	}
+	if len(plain) > 0 {
+		printTable(plain, "bare msg/s", "runner", "bare:runner")
+	}
+	if len(tapped) > 0 {
+		printTable(tapped, "no tap", "tapped", "none:tapped")
 	}
 	printIdleTable(idle)
 	for _, c := range console {
@@ -210,7 +231,7 @@ func caseBroker(o options, work, name string) (dir string, b *broker, err error)
 
 // runCase starts a broker for the case and measures bare and runner alternately.
 func runCase(o options, work string, c benchCase) (result, error) {
-	res := result{name: c.name}
+	res := result{name: c.name, tapped: c.baseline == runnerNoTap}
 	dir, broker, err := caseBroker(o, work, c.name)
 	if err != nil {
 		return res, err
@@ -239,9 +260,9 @@ func runCase(o options, work string, c benchCase) (result, error) {
 // printTable prints one row per case: median rates, the runner/bare rate ratio over the rounds,
 // the CPU time per message of each side (bare: this process; runner: the runner process; the
 // broker's is in neither) and the runner's peak RSS.
-func printTable(results []result) {
-	fmt.Printf("\n%-22s %11s %11s  %-20s %-18s %s\n", "case", "bare msg/s", "runner", "ratio min/med/max", "CPU/msg bare:runner", "runner RSS")
-	fmt.Println(strings.Repeat("-", 100))
+func printTable(results []result, aName, bName, cpuNames string) {
+	fmt.Printf("\n%-26s %11s %11s  %-20s %-18s %s\n", "case", aName, bName, "ratio min/med/max", "CPU/msg "+cpuNames, bName+" RSS")
+	fmt.Println(strings.Repeat("-", 104))
 	for _, r := range results {
 		ratios := make([]float64, len(r.bare))
 		var bareRates, runnerRates, bareCPU, runnerCPU []float64
@@ -254,7 +275,7 @@ func printTable(results []result) {
 			rss = max(rss, r.runner[i].peakRSS)
 		}
 		lo, mid, hi := spread(ratios)
-		fmt.Printf("%-22s %11s %11s  %-20s %-18s %.1f MiB\n", r.name, thousands(median(bareRates)), thousands(median(runnerRates)),
+		fmt.Printf("%-26s %11s %11s  %-20s %-18s %.1f MiB\n", r.name, thousands(median(bareRates)), thousands(median(runnerRates)),
 			fmt.Sprintf("%.2f / %.2f / %.2f", lo, mid, hi), fmt.Sprintf("%.0f : %.0f ns", median(bareCPU), median(runnerCPU)), float64(rss)/(1<<20))
 	}
 }

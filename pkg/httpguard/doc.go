@@ -6,7 +6,10 @@
 //     http.metrics.public.
 //   - Without a key, a listener that can be reached from other machines (Exposed) refuses every
 //     route but /, /health, /ready, /stats, /sinks, /sources and the metrics route with 401 and a
-//     message naming the key to set, unless http.allow_unauthenticated opts out.
+//     message naming the key to set, unless http.allow_unauthenticated opts out. The data routes
+//     (a connector's config, offsets, the live tap and its logs: GET .../tap, .../logs, a runner's
+//     /tap, /logs and /config) are among the refused: they show messages and secrets' neighbours,
+//     so they need the key whenever the control routes do.
 //   - Browsers: a state-changing request whose Origin http.cors does not allow is refused (403),
 //     unless it is the server's own origin (the Origin's host and port are the request's Host: the
 //     console's page), and without a key a Host that is not an IP address, a loopback name, the
