@@ -101,10 +101,8 @@ func (e *idleEnv) measureConsole(br *browser.Browser, round int) (consoleSample,
 		s.requests[i] = len(requests(tab)) - before
 		if tab != nil {
 			for _, m := range tab.Errors() {
-				if !strings.Contains(m.URL, "/logs") && !strings.Contains(m.URL, "/tap") {
-					tab.Close()
-					return s, fmt.Errorf("%s: the browser reported: %s", view.label, m)
-				}
+				tab.Close()
+				return s, fmt.Errorf("%s: the browser reported: %s", view.label, m)
 			}
 			tab.Close()
 		}

@@ -2,7 +2,9 @@ package console_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,11 +13,14 @@ import (
 	"testing"
 	"time"
 
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit/browser"
 )
 
@@ -23,7 +28,8 @@ import (
 // the key is asked for and a wrong one refused; the overview lists the demo's connectors; a
 // runner killed with SIGKILL shows its failure and then runs again; pause and resume from the
 // connector page, which /stats confirms; another config version is compared and activated, and
-// the runner restarts on it; a stopped sink's offset is rewound from the page; every request stays on the supervisor's origin and the browser
+// the runner restarts on it; a stopped sink's offset is rewound from the page; the live tap shows
+// a message produced during the test with its payload, and the log pane follows and filters; every request stays on the supervisor's origin and the browser
 // reports no error (a CSP violation would be one); a stopped supervisor shows as disconnected.
 func TestConsole(t *testing.T) {
 	t.Parallel()
@@ -165,6 +171,26 @@ func TestConsole(t *testing.T) {
 	}
 	d.act(t, tab, "start")
 	must(t, tab.WaitVisible(uiWait, `#status .badge[data-status="running"]`))
+
+	// The live tap shows a message produced now, with its payload, as the sink's plugin gets it.
+	must(t, tab.Do(uiWait, chromedp.Click(chromedp.CSS("#tap-toggle"))))
+	must(t, tab.WaitVisible(uiWait, `#tap-status[data-state="tapping"]`))
+	id, marker := d.produce(t)
+	event := `#tap-events li.event[data-point="delivered"][data-id="` + id + `"] pre.payload`
+	must(t, tab.WaitVisible(uiWait, event))
+	if payload, _ := tab.Text(uiWait, event); !strings.Contains(payload, `"marker": "`+marker+`"`) {
+		t.Fatalf("the tapped payload %q lacks the marker %s", payload, marker)
+	}
+
+	// The log pane follows the connector's records; at "warn and above" only those remain (the
+	// kill above left at least one).
+	must(t, tab.WaitVisible(uiWait, `#log-status[data-state="following"]`))
+	must(t, tab.WaitVisible(uiWait, `#log-lines li.log[data-level="info"]`))
+	must(t, tab.Do(uiWait, chromedp.Focus(chromedp.CSS("#log-level")), chromedp.KeyEvent("w")))
+	must(t, tab.WaitVisible(uiWait, `#log-lines li.log[data-level="error"], #log-lines li.log[data-level="warn"]`))
+	if n, _ := tab.TextAll(uiWait, `#log-lines li.log[data-level="info"]`); n != "" {
+		t.Fatalf("info records at warn and above: %q", n)
+	}
 	screenshot(t, tab, "console-connector.png")
 
 	must(t, tab.Do(uiWait, chromedp.Click(chromedp.CSS("nav.crumbs a"))))
@@ -185,9 +211,6 @@ func TestConsole(t *testing.T) {
 		if i < beforeKey && m.Kind == "log" && m.Source == "network" && strings.Contains(m.Text, "401") {
 			continue
 		}
-		if pendingTap(m) {
-			continue
-		}
 		t.Errorf("the browser reported: %s", m)
 	}
 
@@ -199,12 +222,6 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("banner: %q", b)
 	}
 	must(t, tab.WaitVisible(uiWait, `main.stale`))
-}
-
-// pendingTap tolerates the 404 of the tap and logs routes until they land on main.
-// TODO(console): remove once the tap branch is merged.
-func pendingTap(m browser.Message) bool {
-	return m.Source == "network" && strings.Contains(m.Text, "404") && (strings.Contains(m.URL, "/tap") || strings.Contains(m.URL, "/logs"))
 }
 
 // At 360 px wide and in a dark-mode browser the overview and the connector pages (a sink's and a
@@ -248,9 +265,7 @@ func TestConsoleNarrowAndDark(t *testing.T) {
 		t.Errorf("the source's page is %d px wide at a 360 px viewport", width)
 	}
 	for _, m := range tab.Errors() {
-		if !pendingTap(m) {
-			t.Errorf("the browser reported: %s", m)
-		}
+		t.Errorf("the browser reported: %s", m)
 	}
 }
 
@@ -285,6 +300,19 @@ func (d *demo) getJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("GET %s: %v: %s", path, err, body)
 	}
+}
+
+// produce sends one JSON message with a fresh marker to the demo's topic through the official
+// SDK, and returns its id as the tap renders ids, and the marker.
+func (d *demo) produce(t *testing.T) (id, marker string) {
+	t.Helper()
+	var raw [16]byte
+	binary.LittleEndian.PutUint64(raw[:8], uint64(time.Now().UnixNano()))
+	marker = fmt.Sprintf("console-%x", raw[:8])
+	m, err := iggcon.NewIggyMessage([]byte(`{"marker":"`+marker+`"}`), iggcon.WithID(raw))
+	must(t, err)
+	testkit.SendMessages(t, d.broker, "demo_stream", "demo_topic", []iggcon.IggyMessage{m})
+	return tap.IDBytes(raw), marker
 }
 
 // createQuietVersion stores version 1 of the demo's sink through the API: another name, and the

@@ -82,8 +82,6 @@ runner_api_key = %q
 		}
 	}
 	for _, m := range tab.Errors() {
-		if !pendingTap(m) {
-			t.Errorf("the browser reported: %s", m)
-		}
+		t.Errorf("the browser reported: %s", m)
 	}
 }
