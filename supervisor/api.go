@@ -16,6 +16,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
+	"github.com/iggy-connectors-go/runtime/supervisor/console"
 )
 
 // routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets,
@@ -51,7 +52,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 	return mux, nil
 }
 
-// baseRoutes registers /, /health, /stats and the metrics route, in both modes.
+// baseRoutes registers /, /health, /stats, the console and the metrics route, in both modes.
 func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerFunc) error {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -61,6 +62,7 @@ func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerF
 		writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
 	})
 	mux.HandleFunc("GET /stats", s.withBudget(s.env.RunnerCallLimit, stats))
+	s.consoleRoutes(mux) // api_console.go
 	if m := s.runtime.HTTP.Metrics; m.Enabled {
 		if !strings.HasPrefix(m.Endpoint, "/") {
 			return fmt.Errorf("http.metrics.endpoint %q: must start with /", m.Endpoint)
@@ -68,6 +70,9 @@ func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerF
 		switch m.Endpoint {
 		case "/", "/health", "/stats", "/sinks", "/sources":
 			return fmt.Errorf("http.metrics.endpoint %q: clashes with an API route", m.Endpoint)
+		}
+		if m.Endpoint+"/" == console.Path || strings.HasPrefix(m.Endpoint, console.Path) {
+			return fmt.Errorf("http.metrics.endpoint %q: clashes with the console under %s", m.Endpoint, console.Path)
 		}
 		mux.HandleFunc("GET "+m.Endpoint, s.withBudget(s.env.RunnerCallLimit, metrics))
 	}

@@ -30,6 +30,7 @@
 // (its start and the pkg/fleet view of the runners deployed on their own), fleet_api.go (the same
 // routes and shapes from the last fleet snapshot, each connector gaining "replicas"; config and
 // process changes answer 409; pause and resume are forwarded to every replica), fleet_stats.go
-// (/stats summed over replicas, /metrics with every runner's families labelled by replica). README.md documents the API
-// with curl examples.
+// (/stats summed over replicas, /metrics with every runner's families labelled by replica).
+// api_console.go serves the operations console (package console: the embedded page) under /ui/ in
+// both modes. README.md documents the API with curl examples.
 package supervisor

@@ -8,11 +8,14 @@
 // poll interval (A) against the idle back-off (B), in a table of their own. The tap cases
 // (sink-null-json-tap*) measure the runner with no tap open (A) against the same runner with a
 // live-tap client (B): one reading every event, one at the highest rate, one that never reads;
-// their table gives each tapped figure as a ratio of the no-tap one.
+// their table gives each tapped figure as a ratio of the no-tap one. The console case
+// (console-50) measures the supervisor's CPU with its console open in a real headless Chromium
+// on 50 idle sinks.
 //
 // Files: main.go (flags, rounds, tables), cases.go (the cases: payloads, connector files, bare
 // SDK loops), bare09.go (the bare 0.9 client loops), procs.go (the broker and runner processes and
-// the broker-side progress probes), idle.go (the idle cases), tap.go (the tap cases' clients).
+// the broker-side progress probes), idle.go (the idle cases), tap.go (the tap cases' clients),
+// console.go (the console case).
 package main
 
 import (
@@ -50,6 +53,10 @@ back-off, interleaved; they print the CPU per runner, per sink in the broker and
 supervisor over -idle-window, the latency of a first message after an idle spell (sent to the
 topic, until the group's offset is stored) and the supervisor's GET /stats and /metrics latency.
 
+The console case (console-50) runs 50 idle sinks under a supervisor and measures its CPU over
+-console-window with no page open (A), the console's overview open in headless Chromium (B) and
+one connector's page open (C), interleaved A B C per round; it prints what the page adds.
+
 Usage: iggy-bench-e2e [flags]
 `
 
@@ -65,6 +72,7 @@ type options struct {
 	idleWindow     time.Duration
 	idleSamples    int
 	idleGets       int
+	consoleWindow  time.Duration
 }
 
 // envList collects repeated -runner-env flags.
@@ -94,6 +102,7 @@ func main() {
 	flag.DurationVar(&o.idleWindow, "idle-window", 5*time.Second, "idle cases: the CPU measurement window")
 	flag.IntVar(&o.idleSamples, "idle-samples", 30, "idle cases: first-message samples per measurement")
 	flag.IntVar(&o.idleGets, "idle-gets", 100, "idle cases: GET /stats and GET /metrics each, per measurement")
+	flag.DurationVar(&o.consoleWindow, "console-window", 30*time.Second, "console case: the CPU measurement window per view")
 	flag.StringVar(&o.profileDir, "profile", "", "write each runner's CPU profile to this directory as <case>-<round>.pprof")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
@@ -105,10 +114,11 @@ func main() {
 		for _, c := range idleCases() {
 			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s %d idle null sinks over %s, fixed interval against the idle back-off\n", c.name, c.sinks, c.protocol)
 		}
+		fmt.Fprintf(flag.CommandLine.Output(), "  %-22s the supervisor's CPU with the console open in Chromium on 50 idle sinks: no page, the overview, a connector page\n", consoleCaseName)
 	}
 	flag.Parse()
 	o.runnerEnv = runnerEnv
-	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 {
+	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 || o.consoleWindow <= 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -165,6 +175,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	console, err := runMatching(o, []string{consoleCaseName}, func(name string) string { return name }, func(string) ([]consoleSample, error) {
+		return runConsoleCase(o, work)
+	})
+	if err != nil {
+		return err
+	}
 	var plain, tapped []result
 	for _, r := range results {
 		if r.tapped {
@@ -180,6 +196,9 @@ func run(o options) error {
 		printTable(tapped, "no tap", "tapped", "none:tapped")
 	}
 	printIdleTable(idle)
+	for _, c := range console {
+		printConsoleTable(c, o.consoleWindow)
+	}
 	fmt.Printf("total %s\n", time.Since(started).Round(time.Second))
 	return nil
 }

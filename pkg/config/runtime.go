@@ -36,6 +36,7 @@ type HTTP struct {
 	CORS    CORS
 	Metrics HTTPMetrics
 	TLS     HTTPTLS
+	UI      HTTPUI // [http.ui] (Go extension): the console page of the supervisor
 
 	// Secret masking of plugin_config values in API answers (Go-only keys).
 	SecretKeys    []string // http.secret_keys: key-name substrings; empty masks nothing
@@ -91,6 +92,11 @@ type HTTPMetrics struct {
 	Enabled  bool
 	Endpoint string
 	Public   bool // http.metrics.public (Go extension): scraped without the API key
+}
+
+// HTTPUI is [http.ui] (a Go extension): the operations console the supervisor serves under /ui/.
+type HTTPUI struct {
+	Enabled bool
 }
 
 // HTTPTLS is [http.tls].
@@ -227,6 +233,7 @@ func DefaultRuntime() Runtime {
 				ExposedHeaders: []string{""},
 			},
 			Metrics: HTTPMetrics{Endpoint: "/metrics"},
+			UI:      HTTPUI{Enabled: true},
 			TLS:     HTTPTLS{CertFile: "core/certs/iggy_cert.pem", KeyFile: "core/certs/iggy_key.pem"},
 			Limits:  DefaultHTTPLimits(),
 

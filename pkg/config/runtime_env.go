@@ -80,6 +80,7 @@ var runtimeFields = []runtimeField{
 	// Access policy (Go extension keys, pkg/httpguard).
 	{path: "http.allow_unauthenticated", kind: kindBool, extension: true, help: "serve control, config and offset routes without an API key on a listener beyond loopback (off: they answer 401)", ref: func(r *Runtime) any { return &r.HTTP.AllowUnauthenticated }},
 	{path: "http.allowed_hosts", kind: kindStrings, commaList: true, extension: true, help: "Host names accepted from clients without the key, besides IP addresses, localhost and the listener's name; .example.com matches subdomains, * any", ref: func(r *Runtime) any { return &r.HTTP.AllowedHosts }},
+	{path: "http.ui.enabled", kind: kindBool, extension: true, help: "serve the operations console under /ui/ (supervisor only; the page holds no data, every data call needs the API key as the API does)", ref: func(r *Runtime) any { return &r.HTTP.UI.Enabled }},
 	// See inside (Go extension keys, pkg/tap and pkg/logging's ring; docs/see-inside.md).
 	{path: "http.tap", kind: kindBool, extension: true, help: "serve the live tap (GET /tap on a runner, GET /{sinks,sources}/{key}/tap on the supervisor); false answers 403", ref: func(r *Runtime) any { return &r.HTTP.Tap }},
 	{path: "http.tap_max_duration", kind: kindDuration, extension: true, help: "a tap stream ends after this long with an end event (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.TapMaxDuration }},

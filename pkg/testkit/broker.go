@@ -8,7 +8,8 @@
 // ParseMetrics, ScrapeMetrics), stored fuzz corpora read as seeds
 // (corpus.go), Server-Sent Events streams read event by event, and one whose
 // client stalls (stream.go: taps, followed logs), and an operator's directory
-// for a supervisor (supervisordir.go).
+// for a supervisor (supervisordir.go). Its subpackage browser starts a real headless Chromium and
+// records what a page did (apart, so that only browser tests link chromedp).
 package testkit
 
 import (
