@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Frame limits (spec §1.4).
@@ -80,7 +82,7 @@ func (s *Server) serveConn(conn net.Conn, data *store) {
 		}
 	case errors.Is(err, os.ErrDeadlineExceeded) && s.isStopping():
 		// Stop woke us between requests: say goodbye like the real server.
-		c.writeStatus(StatusDisconnected)
+		c.writeStatus(iggywire.StatusDisconnected)
 		_ = c.w.Flush()
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 		s.log.Debug("client connection closed", "client_id", sess.clientID, "error", err)
@@ -116,7 +118,7 @@ func (c *connection) serve() error {
 		code := binary.LittleEndian.Uint32(header[4:8])
 		if length < 4 {
 			// The frame has no extent; like the real server, answer and read on.
-			if err := c.finish(StatusInvalidCommand); err != nil {
+			if err := c.finish(iggywire.StatusInvalidCommand); err != nil {
 				return err
 			}
 			continue
@@ -129,7 +131,7 @@ func (c *connection) serve() error {
 		if size > limit {
 			// The real server would answer without draining and then read the
 			// payload as frames; closing is the only way to stay in sync.
-			c.writeStatus(StatusInvalidCommand)
+			c.writeStatus(iggywire.StatusInvalidCommand)
 			_ = c.w.Flush()
 			return errFrameTooLarge
 		}
@@ -176,16 +178,16 @@ func (c *connection) readPayload(n int) ([]byte, error) {
 // own OK replies) and flushes.
 func (c *connection) finish(err error) error {
 	if err != nil {
-		var status Status
-		if !errors.As(err, &status) || status == StatusOK {
-			status = StatusError
+		var status iggywire.Status
+		if !errors.As(err, &status) || status == iggywire.StatusOK {
+			status = iggywire.StatusError
 		}
 		c.writeStatus(status)
 	}
 	return c.w.Flush()
 }
 
-func (c *connection) writeStatus(status Status) {
+func (c *connection) writeStatus(status iggywire.Status) {
 	var frame [8]byte
 	binary.LittleEndian.PutUint32(frame[0:4], uint32(status))
 	_, _ = c.w.Write(frame[:])

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 	"github.com/zeebo/xxh3"
 )
@@ -35,7 +36,7 @@ type state09 struct {
 
 	cachedRequest  uint64 // the request number whose reply is cached (0: none)
 	cachedChecksum wire09.U128
-	cachedStatus   wire09.Status
+	cachedStatus   iggywire.Status
 	cachedBody     []byte
 
 	header [wire09.HeaderSize]byte // reused reply header
@@ -89,7 +90,7 @@ func (c *connection) serve09() error {
 func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	st := &c.s09
 	if !h.RequestChecksum.IsZero() && h.RequestChecksum != (wire09.U128{Lo: xxh3.Hash(body)}) {
-		c.reply09(h, wire09.StatusInvalidFormat, nil)
+		c.reply09(h, iggywire.StatusInvalidFormat, nil)
 		return nil
 	}
 	switch h.Operation {
@@ -102,7 +103,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 		case h.Code == wire09.CmdPing:
 			c.reply09(h, 0, nil)
 		case !st.bound:
-			c.reply09(h, wire09.StatusUnauthenticated, nil)
+			c.reply09(h, iggywire.StatusUnauthenticated, nil)
 		default:
 			reply, status := c.nonReplicated09(h.Code, body)
 			c.reply09(h, status, reply)
@@ -132,7 +133,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	case h.Request == st.cachedRequest:
 		c.reply09(h, st.cachedStatus, st.cachedBody) // a replay: the same answer, not run again
 	case h.Request <= st.watermark:
-		c.reply09(h, 0, wire09.AppendResultRejection(st.out[:0], wire09.StatusRequestAlreadyApplied))
+		c.reply09(h, 0, wire09.AppendResultRejection(st.out[:0], iggywire.StatusRequestAlreadyApplied))
 	default:
 		reply, status := c.metadata09(h.Operation, body)
 		st.watermark = h.Request
@@ -145,7 +146,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 
 // reply09 writes a reply echoing the request's number, operation, timestamp
 // and checksum. A non-zero status goes with an empty body.
-func (c *connection) reply09(h *wire09.RequestHeader, status wire09.Status, body []byte) {
+func (c *connection) reply09(h *wire09.RequestHeader, status iggywire.Status, body []byte) {
 	client := h.Client
 	if c.s09.bound {
 		client = c.s09.client
@@ -239,7 +240,7 @@ func (c *connection) endSession() {
 }
 
 // nonReplicated09 answers a NonReplicated command of a bound session.
-func (c *connection) nonReplicated09(code wire09.Command, body []byte) ([]byte, wire09.Status) {
+func (c *connection) nonReplicated09(code wire09.Command, body []byte) ([]byte, iggywire.Status) {
 	switch code {
 	case wire09.CmdGetClusterMetadata:
 		return c.clusterMetadata09(), 0
@@ -256,16 +257,16 @@ func (c *connection) nonReplicated09(code wire09.Command, body []byte) ([]byte, 
 	case wire09.CmdSyncConsumerGroup:
 		return c.syncGroup09(body)
 	case wire09.CmdFlushUnsavedBuffer:
-		return nil, wire09.StatusFeatureUnavailable
+		return nil, iggywire.StatusFeatureUnavailable
 	}
 	if wire09.OperationOf(code) != wire09.OpNonReplicated {
-		return nil, wire09.StatusFeatureUnavailable // a replicated command sent as NonReplicated
+		return nil, iggywire.StatusFeatureUnavailable // a replicated command sent as NonReplicated
 	}
-	return nil, wire09.StatusInvalidCommand
+	return nil, iggywire.StatusInvalidCommand
 }
 
 // metadata09 runs a metadata operation and returns its result-framed reply.
-func (c *connection) metadata09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
+func (c *connection) metadata09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
 	switch op {
 	case wire09.OpCreateStream, wire09.OpDeleteStream:
 		return c.streamOp09(op, body)
@@ -281,11 +282,11 @@ func (c *connection) metadata09(op wire09.Operation, body []byte) ([]byte, wire0
 		return c.groupOp09(op, body)
 	}
 	c.srv.log.Warn("0.9 operation not supported by the dev broker", "operation", fmt.Sprint(op))
-	return nil, wire09.StatusFeatureUnavailable
+	return nil, iggywire.StatusFeatureUnavailable
 }
 
 // partition09 runs a partition-plane operation.
-func (c *connection) partition09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
+func (c *connection) partition09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
 	switch op {
 	case wire09.OpSendMessages:
 		return c.send09(body)
@@ -297,20 +298,20 @@ func (c *connection) partition09(op wire09.Operation, body []byte) ([]byte, wire
 }
 
 // statusOf is the 0.9 status of a handler or decoder error.
-func statusOf(err error) wire09.Status {
-	var broker Status
+func statusOf(err error) iggywire.Status {
+	var broker iggywire.Status
 	if errors.As(err, &broker) {
-		return wire09.Status(broker)
+		return iggywire.Status(broker)
 	}
-	var status wire09.Status
+	var status iggywire.Status
 	if errors.As(err, &status) {
 		return status
 	}
-	return wire09.StatusError
+	return iggywire.StatusError
 }
 
 // rejected is a committed business rejection: a result section with the code.
-func (c *connection) rejected(err error) ([]byte, wire09.Status) {
+func (c *connection) rejected(err error) ([]byte, iggywire.Status) {
 	c.s09.out = wire09.AppendResultRejection(c.s09.out[:0], statusOf(err))
 	return c.s09.out, 0
 }
@@ -323,7 +324,7 @@ func (c *connection) framed() []byte {
 
 // inTopic runs fn with the topic ref names, under the store's read lock;
 // when it does not resolve, missing answers instead.
-func (c *connection) inTopic(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(st *stream, t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
+func (c *connection) inTopic(ref iggywire.TopicRef, missing func(error) ([]byte, iggywire.Status), fn func(st *stream, t *topic) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
 	s := c.data
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -335,8 +336,8 @@ func (c *connection) inTopic(ref wire09.TopicRef, missing func(error) ([]byte, w
 }
 
 // inGroups is inTopic holding the consumer-group lock too.
-func (c *connection) inGroups(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
-	return c.inTopic(ref, missing, func(_ *stream, t *topic) ([]byte, wire09.Status) {
+func (c *connection) inGroups(ref iggywire.TopicRef, missing func(error) ([]byte, iggywire.Status), fn func(t *topic) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
+	return c.inTopic(ref, missing, func(_ *stream, t *topic) ([]byte, iggywire.Status) {
 		c.data.groupMu.Lock()
 		defer c.data.groupMu.Unlock()
 		return fn(t)
@@ -344,9 +345,9 @@ func (c *connection) inGroups(ref wire09.TopicRef, missing func(error) ([]byte, 
 }
 
 // denyStatus answers a read whose target does not resolve with the error's status.
-func denyStatus(err error) ([]byte, wire09.Status) { return nil, statusOf(err) }
+func denyStatus(err error) ([]byte, iggywire.Status) { return nil, statusOf(err) }
 
 // toIdent is the broker's identifier for a decoded 0.9 one.
-func toIdent(id wire09.Identifier) ident {
-	return ident{numeric: id.Kind == wire09.IDNumeric, id: id.ID, name: id.Name}
+func toIdent(id iggywire.Identifier) ident {
+	return ident{numeric: id.Kind == iggywire.IDNumeric, id: id.ID, name: id.Name}
 }

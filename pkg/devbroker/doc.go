@@ -44,7 +44,6 @@
 // evictions), handlers09.go, handlers09_messages.go and handlers09_groups.go
 // (0.9 operations), state.go and groups.go (the data model), messages.go
 // (0.8 message layout), convert.go (0.9 records: storing and converting
-// between the formats), wire.go (0.8 primitive decoding), status.go (0.8
-// status codes), env.go (the binary's environment), inspect.go (in-process
-// helpers for tests).
+// between the formats), wire.go (0.8 primitive decoding), env.go (the binary's environment), inspect.go (in-process
+// helpers for tests). Status codes are pkg/iggywire's, one table for both protocols.
 package devbroker

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Command codes (spec §3).
@@ -45,7 +47,7 @@ const rootUserID = 0
 // (errors 3 and 4), then checks the login (40), then resolves entities.
 func (c *connection) dispatch(code uint32, payload []byte) error {
 	if c.sess.stale.Load() {
-		return StatusStaleClient // the session is gone; the client must connect again
+		return iggywire.StatusStaleClient // the session is gone; the client must connect again
 	}
 	switch code {
 	case codePing:
@@ -59,14 +61,14 @@ func (c *connection) dispatch(code uint32, payload []byte) error {
 	case codeSendMessages:
 		// The real server checks the login before reading the payload.
 		if !c.sess.authenticated {
-			return StatusUnauthenticated
+			return iggywire.StatusUnauthenticated
 		}
 		return c.sendMessages(payload)
 	case codePollMessages:
 		return c.pollMessages(payload)
 	case codeGetClusterMetadata, codeGetMe, codeLogoutUser, codeGetStreams:
 		if !c.sess.authenticated {
-			return StatusUnauthenticated
+			return iggywire.StatusUnauthenticated
 		}
 		switch code {
 		case codeGetClusterMetadata:
@@ -96,7 +98,7 @@ func (c *connection) dispatch(code uint32, payload []byte) error {
 		codeDeleteConsumerGroup, codeJoinConsumerGroup, codeLeaveConsumerGroup:
 		return c.groupCommand(code, payload)
 	default:
-		return StatusInvalidCommand
+		return iggywire.StatusInvalidCommand
 	}
 }
 
@@ -105,7 +107,7 @@ func (c *connection) requireLogin(err error) error {
 		return err
 	}
 	if !c.sess.authenticated {
-		return StatusUnauthenticated
+		return iggywire.StatusUnauthenticated
 	}
 	return nil
 }
@@ -128,16 +130,16 @@ func (c *connection) loginUser(payload []byte) error {
 		return d.err
 	}
 	if len(username) < 3 || len(username) > 50 {
-		return StatusInvalidUsername
+		return iggywire.StatusInvalidUsername
 	}
 	if len(password) < 3 || len(password) > 100 {
-		return StatusInvalidPassword
+		return iggywire.StatusInvalidPassword
 	}
 	cfg := &c.srv.cfg
 	userOK := equalSecret(username, cfg.RootUsername)
 	passOK := equalSecret(password, cfg.RootPassword)
 	if !userOK || !passOK {
-		return StatusInvalidCredentials
+		return iggywire.StatusInvalidCredentials
 	}
 	c.loggedIn(rootUserID)
 	return nil
@@ -151,19 +153,19 @@ func (c *connection) loginWithToken(payload []byte) error {
 		return d.err
 	}
 	if token == "" {
-		return StatusInvalidFormat
+		return iggywire.StatusInvalidFormat
 	}
 	for _, pat := range c.srv.cfg.PersonalAccessTokens {
 		if !equalSecret(token, pat.Token) {
 			continue
 		}
 		if !pat.ExpiresAt.IsZero() && time.Now().After(pat.ExpiresAt) {
-			return StatusPersonalAccessTokenExpired
+			return iggywire.StatusPersonalAccessTokenExpired
 		}
 		c.loggedIn(rootUserID)
 		return nil
 	}
-	return StatusResourceNotFound
+	return iggywire.StatusResourceNotFound
 }
 
 func (c *connection) loggedIn(userID uint32) {
@@ -212,7 +214,7 @@ func (c *connection) getClient(payload []byte) error {
 		return err
 	}
 	if id == 0 {
-		return StatusInvalidClientID
+		return iggywire.StatusInvalidClientID
 	}
 	c.srv.mu.Lock()
 	target := c.srv.clients[id]
@@ -332,7 +334,7 @@ func (c *connection) streamCommand(code uint32, payload []byte) error {
 		defer s.mu.Unlock()
 		st := s.findStream(id)
 		if st == nil {
-			return StatusStreamIDNotFound
+			return iggywire.StatusStreamIDNotFound
 		}
 		s.deleteStream(st)
 		c.ok(nil)
@@ -423,7 +425,7 @@ func (c *connection) createTopic(payload []byte) error {
 	cfg.replicationFactor = d.u8()
 	name := d.name()
 	if d.err == nil && cfg.compression != 1 && cfg.compression != 2 {
-		d.fail(StatusInvalidCommand)
+		d.fail(iggywire.StatusInvalidCommand)
 	}
 	if err := c.requireLogin(d.err); err != nil {
 		return err
@@ -433,7 +435,7 @@ func (c *connection) createTopic(payload []byte) error {
 	defer s.mu.Unlock()
 	st := s.findStream(streamID)
 	if st == nil {
-		return StatusStreamIDNotFound
+		return iggywire.StatusStreamIDNotFound
 	}
 	t, err := s.createTopic(st, name, cfg)
 	if err != nil {
@@ -506,7 +508,7 @@ func (c *connection) createPartitions(payload []byte) error {
 		return err
 	}
 	if count == 0 || count > maxPartitions {
-		return StatusTooManyPartitions
+		return iggywire.StatusTooManyPartitions
 	}
 	s.growTopic(t, count)
 	c.ok(nil)

@@ -3,6 +3,7 @@ package devbroker
 import (
 	"encoding/binary"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -60,7 +61,7 @@ func appendStreamTopics(dst []byte, st *stream) ([]byte, uint32) {
 
 // getStreams09 answers GetStream (stream and its topics, empty when absent)
 // and GetStreams (every stream, concatenated).
-func (c *connection) getStreams09(code wire09.Command, body []byte) ([]byte, wire09.Status) {
+func (c *connection) getStreams09(code wire09.Command, body []byte) ([]byte, iggywire.Status) {
 	s := c.data
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -86,7 +87,7 @@ func (c *connection) getStreams09(code wire09.Command, body []byte) ([]byte, wir
 }
 
 // streamOp09 creates or deletes a stream.
-func (c *connection) streamOp09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
+func (c *connection) streamOp09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
 	s := c.data
 	if op == wire09.OpCreateStream {
 		req, err := wire09.DecodeCreateStream(body)
@@ -94,7 +95,7 @@ func (c *connection) streamOp09(op wire09.Operation, body []byte) ([]byte, wire0
 			return nil, statusOf(err)
 		}
 		if len(req.Options) > 0 {
-			return nil, wire09.StatusUnsupportedOptionKey // streams have no option keys
+			return nil, iggywire.StatusUnsupportedOptionKey // streams have no option keys
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -113,7 +114,7 @@ func (c *connection) streamOp09(op wire09.Operation, body []byte) ([]byte, wire0
 	defer s.mu.Unlock()
 	st := s.findStream(toIdent(id))
 	if st == nil {
-		return c.rejected(StatusStreamIDNotFound)
+		return c.rejected(iggywire.StatusStreamIDNotFound)
 	}
 	s.deleteStream(st)
 	return c.framed(), 0
@@ -121,7 +122,7 @@ func (c *connection) streamOp09(op wire09.Operation, body []byte) ([]byte, wire0
 
 // getTopics09 answers GetTopic (topic and partitions, empty when absent) and
 // GetTopics (a count, then the topics; 0 for a missing stream).
-func (c *connection) getTopics09(code wire09.Command, body []byte) ([]byte, wire09.Status) {
+func (c *connection) getTopics09(code wire09.Command, body []byte) ([]byte, iggywire.Status) {
 	s := c.data
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -140,7 +141,7 @@ func (c *connection) getTopics09(code wire09.Command, body []byte) ([]byte, wire
 		c.s09.out = out
 		return out, 0
 	}
-	ref, err := wire09.DecodeTopicRef(body)
+	ref, err := iggywire.DecodeTopicRef(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -152,7 +153,7 @@ func (c *connection) getTopics09(code wire09.Command, body []byte) ([]byte, wire
 }
 
 // createTopic09 creates a topic from its partitions count, name and options.
-func (c *connection) createTopic09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) createTopic09(body []byte) ([]byte, iggywire.Status) {
 	req, err := wire09.DecodeCreateTopic(body)
 	if err != nil {
 		return nil, statusOf(err)
@@ -163,10 +164,10 @@ func (c *connection) createTopic09(body []byte) ([]byte, wire09.Status) {
 	}
 	// Bounds are checked before commit, as the real server does.
 	if req.PartitionsCount > maxPartitions {
-		return nil, wire09.Status(StatusTooManyPartitions)
+		return nil, iggywire.Status(iggywire.StatusTooManyPartitions)
 	}
 	if opts.MaxTopicSize != 0 && opts.MaxTopicSize != unlimitedSize && opts.MaxTopicSize < minTopicSize {
-		return nil, wire09.Status(StatusInvalidTopicSize)
+		return nil, iggywire.Status(iggywire.StatusInvalidTopicSize)
 	}
 	compression := opts.Compression
 	if compression == 0 {
@@ -177,7 +178,7 @@ func (c *connection) createTopic09(body []byte) ([]byte, wire09.Status) {
 	defer s.mu.Unlock()
 	st := s.findStream(toIdent(req.StreamID))
 	if st == nil {
-		return c.rejected(StatusStreamIDNotFound)
+		return c.rejected(iggywire.StatusStreamIDNotFound)
 	}
 	t, err := s.createTopic(st, string(req.Name), topicSettings{partitions: req.PartitionsCount, compression: compression,
 		messageExpiry: opts.MessageExpiry, maxTopicSize: opts.MaxTopicSize})
@@ -191,8 +192,8 @@ func (c *connection) createTopic09(body []byte) ([]byte, wire09.Status) {
 	return c.s09.out, 0
 }
 
-func (c *connection) deleteTopic09(body []byte) ([]byte, wire09.Status) {
-	ref, err := wire09.DecodeTopicRef(body)
+func (c *connection) deleteTopic09(body []byte) ([]byte, iggywire.Status) {
+	ref, err := iggywire.DecodeTopicRef(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -207,13 +208,13 @@ func (c *connection) deleteTopic09(body []byte) ([]byte, wire09.Status) {
 	return c.framed(), 0
 }
 
-func (c *connection) createPartitions09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) createPartitions09(body []byte) ([]byte, iggywire.Status) {
 	req, err := wire09.DecodeCreatePartitions(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
 	if req.PartitionsCount == 0 || req.PartitionsCount > maxPartitions {
-		return nil, wire09.Status(StatusTooManyPartitions)
+		return nil, iggywire.Status(iggywire.StatusTooManyPartitions)
 	}
 	s := c.data
 	s.mu.Lock()

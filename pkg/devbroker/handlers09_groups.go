@@ -1,6 +1,7 @@
 package devbroker
 
 import (
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -13,14 +14,14 @@ func groupElement(g *group) wire09.ConsumerGroup {
 	return wire09.ConsumerGroup{ID: g.id, PartitionsCount: uint32(len(g.partitions)), MembersCount: uint32(len(g.members)), Name: []byte(g.name)}
 }
 
-func (c *connection) createGroup09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) createGroup09(body []byte) ([]byte, iggywire.Status) {
 	req, err := wire09.DecodeCreateConsumerGroup(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return c.inGroups(req.TopicRef, c.rejected, func(t *topic) ([]byte, wire09.Status) {
+	return c.inGroups(req.TopicRef, c.rejected, func(t *topic) ([]byte, iggywire.Status) {
 		if t.findGroup(ident{name: req.Name}) != nil {
-			return c.rejected(StatusConsumerGroupNameAlreadyExists)
+			return c.rejected(iggywire.StatusConsumerGroupNameAlreadyExists)
 		}
 		id := allocID(&t.groups, &t.freeGroupIDs)
 		g := &group{id: id, name: string(req.Name)}
@@ -35,15 +36,15 @@ func (c *connection) createGroup09(body []byte) ([]byte, wire09.Status) {
 
 // groupOp09 deletes, joins or leaves a group; a missing stream, topic or
 // group, or leaving a group one is not in, is a committed rejection.
-func (c *connection) groupOp09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
-	req, err := wire09.DecodeGroupRef(body)
+func (c *connection) groupOp09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
+	req, err := iggywire.DecodeGroupRef(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return c.inGroups(req.TopicRef, c.rejected, func(t *topic) ([]byte, wire09.Status) {
+	return c.inGroups(req.TopicRef, c.rejected, func(t *topic) ([]byte, iggywire.Status) {
 		g := t.findGroup(toIdent(req.GroupID))
 		if g == nil {
-			return c.rejected(StatusConsumerGroupIDNotFound)
+			return c.rejected(iggywire.StatusConsumerGroupIDNotFound)
 		}
 		switch op {
 		case wire09.OpDeleteConsumerGroup:
@@ -53,7 +54,7 @@ func (c *connection) groupOp09(op wire09.Operation, body []byte) ([]byte, wire09
 			g.join(c.sess.clientID, t.releasedFor(g))
 		case wire09.OpLeaveConsumerGroup:
 			if !g.leave(c.sess.clientID) {
-				return c.rejected(StatusConsumerGroupMemberNotFound)
+				return c.rejected(iggywire.StatusConsumerGroupMemberNotFound)
 			}
 		}
 		return c.framed(), 0
@@ -63,18 +64,18 @@ func (c *connection) groupOp09(op wire09.Operation, body []byte) ([]byte, wire09
 // getGroups09 answers GetConsumerGroup (group and members, empty when
 // absent) and GetConsumerGroups (the topic's groups concatenated). A missing
 // stream or topic is status 1009 or 2010.
-func (c *connection) getGroups09(code wire09.Command, body []byte) ([]byte, wire09.Status) {
-	var ref wire09.GroupRef
+func (c *connection) getGroups09(code wire09.Command, body []byte) ([]byte, iggywire.Status) {
+	var ref iggywire.GroupRef
 	var err error
 	if code == wire09.CmdGetConsumerGroups {
-		ref.TopicRef, err = wire09.DecodeTopicRef(body)
+		ref.TopicRef, err = iggywire.DecodeTopicRef(body)
 	} else {
-		ref, err = wire09.DecodeGroupRef(body)
+		ref, err = iggywire.DecodeGroupRef(body)
 	}
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return c.inGroups(ref.TopicRef, denyStatus, func(t *topic) ([]byte, wire09.Status) {
+	return c.inGroups(ref.TopicRef, denyStatus, func(t *topic) ([]byte, iggywire.Status) {
 		out := c.s09.out[:0]
 		if code == wire09.CmdGetConsumerGroups {
 			for _, g := range t.groups {
@@ -95,15 +96,15 @@ func (c *connection) getGroups09(code wire09.Command, body []byte) ([]byte, wire
 
 // syncGroup09 answers the caller's generation and pollable partitions, or an
 // empty body when it is not a member.
-func (c *connection) syncGroup09(body []byte) ([]byte, wire09.Status) {
-	ref, err := wire09.DecodeGroupRef(body)
+func (c *connection) syncGroup09(body []byte) ([]byte, iggywire.Status) {
+	ref, err := iggywire.DecodeGroupRef(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return c.inGroups(ref.TopicRef, denyStatus, func(t *topic) ([]byte, wire09.Status) {
+	return c.inGroups(ref.TopicRef, denyStatus, func(t *topic) ([]byte, iggywire.Status) {
 		g := t.findGroup(toIdent(ref.GroupID))
 		if g == nil {
-			return nil, wire09.StatusConsumerGroupIDNotFound
+			return nil, iggywire.StatusConsumerGroupIDNotFound
 		}
 		g.settleRevocations(t.releasedFor(g), 0)
 		m := g.member(c.sess.clientID)

@@ -3,6 +3,7 @@ package devbroker
 import (
 	"encoding/binary"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -13,7 +14,7 @@ import (
 // send09 admits a SendMessages request as the server does: metadata, full
 // batch verification (frame checksums 4027, batch checksum 4039), counts;
 // then stamps and stores the record and confirms where it went.
-func (c *connection) send09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) send09(body []byte) ([]byte, iggywire.Status) {
 	md, record, err := wire09.DecodeSendMessages(body)
 	if err != nil {
 		return nil, statusOf(err)
@@ -23,27 +24,27 @@ func (c *connection) send09(body []byte) ([]byte, wire09.Status) {
 		return nil, statusOf(err)
 	}
 	if h.Count != md.MessagesCount {
-		return nil, wire09.StatusInvalidMessagesCount
+		return nil, iggywire.StatusInvalidMessagesCount
 	}
-	return c.inTopic(wire09.TopicRef{StreamID: md.StreamID, TopicID: md.TopicID}, denyUnresolved, func(st *stream, t *topic) ([]byte, wire09.Status) {
+	return c.inTopic(iggywire.TopicRef{StreamID: md.StreamID, TopicID: md.TopicID}, denyUnresolved, func(st *stream, t *topic) ([]byte, iggywire.Status) {
 		var partitionID uint32
 		switch md.Partitioning.Kind {
-		case wire09.PartitionBalanced:
+		case iggywire.PartitionBalanced:
 			if len(t.partitions) == 0 {
-				return nil, wire09.StatusResourceNotFound
+				return nil, iggywire.StatusResourceNotFound
 			}
 			partitionID = t.nextBalancedPartition()
-		case wire09.PartitionByID:
+		case iggywire.PartitionByID:
 			partitionID = md.Partitioning.PartitionID
-		case wire09.PartitionByMessageKey:
+		case iggywire.PartitionByMessageKey:
 			if len(t.partitions) == 0 {
-				return nil, wire09.StatusResourceNotFound
+				return nil, iggywire.StatusResourceNotFound
 			}
-			partitionID = wire09.XXH32(md.Partitioning.Key) % uint32(len(t.partitions))
+			partitionID = iggywire.XXH32(md.Partitioning.Key) % uint32(len(t.partitions))
 		}
 		p := lookupSlot(t.partitions, partitionID)
 		if p == nil {
-			return nil, wire09.StatusResourceNotFound
+			return nil, iggywire.StatusResourceNotFound
 		}
 		base := p.appendRecord(record, h.Count, c.data.clock())
 		c.s09.out = wire09.AppendConfirmations(c.s09.out[:0],
@@ -53,15 +54,15 @@ func (c *connection) send09(body []byte) ([]byte, wire09.Status) {
 }
 
 // emptyPoll is a poll reply with no messages: the 16-byte prefix alone.
-func (c *connection) emptyPoll(partitionID uint32) ([]byte, wire09.Status) {
-	c.polled = wire09.AppendPollPrefix(c.polled[:0], wire09.PollPrefix{PartitionID: partitionID})
+func (c *connection) emptyPoll(partitionID uint32) ([]byte, iggywire.Status) {
+	c.polled = iggywire.AppendPollPrefix(c.polled[:0], iggywire.PollPrefix{PartitionID: partitionID})
 	return c.polled, 0
 }
 
 // poll09 answers a poll with stored records, whole or sliced. A group poll
 // must name a partition its member owns (and is not handing over); otherwise
 // it gets the 0xFFFFFFFF resync sentinel.
-func (c *connection) poll09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) poll09(body []byte) ([]byte, iggywire.Status) {
 	req, err := wire09.DecodePollMessages(body)
 	if err != nil {
 		return nil, statusOf(err)
@@ -71,15 +72,15 @@ func (c *connection) poll09(body []byte) ([]byte, wire09.Status) {
 	defer s.mu.RUnlock()
 	st := s.findStream(toIdent(req.StreamID))
 	if st == nil {
-		return nil, wire09.StatusStreamIDNotFound
+		return nil, iggywire.StatusStreamIDNotFound
 	}
 	t := st.findTopic(toIdent(req.TopicID))
 	if t == nil {
-		return nil, wire09.StatusTopicIDNotFound
+		return nil, iggywire.StatusTopicIDNotFound
 	}
 	partitionID := req.Partition.ID
 	var key offsetKey
-	if req.Consumer.Kind == wire09.ConsumerKindSingle {
+	if req.Consumer.Kind == iggywire.ConsumerKindSingle {
 		if !req.Partition.Set {
 			partitionID = 0
 		}
@@ -106,12 +107,12 @@ func (c *connection) poll09(body []byte) ([]byte, wire09.Status) {
 	}
 	p := lookupSlot(t.partitions, partitionID)
 	if p == nil {
-		return nil, wire09.StatusPartitionNotFound
+		return nil, iggywire.StatusPartitionNotFound
 	}
 	p.mu.RLock()
 	current := p.currentOffsetLocked()
 	from, to := p.pollRangeLocked(pollRequest{strategy: req.Strategy.Kind, value: req.Strategy.Value, count: req.Count}, key)
-	out := wire09.AppendPollPrefix(c.polled[:0], wire09.PollPrefix{PartitionID: partitionID, CurrentOffset: current})
+	out := iggywire.AppendPollPrefix(c.polled[:0], iggywire.PollPrefix{PartitionID: partitionID, CurrentOffset: current})
 	out, to = p.readRecordsLocked(from, to, out)
 	p.mu.RUnlock()
 	binary.LittleEndian.PutUint32(out[12:], uint32(to-from))
@@ -123,16 +124,16 @@ func (c *connection) poll09(body []byte) ([]byte, wire09.Status) {
 // offsetTarget resolves the partition and key of an offset request. For
 // writes a group consumer must name a partition its member owns (one pending
 // hand-over still counts). ok is false when it does not resolve.
-func (c *connection) offsetTarget(t *topic, ref wire09.ConsumerOffsetRef, write bool) (p *partition, key offsetKey, g *group, ok bool) {
+func (c *connection) offsetTarget(t *topic, ref iggywire.ConsumerOffsetRef, write bool) (p *partition, key offsetKey, g *group, ok bool) {
 	s := c.data
 	partitionID := ref.Partition.ID
 	if !ref.Partition.Set {
-		if write && ref.Consumer.Kind == wire09.ConsumerKindGroup {
+		if write && ref.Consumer.Kind == iggywire.ConsumerKindGroup {
 			return nil, key, nil, false
 		}
 		partitionID = 0
 	}
-	if ref.Consumer.Kind == wire09.ConsumerKindSingle {
+	if ref.Consumer.Kind == iggywire.ConsumerKindSingle {
 		key = singleKey(toIdent(ref.Consumer.ID))
 	} else {
 		s.groupMu.Lock()
@@ -154,8 +155,8 @@ func (c *connection) offsetTarget(t *topic, ref wire09.ConsumerOffsetRef, write 
 
 // offsetWrite resolves the target of an offset store or delete and runs fn
 // with it; a target that does not resolve is status 20.
-func (c *connection) offsetWrite(ref wire09.ConsumerOffsetRef, fn func(t *topic, p *partition, key offsetKey, g *group) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
-	return c.inTopic(wire09.TopicRef{StreamID: ref.StreamID, TopicID: ref.TopicID}, denyUnresolved, func(_ *stream, t *topic) ([]byte, wire09.Status) {
+func (c *connection) offsetWrite(ref iggywire.ConsumerOffsetRef, fn func(t *topic, p *partition, key offsetKey, g *group) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
+	return c.inTopic(iggywire.TopicRef{StreamID: ref.StreamID, TopicID: ref.TopicID}, denyUnresolved, func(_ *stream, t *topic) ([]byte, iggywire.Status) {
 		p, key, g, ok := c.offsetTarget(t, ref, true)
 		if !ok {
 			return denyUnresolved(nil)
@@ -165,18 +166,18 @@ func (c *connection) offsetWrite(ref wire09.ConsumerOffsetRef, fn func(t *topic,
 }
 
 // denyUnresolved is the partition plane's answer to what does not resolve.
-func denyUnresolved(error) ([]byte, wire09.Status) { return nil, wire09.StatusResourceNotFound }
+func denyUnresolved(error) ([]byte, iggywire.Status) { return nil, iggywire.StatusResourceNotFound }
 
-func (c *connection) storeOffset09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) storeOffset09(body []byte) ([]byte, iggywire.Status) {
 	req, err := wire09.DecodeStoreConsumerOffset(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return c.offsetWrite(req.ConsumerOffsetRef, func(t *topic, p *partition, key offsetKey, g *group) ([]byte, wire09.Status) {
+	return c.offsetWrite(req.ConsumerOffsetRef, func(t *topic, p *partition, key offsetKey, g *group) ([]byte, iggywire.Status) {
 		p.mu.Lock()
 		if p.nextOffset == 0 || req.Offset > p.currentOffsetLocked() {
 			p.mu.Unlock()
-			return nil, wire09.Status(StatusInvalidOffset)
+			return nil, iggywire.Status(iggywire.StatusInvalidOffset)
 		}
 		p.offsets[key] = req.Offset
 		p.mu.Unlock()
@@ -190,16 +191,16 @@ func (c *connection) storeOffset09(body []byte) ([]byte, wire09.Status) {
 	})
 }
 
-func (c *connection) deleteOffset09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) deleteOffset09(body []byte) ([]byte, iggywire.Status) {
 	req, err := wire09.DecodeDeleteConsumerOffset(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return c.offsetWrite(req.ConsumerOffsetRef, func(_ *topic, p *partition, key offsetKey, _ *group) ([]byte, wire09.Status) {
+	return c.offsetWrite(req.ConsumerOffsetRef, func(_ *topic, p *partition, key offsetKey, _ *group) ([]byte, iggywire.Status) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if _, has := p.offsets[key]; !has {
-			return nil, wire09.Status(StatusConsumerOffsetNotFound)
+			return nil, iggywire.Status(iggywire.StatusConsumerOffsetNotFound)
 		}
 		delete(p.offsets, key)
 		return c.framed(), 0
@@ -208,12 +209,12 @@ func (c *connection) deleteOffset09(body []byte) ([]byte, wire09.Status) {
 
 // getOffset09 answers the stored offset, or an empty body when there is none
 // or the request does not resolve.
-func (c *connection) getOffset09(body []byte) ([]byte, wire09.Status) {
+func (c *connection) getOffset09(body []byte) ([]byte, iggywire.Status) {
 	req, err := wire09.DecodeGetConsumerOffset(body)
 	if err != nil {
 		return nil, statusOf(err)
 	}
-	return c.inTopic(wire09.TopicRef{StreamID: req.StreamID, TopicID: req.TopicID}, answerEmpty, func(_ *stream, t *topic) ([]byte, wire09.Status) {
+	return c.inTopic(iggywire.TopicRef{StreamID: req.StreamID, TopicID: req.TopicID}, answerEmpty, func(_ *stream, t *topic) ([]byte, iggywire.Status) {
 		p, key, _, ok := c.offsetTarget(t, req, false)
 		if !ok {
 			return answerEmpty(nil)
@@ -230,4 +231,4 @@ func (c *connection) getOffset09(body []byte) ([]byte, wire09.Status) {
 }
 
 // answerEmpty is a read's "not found": status 0 and an empty body.
-func answerEmpty(error) ([]byte, wire09.Status) { return nil, 0 }
+func answerEmpty(error) ([]byte, iggywire.Status) { return nil, 0 }

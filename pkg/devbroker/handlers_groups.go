@@ -1,5 +1,7 @@
 package devbroker
 
+import "github.com/iggy-connectors-go/runtime/pkg/iggywire"
+
 // groupCommand handles consumer groups (600-605): every request starts with
 // `[Id stream][Id topic]`; Create adds `[u8 len][name]`, the others `[Id group]`.
 func (c *connection) groupCommand(code uint32, payload []byte) error {
@@ -65,7 +67,7 @@ func (c *connection) groupCommand(code uint32, payload []byte) error {
 	if code == codeCreateConsumerGroup {
 		for _, g := range t.groups {
 			if g != nil && g.name == name {
-				return StatusConsumerGroupNameAlreadyExists
+				return iggywire.StatusConsumerGroupNameAlreadyExists
 			}
 		}
 		id := allocID(&t.groups, &t.freeGroupIDs)
@@ -81,7 +83,7 @@ func (c *connection) groupCommand(code uint32, payload []byte) error {
 	}
 	g := t.findGroup(groupID)
 	if g == nil {
-		return StatusConsumerGroupIDNotFound
+		return iggywire.StatusConsumerGroupIDNotFound
 	}
 	switch code {
 	case codeDeleteConsumerGroup:
@@ -91,7 +93,7 @@ func (c *connection) groupCommand(code uint32, payload []byte) error {
 		g.join(c.sess.clientID, t.releasedFor(g))
 	case codeLeaveConsumerGroup:
 		if !g.leave(c.sess.clientID) {
-			return StatusConsumerGroupMemberNotFound
+			return iggywire.StatusConsumerGroupMemberNotFound
 		}
 	}
 	c.ok(nil)

@@ -3,7 +3,7 @@ package devbroker
 import (
 	"encoding/binary"
 
-	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Consumer kinds and polling strategies on the wire.
@@ -39,20 +39,20 @@ func (c *connection) sendMessages(payload []byte) error {
 	switch req.partitioningKind {
 	case partitionBalanced:
 		if len(t.partitions) == 0 {
-			return StatusTopicIDNotFound // what server 0.8.0 answers for a topic without partitions
+			return iggywire.StatusTopicIDNotFound // what server 0.8.0 answers for a topic without partitions
 		}
 		partitionID = t.nextBalancedPartition()
 	case partitionByID:
 		partitionID = binary.LittleEndian.Uint32(req.partitioningKey)
 	case partitionByKey:
 		if len(t.partitions) == 0 {
-			return StatusTopicIDNotFound
+			return iggywire.StatusTopicIDNotFound
 		}
-		partitionID = wire09.XXH32(req.partitioningKey) % uint32(len(t.partitions))
+		partitionID = iggywire.XXH32(req.partitioningKey) % uint32(len(t.partitions))
 	}
 	p := lookupSlot(t.partitions, partitionID)
 	if p == nil {
-		return StatusPartitionNotFound
+		return iggywire.StatusPartitionNotFound
 	}
 	p.append(req.messages, req.ends, s.clock())
 	c.ok(nil)
@@ -69,7 +69,7 @@ func (d *decoder) consumer() consumerRef {
 	kind := d.u8()
 	id := d.ident()
 	if d.err == nil && kind != consumerSingle && kind != consumerGroup {
-		d.fail(StatusInvalidCommand)
+		d.fail(iggywire.StatusInvalidCommand)
 	}
 	return consumerRef{kind: kind, id: id}
 }
@@ -79,7 +79,7 @@ func singleKey(id ident) offsetKey {
 	if id.numeric {
 		return offsetKey{kind: consumerSingle, id: id.id}
 	}
-	return offsetKey{kind: consumerSingle, id: wire09.XXH32(id.name)}
+	return offsetKey{kind: consumerSingle, id: iggywire.XXH32(id.name)}
 }
 
 type pollRequest struct {
@@ -105,7 +105,7 @@ func decodePoll(payload []byte) (pollRequest, error) {
 	req.count = d.u32()
 	req.autoCommit = d.u8() != 0
 	if d.err == nil && (req.strategy < pollOffset || req.strategy > pollNext) {
-		d.fail(StatusInvalidCommand)
+		d.fail(iggywire.StatusInvalidCommand)
 	}
 	return req, d.err
 }
@@ -136,14 +136,14 @@ func (c *connection) pollMessages(payload []byte) error {
 		g := t.findGroup(req.consumer.id)
 		if g == nil {
 			s.groupMu.Unlock()
-			return StatusConsumerGroupIDNotFound
+			return iggywire.StatusConsumerGroupIDNotFound
 		}
 		g.settleRevocations(t.releasedFor(g), 0) // the timeout of pending hand-overs
 		g.polls++
 		m := g.member(c.sess.clientID)
 		if m == nil {
 			s.groupMu.Unlock()
-			return StatusConsumerGroupMemberNotFound
+			return iggywire.StatusConsumerGroupMemberNotFound
 		}
 		owned := true
 		if req.hasPartition {
@@ -160,7 +160,7 @@ func (c *connection) pollMessages(payload []byte) error {
 	}
 	p := lookupSlot(t.partitions, partitionID)
 	if p == nil {
-		return StatusPartitionNotFound
+		return iggywire.StatusPartitionNotFound
 	}
 
 	p.mu.RLock()
@@ -278,7 +278,7 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 		g := t.findGroup(consumer.id)
 		if g == nil {
 			s.groupMu.Unlock()
-			return fail(StatusConsumerGroupIDNotFound)
+			return fail(iggywire.StatusConsumerGroupIDNotFound)
 		}
 		key = offsetKey{kind: consumerGroup, id: g.id}
 		if get {
@@ -289,12 +289,12 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 			m := g.member(c.sess.clientID)
 			if m == nil {
 				s.groupMu.Unlock()
-				return StatusConsumerGroupMemberNotFound
+				return iggywire.StatusConsumerGroupMemberNotFound
 			}
 			if hasPartition {
 				if !m.owns(partitionID) {
 					s.groupMu.Unlock()
-					return StatusNotResolvedConsumer
+					return iggywire.StatusNotResolvedConsumer
 				}
 			} else {
 				var ok bool
@@ -302,7 +302,7 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 				// poll points at the next partition, not the polled one.
 				if partitionID, ok = m.nextPartition(false); !ok {
 					s.groupMu.Unlock()
-					return StatusNotResolvedConsumer
+					return iggywire.StatusNotResolvedConsumer
 				}
 			}
 		}
@@ -310,7 +310,7 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 	}
 	p := lookupSlot(t.partitions, partitionID)
 	if p == nil {
-		return fail(StatusPartitionNotFound)
+		return fail(iggywire.StatusPartitionNotFound)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -328,7 +328,7 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 		c.ok(e.buf)
 	case codeStoreConsumerOffset:
 		if p.nextOffset == 0 || offset > p.currentOffsetLocked() {
-			return StatusInvalidOffset
+			return iggywire.StatusInvalidOffset
 		}
 		p.offsets[key] = offset
 		if key.kind == consumerGroup {
@@ -345,7 +345,7 @@ func (c *connection) consumerOffset(code uint32, payload []byte) error {
 		c.ok(nil)
 	case codeDeleteConsumerOffset:
 		if !has {
-			return StatusConsumerOffsetNotFound
+			return iggywire.StatusConsumerOffsetNotFound
 		}
 		delete(p.offsets, key)
 		c.ok(nil)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -134,8 +135,8 @@ func parseStored(partitionID uint32, msg []byte) StoredMessage {
 // parseRecord copies the messages of a stored 0.9 batch record (spec 0.9 §11.2).
 func parseRecord(partitionID uint32, b *batch) []StoredMessage {
 	var out []StoredMessage
-	it, _ := wire09.NewPollIterator(append(wire09.AppendPollPrefix(nil, wire09.PollPrefix{MessagesCount: uint32(len(b.ends))}), b.data...))
-	var m wire09.PolledMessage
+	it, _ := wire09.NewPollIterator(append(iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{MessagesCount: uint32(len(b.ends))}), b.data...))
+	var m iggywire.PolledMessage
 	for it.Next(&m) {
 		sm := StoredMessage{Partition: partitionID, Offset: m.Offset, ID: m.ID, Checksum: m.Checksum,
 			Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp, Payload: append([]byte(nil), m.Payload...)}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/zeebo/xxh3"
 )
 
@@ -48,30 +49,30 @@ func decodeSend(payload []byte, ends []uint32) (sendRequest, error) {
 		return req, d.err
 	}
 	if int(metadataLen) != d.pos-4 {
-		return req, StatusInvalidCommand
+		return req, iggywire.StatusInvalidCommand
 	}
 	switch req.partitioningKind {
 	case partitionBalanced:
 		if keyLen != 0 {
-			return req, StatusInvalidCommand
+			return req, iggywire.StatusInvalidCommand
 		}
 	case partitionByID:
 		if keyLen != 4 {
-			return req, StatusInvalidCommand
+			return req, iggywire.StatusInvalidCommand
 		}
 	case partitionByKey:
 		if keyLen == 0 {
-			return req, StatusInvalidCommand
+			return req, iggywire.StatusInvalidCommand
 		}
 	default:
-		return req, StatusInvalidCommand
+		return req, iggywire.StatusInvalidCommand
 	}
 	if req.count == 0 {
-		return req, StatusInvalidMessagesCount
+		return req, iggywire.StatusInvalidMessagesCount
 	}
 	indexBytes := uint64(req.count) * indexSize
 	if indexBytes > uint64(len(payload)-d.pos) {
-		return req, StatusInvalidIndexesByteSize
+		return req, iggywire.StatusInvalidIndexesByteSize
 	}
 	indexes := d.take(int(indexBytes))
 	req.messages = payload[d.pos:]
@@ -81,37 +82,37 @@ func decodeSend(payload []byte, ends []uint32) (sendRequest, error) {
 	for i := range int(req.count) {
 		index := indexes[i*indexSize:]
 		if binary.LittleEndian.Uint32(index) != 0 {
-			return req, StatusNonZeroOffset
+			return req, iggywire.StatusNonZeroOffset
 		}
 		if binary.LittleEndian.Uint64(index[8:]) != 0 {
-			return req, StatusNonZeroTimestamp
+			return req, iggywire.StatusNonZeroTimestamp
 		}
 		if len(req.messages)-pos < messageHdrSize {
-			return req, StatusInvalidMessagesSize
+			return req, iggywire.StatusInvalidMessagesSize
 		}
 		header := req.messages[pos:]
 		headersLen := binary.LittleEndian.Uint32(header[48:])
 		payloadLen := binary.LittleEndian.Uint32(header[52:])
 		switch {
 		case payloadLen == 0:
-			return req, StatusEmptyMessagePayload
+			return req, iggywire.StatusEmptyMessagePayload
 		case payloadLen > maxMessagePayload:
-			return req, StatusTooBigMessagePayload
+			return req, iggywire.StatusTooBigMessagePayload
 		case headersLen > maxUserHeaders:
-			return req, StatusTooBigUserHeaders
+			return req, iggywire.StatusTooBigUserHeaders
 		}
 		size := messageHdrSize + int(payloadLen) + int(headersLen)
 		if len(req.messages)-pos < size {
-			return req, StatusInvalidMessagesSize
+			return req, iggywire.StatusInvalidMessagesSize
 		}
 		pos += size
 		if binary.LittleEndian.Uint32(index[4:]) != uint32(pos) {
-			return req, StatusInvalidMessagesSize
+			return req, iggywire.StatusInvalidMessagesSize
 		}
 		ends = append(ends, uint32(pos))
 	}
 	if pos != len(req.messages) {
-		return req, StatusInvalidMessagesSize
+		return req, iggywire.StatusInvalidMessagesSize
 	}
 	req.ends = ends
 	return req, nil

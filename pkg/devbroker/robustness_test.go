@@ -7,6 +7,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Malformed and hostile frames: the broker answers with an error status or
@@ -45,25 +47,25 @@ func TestMalformedFramesGetAnErrorAndTheConnectionStaysInSync(t *testing.T) {
 	tests := []struct {
 		name       string
 		request    []byte
-		wantStatus Status
+		wantStatus iggywire.Status
 	}{
-		{"unknown command", frame(9999, []byte("junk")), StatusInvalidCommand},
-		{"length below 4", []byte{2, 0, 0, 0, 1, 0, 0, 0}, StatusInvalidCommand},
-		{"truncated login", frame(codeLoginUser, []byte{4, 'i', 'g'}), StatusInvalidCommand},
-		{"username too short", frame(codeLoginUser, []byte{2, 'a', 'b', 4, 'p', 'a', 's', 's'}), StatusInvalidUsername},
-		{"command before login", frame(codeGetStreams, nil), StatusUnauthenticated},
-		{"send before login, payload drained", frame(codeSendMessages, make([]byte, 300)), StatusUnauthenticated},
-		{"numeric id of 3 bytes", frame(codeGetStream, []byte{1, 3, 0, 0, 0}), StatusInvalidFormat},
-		{"empty string id", frame(codeGetStream, []byte{2, 0}), StatusInvalidFormat},
-		{"unknown id kind", frame(codeGetStream, []byte{9, 1, 'x'}), StatusInvalidFormat},
-		{"empty stream name", frame(codeCreateStream, []byte{0}), StatusInvalidFormat},
-		{"name longer than the payload", frame(codeCreateStream, []byte{200, 'a'}), StatusInvalidCommand},
+		{"unknown command", frame(9999, []byte("junk")), iggywire.StatusInvalidCommand},
+		{"length below 4", []byte{2, 0, 0, 0, 1, 0, 0, 0}, iggywire.StatusInvalidCommand},
+		{"truncated login", frame(codeLoginUser, []byte{4, 'i', 'g'}), iggywire.StatusInvalidCommand},
+		{"username too short", frame(codeLoginUser, []byte{2, 'a', 'b', 4, 'p', 'a', 's', 's'}), iggywire.StatusInvalidUsername},
+		{"command before login", frame(codeGetStreams, nil), iggywire.StatusUnauthenticated},
+		{"send before login, payload drained", frame(codeSendMessages, make([]byte, 300)), iggywire.StatusUnauthenticated},
+		{"numeric id of 3 bytes", frame(codeGetStream, []byte{1, 3, 0, 0, 0}), iggywire.StatusInvalidFormat},
+		{"empty string id", frame(codeGetStream, []byte{2, 0}), iggywire.StatusInvalidFormat},
+		{"unknown id kind", frame(codeGetStream, []byte{9, 1, 'x'}), iggywire.StatusInvalidFormat},
+		{"empty stream name", frame(codeCreateStream, []byte{0}), iggywire.StatusInvalidFormat},
+		{"name longer than the payload", frame(codeCreateStream, []byte{200, 'a'}), iggywire.StatusInvalidCommand},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRaw(t, srv.Addr())
 			c.write(tc.request)
-			if status, payload := c.reply(); Status(status) != tc.wantStatus || len(payload) != 0 {
+			if status, payload := c.reply(); iggywire.Status(status) != tc.wantStatus || len(payload) != 0 {
 				t.Fatalf("reply = status %d with %d payload bytes, want status %d and none", status, len(payload), tc.wantStatus)
 			}
 			c.write(pingFrame) // the next frame is read from the right place
@@ -86,23 +88,23 @@ func TestMalformedCommandsAfterLogin(t *testing.T) {
 	tests := []struct {
 		name       string
 		request    []byte
-		wantStatus Status
+		wantStatus iggywire.Status
 	}{
-		{"poll with consumer kind 7", frame(codePollMessages, append(append([]byte{7, 1, 4, 1, 0, 0, 0}, ids...), 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), StatusInvalidCommand},
-		{"poll with strategy 9", frame(codePollMessages, append(append([]byte{1, 1, 4, 1, 0, 0, 0}, ids...), 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), StatusInvalidCommand},
-		{"send with zero messages", frame(codeSendMessages, append(append([]byte{18, 0, 0, 0}, ids...), 1, 0, 0, 0, 0, 0)), StatusInvalidMessagesCount},
-		{"send balanced with a key", frame(codeSendMessages, append(append([]byte{19, 0, 0, 0}, ids...), 1, 1, 'k', 1, 0, 0, 0)), StatusInvalidCommand},
-		{"send claiming more messages than it holds", frame(codeSendMessages, append(append([]byte{18, 0, 0, 0}, ids...), 1, 0, 255, 255, 255, 255)), StatusInvalidIndexesByteSize},
-		{"create topic with compression 0", frame(codeCreateTopic, append([]byte{1, 4, 0, 0, 0, 0, 1, 0, 0, 0, 0}, append(make([]byte, 17), 1, 't')...)), StatusInvalidCommand},
-		{"create 1001 partitions", frame(codeCreatePartitions, append(append([]byte{}, ids...), 0xe9, 3, 0, 0)), StatusTooManyPartitions},
-		{"poll a missing partition", frame(codePollMessages, append(append([]byte{1, 1, 4, 1, 0, 0, 0}, ids...), 1, 5, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), StatusPartitionNotFound},
+		{"poll with consumer kind 7", frame(codePollMessages, append(append([]byte{7, 1, 4, 1, 0, 0, 0}, ids...), 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), iggywire.StatusInvalidCommand},
+		{"poll with strategy 9", frame(codePollMessages, append(append([]byte{1, 1, 4, 1, 0, 0, 0}, ids...), 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), iggywire.StatusInvalidCommand},
+		{"send with zero messages", frame(codeSendMessages, append(append([]byte{18, 0, 0, 0}, ids...), 1, 0, 0, 0, 0, 0)), iggywire.StatusInvalidMessagesCount},
+		{"send balanced with a key", frame(codeSendMessages, append(append([]byte{19, 0, 0, 0}, ids...), 1, 1, 'k', 1, 0, 0, 0)), iggywire.StatusInvalidCommand},
+		{"send claiming more messages than it holds", frame(codeSendMessages, append(append([]byte{18, 0, 0, 0}, ids...), 1, 0, 255, 255, 255, 255)), iggywire.StatusInvalidIndexesByteSize},
+		{"create topic with compression 0", frame(codeCreateTopic, append([]byte{1, 4, 0, 0, 0, 0, 1, 0, 0, 0, 0}, append(make([]byte, 17), 1, 't')...)), iggywire.StatusInvalidCommand},
+		{"create 1001 partitions", frame(codeCreatePartitions, append(append([]byte{}, ids...), 0xe9, 3, 0, 0)), iggywire.StatusTooManyPartitions},
+		{"poll a missing partition", frame(codePollMessages, append(append([]byte{1, 1, 4, 1, 0, 0, 0}, ids...), 1, 5, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), iggywire.StatusPartitionNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRaw(t, srv.Addr())
 			c.exchange(unhex(t, loginIggyIggy), unhex(t, "00000000 04000000 00000000"))
 			c.write(tc.request)
-			if status, payload := c.reply(); Status(status) != tc.wantStatus || len(payload) != 0 {
+			if status, payload := c.reply(); iggywire.Status(status) != tc.wantStatus || len(payload) != 0 {
 				t.Fatalf("reply = status %d with %d payload bytes, want status %d and none", status, len(payload), tc.wantStatus)
 			}
 			c.write(pingFrame)
@@ -121,7 +123,7 @@ func TestHostileConnectionsDoNotDisturbOthers(t *testing.T) {
 	t.Run("frame above the size limit is refused and the connection closed", func(t *testing.T) {
 		c := dialRaw(t, srv.Addr())
 		c.write(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 11<<20), codeGetStreams))
-		if status, _ := c.reply(); Status(status) != StatusInvalidCommand {
+		if status, _ := c.reply(); iggywire.Status(status) != iggywire.StatusInvalidCommand {
 			t.Fatalf("status %d, want 3", status)
 		}
 		c.expectClosed()
@@ -157,7 +159,7 @@ func TestStopSaysDisconnected(t *testing.T) {
 	c.write(pingFrame)
 	c.reply()
 	srv.Stop()
-	if status, _ := c.reply(); Status(status) != StatusDisconnected {
+	if status, _ := c.reply(); iggywire.Status(status) != iggywire.StatusDisconnected {
 		t.Fatalf("idle connection got status %d at stop, want 8", status)
 	}
 	c.expectClosed()

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // The in-memory data model: streams hold topics, topics hold partitions and
@@ -223,18 +225,18 @@ func (t *topic) findGroup(id ident) *group {
 func (s *store) resolveTopic(streamID, topicID ident) (*stream, *topic, error) {
 	st := s.findStream(streamID)
 	if st == nil {
-		return nil, nil, StatusStreamIDNotFound
+		return nil, nil, iggywire.StatusStreamIDNotFound
 	}
 	t := st.findTopic(topicID)
 	if t == nil {
-		return st, nil, StatusTopicIDNotFound
+		return st, nil, iggywire.StatusTopicIDNotFound
 	}
 	return st, t, nil
 }
 
 func (s *store) createStream(name string) (*stream, error) {
 	if _, taken := s.streamsByName[name]; taken {
-		return nil, StatusStreamNameAlreadyExists
+		return nil, iggywire.StatusStreamNameAlreadyExists
 	}
 	id := allocID(&s.streams, &s.freeStreamIDs)
 	st := &stream{id: id, name: name, createdAt: s.clock(), topicsByName: map[string]*topic{}}
@@ -259,13 +261,13 @@ type topicSettings struct {
 
 func (s *store) createTopic(st *stream, name string, cfg topicSettings) (*topic, error) {
 	if cfg.partitions > maxPartitions {
-		return nil, StatusTooManyPartitions
+		return nil, iggywire.StatusTooManyPartitions
 	}
 	if cfg.maxTopicSize != 0 && cfg.maxTopicSize != unlimitedSize && cfg.maxTopicSize < minTopicSize {
-		return nil, StatusInvalidTopicSize
+		return nil, iggywire.StatusInvalidTopicSize
 	}
 	if _, taken := st.topicsByName[name]; taken {
-		return nil, StatusTopicNameAlreadyExists
+		return nil, iggywire.StatusTopicNameAlreadyExists
 	}
 	if cfg.messageExpiry == 0 {
 		cfg.messageExpiry = neverExpire

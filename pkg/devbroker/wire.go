@@ -2,6 +2,8 @@ package devbroker
 
 import (
 	"encoding/binary"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Wire primitives of the Iggy 0.8 binary protocol: little-endian integers,
@@ -29,7 +31,7 @@ type decoder struct {
 	err error
 }
 
-func (d *decoder) fail(s Status) {
+func (d *decoder) fail(s iggywire.Status) {
 	if d.err == nil {
 		d.err = s
 	}
@@ -42,7 +44,7 @@ func (d *decoder) take(n int) []byte {
 		return nil
 	}
 	if n < 0 || len(d.buf)-d.pos < n {
-		d.fail(StatusInvalidCommand)
+		d.fail(iggywire.StatusInvalidCommand)
 		return nil
 	}
 	b := d.buf[d.pos : d.pos+n]
@@ -86,18 +88,18 @@ func (d *decoder) ident() ident {
 	switch kind {
 	case idKindNumeric:
 		if n != 4 {
-			d.fail(StatusInvalidFormat)
+			d.fail(iggywire.StatusInvalidFormat)
 			return ident{}
 		}
 		return ident{numeric: true, id: binary.LittleEndian.Uint32(value)}
 	case idKindString:
 		if n == 0 {
-			d.fail(StatusInvalidFormat)
+			d.fail(iggywire.StatusInvalidFormat)
 			return ident{}
 		}
 		return ident{name: value}
 	default:
-		d.fail(StatusInvalidFormat)
+		d.fail(iggywire.StatusInvalidFormat)
 		return ident{}
 	}
 }
@@ -110,7 +112,7 @@ func (d *decoder) name() string {
 		return ""
 	}
 	if n == 0 {
-		d.fail(StatusInvalidFormat)
+		d.fail(iggywire.StatusInvalidFormat)
 		return ""
 	}
 	return string(b)

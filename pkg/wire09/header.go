@@ -3,6 +3,8 @@ package wire09
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Header offsets (§3). Fields are read and written by offset because frame
@@ -79,7 +81,7 @@ type ReplyHeader struct {
 	Timestamp       uint64
 	Request         uint64
 	Operation       Operation
-	Status          Status
+	Status          iggywire.Status
 }
 
 // EvictionHeader is the session-terminal notice (§3.4); it has no body.
@@ -225,7 +227,7 @@ func DecodeReplyHeader(b []byte) (ReplyHeader, error) {
 		Timestamp:       binary.LittleEndian.Uint64(b[offRepTimestamp:]),
 		Request:         binary.LittleEndian.Uint64(b[offRepRequest:]),
 		Operation:       Operation(b[offRepOperation]),
-		Status:          Status(binary.LittleEndian.Uint32(b[offRepStatus:])),
+		Status:          iggywire.Status(binary.LittleEndian.Uint32(b[offRepStatus:])),
 	}, nil
 }
 

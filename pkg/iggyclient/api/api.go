@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Client is everything the pumps need from an Iggy server. Implementations
@@ -144,21 +144,21 @@ type HeaderEntry struct {
 // Header kind codes on the Iggy wire (iggy-protocol.md §5.2), the same in 0.8 and 0.9; the wire
 // codec owns them.
 const (
-	KindRaw     = wire09.KindRaw
-	KindString  = wire09.KindString
-	KindBool    = wire09.KindBool
-	KindInt8    = wire09.KindInt8
-	KindInt16   = wire09.KindInt16
-	KindInt32   = wire09.KindInt32
-	KindInt64   = wire09.KindInt64
-	KindInt128  = wire09.KindInt128
-	KindUint8   = wire09.KindUint8
-	KindUint16  = wire09.KindUint16
-	KindUint32  = wire09.KindUint32
-	KindUint64  = wire09.KindUint64
-	KindUint128 = wire09.KindUint128
-	KindFloat32 = wire09.KindFloat
-	KindFloat64 = wire09.KindDouble
+	KindRaw     = iggywire.KindRaw
+	KindString  = iggywire.KindString
+	KindBool    = iggywire.KindBool
+	KindInt8    = iggywire.KindInt8
+	KindInt16   = iggywire.KindInt16
+	KindInt32   = iggywire.KindInt32
+	KindInt64   = iggywire.KindInt64
+	KindInt128  = iggywire.KindInt128
+	KindUint8   = iggywire.KindUint8
+	KindUint16  = iggywire.KindUint16
+	KindUint32  = iggywire.KindUint32
+	KindUint64  = iggywire.KindUint64
+	KindUint128 = iggywire.KindUint128
+	KindFloat32 = iggywire.KindFloat
+	KindFloat64 = iggywire.KindDouble
 )
 
 // Partitioning kinds accepted in Partitioning.Kind.

@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // FixedHeaderSize is the size a fixed-width kind must have, or 0 for the
 // variable-length kinds raw and string.
-func FixedHeaderSize(kind uint8) int { return wire09.KindSize(kind) }
+func FixedHeaderSize(kind uint8) int { return iggywire.KindSize(kind) }
 
 func checkHeaderField(what string, kind uint8, b []byte) error {
 	if kind < KindRaw || kind > KindFloat64 {

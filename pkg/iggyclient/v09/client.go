@@ -12,6 +12,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -41,7 +42,7 @@ type client struct {
 	// Held with the wire token.
 	req        []byte                   // the request being built: header space, then body
 	sendBuf    []byte                   // Send's frame
-	msgs       []wire09.Message         // Send's messages
+	msgs       []iggywire.Message       // Send's messages
 	idSource   *rand.Rand               // ids of messages sent with a zero id
 	hdrs       []byte                   // Send's encoded user headers
 	groups     map[groupKey]*groupState // groups to rejoin, with their cached assignment

@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -89,7 +90,7 @@ func (cn *conn) watch(ctx context.Context) (stop func() bool) {
 
 // roundTrip writes one stamped frame and reads its reply into *buf (cn.in when nil), checked in
 // the §6.1 order: eviction, framing, request echo, status, operation, send body, result section.
-// A status or a committed rejection is returned as a wire09.Status (transient ones included;
+// A status or a committed rejection is returned as a iggywire.Status (transient ones included;
 // exchange replays those). Anything that leaves the stream out of step breaks the connection.
 // The socket deadline is the caller's, at most requestTimeout away; watch interrupts it when the
 // context ends, which is checked after setting it so that an end in between is not missed.
@@ -146,7 +147,7 @@ func (cn *conn) writeRead(frame []byte, request uint64, op wire09.Operation, buf
 	if h.Request != request {
 		return reply{}, cn.breakWith(fmt.Errorf("%w: reply echoes request %d, %d was sent", errProtocol, h.Request, request))
 	}
-	if h.Status != wire09.StatusOK {
+	if h.Status != iggywire.StatusOK {
 		return reply{}, h.Status
 	}
 	if h.Operation != op {
@@ -163,7 +164,7 @@ func (cn *conn) writeRead(frame []byte, request uint64, op wire09.Operation, buf
 	if err != nil {
 		return reply{}, cn.breakWith(fmt.Errorf("%w: %s reply: %w", errProtocol, opName(op), err))
 	}
-	if rejection != wire09.StatusOK {
+	if rejection != iggywire.StatusOK {
 		return reply{}, rejection
 	}
 	return reply{op: op, payload: payload}, nil

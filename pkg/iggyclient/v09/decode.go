@@ -2,6 +2,7 @@ package v09
 
 import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -17,7 +18,7 @@ func decodePoll(body []byte, msgs []api.InMessage, headers []api.HeaderEntry, lo
 	p := it.Prefix()
 	b := api.Batch{PartitionID: p.PartitionID, CurrentOffset: p.CurrentOffset}
 	start := len(msgs)
-	var m wire09.PolledMessage
+	var m iggywire.PolledMessage
 	for it.Next(&m) {
 		out := api.InMessage{ID: m.ID, Offset: m.Offset, Checksum: m.Checksum, Timestamp: m.Timestamp,
 			OriginTimestamp: m.OriginTimestamp, Payload: m.Payload[:len(m.Payload):len(m.Payload)]}

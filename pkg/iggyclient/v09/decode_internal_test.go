@@ -4,18 +4,19 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // pollBody is a poll reply holding msgs in one record, stamped at baseOffset.
-func pollBody(tb testing.TB, baseOffset uint64, msgs []wire09.Message) []byte {
+func pollBody(tb testing.TB, baseOffset uint64, msgs []iggywire.Message) []byte {
 	tb.Helper()
 	record, err := wire09.AppendBatch(nil, msgs)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	wire09.StampBatch(record, 2, baseOffset, 5000)
-	body := wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: 2, CurrentOffset: baseOffset + uint64(len(msgs)) - 1, MessagesCount: uint32(len(msgs))})
+	body := iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: 2, CurrentOffset: baseOffset + uint64(len(msgs)) - 1, MessagesCount: uint32(len(msgs))})
 	return append(body, record...)
 }
 
@@ -28,7 +29,7 @@ func headerBytes(tb testing.TB) []byte {
 }
 
 func TestDecodePoll(t *testing.T) {
-	body := pollBody(t, 10, []wire09.Message{
+	body := pollBody(t, 10, []iggywire.Message{
 		{ID: [16]byte{1}, OriginTimestamp: 100, Payload: []byte("a"), Headers: headerBytes(t)},
 		{ID: [16]byte{2}, OriginTimestamp: 150, Payload: []byte("bb"), Headers: []byte{0xff}},
 	})
@@ -50,9 +51,9 @@ func TestDecodePoll(t *testing.T) {
 
 // Decoding into reused memory allocates nothing per poll.
 func TestDecodePollIntoReusedMemoryDoesNotAllocate(t *testing.T) {
-	msgs := make([]wire09.Message, 100)
+	msgs := make([]iggywire.Message, 100)
 	for i := range msgs {
-		msgs[i] = wire09.Message{ID: [16]byte{byte(i)}, Payload: []byte("payload"), Headers: headerBytes(t)}
+		msgs[i] = iggywire.Message{ID: [16]byte{byte(i)}, Payload: []byte("payload"), Headers: headerBytes(t)}
 	}
 	body := pollBody(t, 0, msgs)
 	var buf api.PollBuffers
@@ -72,15 +73,15 @@ func TestDecodePollIntoReusedMemoryDoesNotAllocate(t *testing.T) {
 // FuzzDecodePoll: any body decodes or fails, never panics, and what decodes holds as many
 // messages as the prefix counts.
 func FuzzDecodePoll(f *testing.F) {
-	f.Add(pollBody(f, 3, []wire09.Message{{Payload: []byte("x"), Headers: headerBytes(f)}, {Payload: []byte("yz")}}))
-	f.Add(wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: wire09.PartitionResync}))
+	f.Add(pollBody(f, 3, []iggywire.Message{{Payload: []byte("x"), Headers: headerBytes(f)}, {Payload: []byte("yz")}}))
+	f.Add(iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: wire09.PartitionResync}))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		b, _, _, err := decodePoll(body, nil, nil, func(string, ...any) {})
 		if err != nil {
 			return
 		}
-		p, _, _ := wire09.DecodePollPrefix(body)
+		p, _, _ := iggywire.DecodePollPrefix(body)
 		if uint32(len(b.Messages)) != p.MessagesCount {
 			t.Fatalf("decoded %d messages, the prefix counts %d", len(b.Messages), p.MessagesCount)
 		}

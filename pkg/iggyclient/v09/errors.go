@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -18,10 +19,10 @@ var errProtocol = errors.New("malformed reply from the server")
 
 // Codes the client branches on that pkg/wire09 does not name.
 const (
-	statusConsumerOffsetNotFound wire09.Status = 3021
-	statusInvalidOffset          wire09.Status = 4100
-	statusTopicNameNotFound      wire09.Status = 2011
-	statusGroupNameNotFound      wire09.Status = 5003
+	statusConsumerOffsetNotFound iggywire.Status = 3021
+	statusInvalidOffset          iggywire.Status = 4100
+	statusTopicNameNotFound      iggywire.Status = 2011
+	statusGroupNameNotFound      iggywire.Status = 5003
 )
 
 // isConnectionLoss reports whether err means the session is gone, so that reconnecting, logging
@@ -43,9 +44,9 @@ func isConnectionLoss(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED),
 		errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.ETIMEDOUT),
-		errors.Is(err, wire09.StatusUnauthenticated),
-		errors.Is(err, wire09.StatusStaleClient),
-		errors.Is(err, wire09.StatusDisconnected):
+		errors.Is(err, iggywire.StatusUnauthenticated),
+		errors.Is(err, iggywire.StatusStaleClient),
+		errors.Is(err, iggywire.StatusDisconnected):
 		return true
 	}
 	var netErr net.Error
@@ -55,28 +56,28 @@ func isConnectionLoss(err error) bool {
 // isMembershipLost reports the answers a (re)join cures: this connection is not a member of the
 // group, or the group is gone.
 func isMembershipLost(err error) bool {
-	return errors.Is(err, wire09.StatusConsumerGroupMemberNotFound) ||
-		errors.Is(err, wire09.StatusConsumerGroupIDNotFound) ||
+	return errors.Is(err, iggywire.StatusConsumerGroupMemberNotFound) ||
+		errors.Is(err, iggywire.StatusConsumerGroupIDNotFound) ||
 		errors.Is(err, statusGroupNameNotFound)
 }
 
 // classify turns a server answer into api's sentinels, keeping the server's code in the chain.
 func classify(err error) error {
 	switch {
-	case errors.Is(err, wire09.StatusStreamIDNotFound), errors.Is(err, wire09.StatusStreamNameNotFound):
+	case errors.Is(err, iggywire.StatusStreamIDNotFound), errors.Is(err, iggywire.StatusStreamNameNotFound):
 		return fmt.Errorf("stream %w (%w)", api.ErrNotFound, err)
-	case errors.Is(err, wire09.StatusTopicIDNotFound), errors.Is(err, statusTopicNameNotFound):
+	case errors.Is(err, iggywire.StatusTopicIDNotFound), errors.Is(err, statusTopicNameNotFound):
 		return fmt.Errorf("topic (or its stream) %w (%w)", api.ErrNotFound, err)
-	case errors.Is(err, wire09.StatusPartitionNotFound):
+	case errors.Is(err, iggywire.StatusPartitionNotFound):
 		return fmt.Errorf("partition %w (%w)", api.ErrNotFound, err)
 	case isMembershipLost(err):
 		return fmt.Errorf("consumer group %w (%w)", api.ErrNotFound, err)
-	case errors.Is(err, wire09.StatusUnauthorized):
+	case errors.Is(err, iggywire.StatusUnauthorized):
 		return fmt.Errorf("%w: permission denied (%w)", api.ErrUnauthorized, err)
-	case errors.Is(err, wire09.StatusInvalidIdentifier):
+	case errors.Is(err, iggywire.StatusInvalidIdentifier):
 		return fmt.Errorf("%w (%w)", api.ErrInvalidIdentifier, err)
-	case errors.Is(err, wire09.StatusInvalidMessageChecksum), errors.Is(err, wire09.StatusInvalidBatchChecksum),
-		errors.Is(err, wire09.StatusInvalidMessagesCount), errors.Is(err, wire09.StatusInvalidMessageTimestampDelta):
+	case errors.Is(err, iggywire.StatusInvalidMessageChecksum), errors.Is(err, iggywire.StatusInvalidBatchChecksum),
+		errors.Is(err, iggywire.StatusInvalidMessagesCount), errors.Is(err, iggywire.StatusInvalidMessageTimestampDelta):
 		return fmt.Errorf("%w: the server refused the batch (%w)", api.ErrInvalidMessage, err)
 	}
 	return err
@@ -92,12 +93,12 @@ func classifyLogin(err error) error {
 			return fmt.Errorf("%w (%w)", api.ErrUnauthorized, err)
 		}
 	}
-	if errors.Is(err, wire09.StatusInvalidCredentials) || errors.Is(err, wire09.StatusInvalidPersonalAccessToken) ||
-		errors.Is(err, wire09.StatusUnauthorized) {
+	if errors.Is(err, iggywire.StatusInvalidCredentials) || errors.Is(err, iggywire.StatusInvalidPersonalAccessToken) ||
+		errors.Is(err, iggywire.StatusUnauthorized) {
 		return fmt.Errorf("%w (%w)", api.ErrUnauthorized, err)
 	}
 	return err
 }
 
 // isStatus reports whether err carries the server code s.
-func isStatus(err error, s wire09.Status) bool { return err != nil && errors.Is(err, s) }
+func isStatus(err error, s iggywire.Status) bool { return err != nil && errors.Is(err, s) }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -57,7 +58,7 @@ func (c *client) EnsureConsumerGroup(ctx context.Context, stream, topic, group s
 
 // join makes this connection a member of the group (creating it when missing) and registers it
 // for rejoining after reconnects. A group that cannot be joined is not registered.
-func (c *client) join(ctx context.Context, cn *conn, k groupKey, ref wire09.GroupRef) error {
+func (c *client) join(ctx context.Context, cn *conn, k groupKey, ref iggywire.GroupRef) error {
 	if err := c.ensureGroup(ctx, cn, ref); err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func (c *client) join(ctx context.Context, cn *conn, k groupKey, ref wire09.Grou
 
 // ensureGroup creates the group unless it exists, then joins it (joining twice is a no-op on the
 // server).
-func (c *client) ensureGroup(ctx context.Context, cn *conn, ref wire09.GroupRef) error {
+func (c *client) ensureGroup(ctx context.Context, cn *conn, ref iggywire.GroupRef) error {
 	exists, err := c.groupExists(ctx, cn, ref)
 	if err != nil {
 		return err
@@ -108,7 +109,7 @@ func (c *client) rejoinGroups(ctx context.Context, cn *conn) error {
 // assignment is this connection's partitions in the group, from the cache when it is fresh,
 // else from Sync (606). A connection that is not a member joins (creating a deleted group) and
 // syncs again.
-func (c *client) assignment(ctx context.Context, cn *conn, k groupKey, ref wire09.GroupRef, fresh bool) (*groupState, error) {
+func (c *client) assignment(ctx context.Context, cn *conn, k groupKey, ref iggywire.GroupRef, fresh bool) (*groupState, error) {
 	st := c.groupState(k)
 	if !fresh && st.seq == cn.seq && !st.synced.IsZero() && time.Since(st.synced) < assignmentTTL {
 		return st, nil

@@ -2,12 +2,12 @@ package v09
 
 import (
 	"context"
-
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -40,7 +40,7 @@ func (c *client) StoreOffset(ctx context.Context, stream, topic, group string, p
 // storeOffsetError names the store that failed.
 func storeOffsetError(err error, group, stream, topic string, partitionID uint32, offset uint64) error {
 	switch {
-	case isStatus(err, wire09.StatusResourceNotFound), isStatus(err, wire09.StatusConsumerGroupPartitionNotOwned):
+	case isStatus(err, iggywire.StatusResourceNotFound), isStatus(err, iggywire.StatusConsumerGroupPartitionNotOwned):
 		err = fmt.Errorf("%w (is the partition assigned to another group member?)", err)
 	case isStatus(err, statusInvalidOffset):
 		err = fmt.Errorf("%w (%w)", api.ErrOffsetOutOfRange, err)
@@ -61,9 +61,9 @@ func (c *client) GroupOffset(ctx context.Context, stream, topic, group string, p
 	)
 	err = c.do(ctx, func(cn *conn) error {
 		body, err := c.read(ctx, cn, wire09.CmdGetConsumerOffset, func(b []byte) ([]byte, error) {
-			return wire09.AppendGetConsumerOffset(b, wire09.ConsumerOffsetRef{
-				Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: ref.GroupID},
-				StreamID: ref.StreamID, TopicID: ref.TopicID, Partition: wire09.SomePartition(partitionID)})
+			return wire09.AppendGetConsumerOffset(b, iggywire.ConsumerOffsetRef{
+				Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: ref.GroupID},
+				StreamID: ref.StreamID, TopicID: ref.TopicID, Partition: iggywire.SomePartition(partitionID)})
 		})
 		if isMembershipLost(err) || isStatus(err, statusConsumerOffsetNotFound) {
 			found = false
@@ -89,7 +89,7 @@ func (c *client) GroupOffset(ctx context.Context, stream, topic, group string, p
 // (an offset past the last message, or any offset on an empty partition, is
 // api.ErrOffsetOutOfRange, as the server would refuse it with 4100).
 func (c *client) SetGroupOffsets(ctx context.Context, stream, topic, group string, offsets map[uint32]uint64) error {
-	return c.asMember(ctx, stream, topic, group, func(cn *conn, ref wire09.GroupRef, d topicDetails) error {
+	return c.asMember(ctx, stream, topic, group, func(cn *conn, ref iggywire.GroupRef, d topicDetails) error {
 		for _, partition := range slices.Sorted(maps.Keys(offsets)) {
 			offset := offsets[partition]
 			i := slices.IndexFunc(d.partitions, func(p wire09.Partition) bool { return p.ID == partition })
@@ -110,7 +110,7 @@ func (c *client) SetGroupOffsets(ctx context.Context, stream, topic, group strin
 
 // DeleteGroupOffsets implements api.Admin; nothing stored (3021) is fine.
 func (c *client) DeleteGroupOffsets(ctx context.Context, stream, topic, group string, partitions []uint32) error {
-	return c.asMember(ctx, stream, topic, group, func(cn *conn, ref wire09.GroupRef, _ topicDetails) error {
+	return c.asMember(ctx, stream, topic, group, func(cn *conn, ref iggywire.GroupRef, _ topicDetails) error {
 		for _, partition := range partitions {
 			err := c.offsetRequest(ctx, cn, wire09.OpDeleteConsumerOffset, ref, partition, 0)
 			if err != nil && !isStatus(err, statusConsumerOffsetNotFound) {
@@ -124,7 +124,7 @@ func (c *client) DeleteGroupOffsets(ctx context.Context, stream, topic, group st
 // asMember runs fn as a member of the group: 0.9 takes a group's offset writes only from a member
 // that owns the partition (§10.4). The group is created when missing, joined, and left again
 // afterwards (leaving also happens when the connection closes).
-func (c *client) asMember(ctx context.Context, stream, topic, group string, fn func(cn *conn, ref wire09.GroupRef, d topicDetails) error) error {
+func (c *client) asMember(ctx context.Context, stream, topic, group string, fn func(cn *conn, ref iggywire.GroupRef, d topicDetails) error) error {
 	ref, err := c.groupRef(stream, topic, group)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (c *client) asMember(ctx context.Context, stream, topic, group string, fn f
 // member owns, 4100 an offset out of range.
 func memberError(err error) error {
 	switch {
-	case isStatus(err, wire09.StatusResourceNotFound), isStatus(err, wire09.StatusConsumerGroupPartitionNotOwned):
+	case isStatus(err, iggywire.StatusResourceNotFound), isStatus(err, iggywire.StatusConsumerGroupPartitionNotOwned):
 		return fmt.Errorf("%w (%w)", api.ErrPartitionOwned, err)
 	case isStatus(err, statusInvalidOffset):
 		return fmt.Errorf("%w (%w)", api.ErrOffsetOutOfRange, err)

@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // partitionReader is the standalone consumer of PollPartition. It never stores an offset.
-var partitionReader = wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(0)}
+var partitionReader = iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(0)}
 
 // Poll implements api.Client over 0.9's group semantics (§10.6): the server wants the partition
 // named, so the client asks for its assignment (Sync, cached assignmentTTL; Join when not a
@@ -49,11 +50,11 @@ func (c *client) Poll(ctx context.Context, r api.PollRequest) (api.Batch, error)
 }
 
 // pollGroup is one Poll on a live connection.
-func (c *client) pollGroup(ctx context.Context, cn *conn, k groupKey, ref wire09.GroupRef, r api.PollRequest) (api.Batch, error) {
+func (c *client) pollGroup(ctx context.Context, cn *conn, k groupKey, ref iggywire.GroupRef, r api.PollRequest) (api.Batch, error) {
 	req := wire09.PollMessages{
-		Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: ref.GroupID},
+		Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: ref.GroupID},
 		StreamID: ref.StreamID, TopicID: ref.TopicID,
-		Strategy: wire09.PollingStrategy{Kind: wire09.PollNext}, Count: r.Count, AutoCommit: r.AutoCommit,
+		Strategy: iggywire.PollingStrategy{Kind: iggywire.PollNext}, Count: r.Count, AutoCommit: r.AutoCommit,
 	}
 	var empty api.Batch
 	for resync := 0; resync < 2; resync++ {
@@ -63,10 +64,10 @@ func (c *client) pollGroup(ctx context.Context, cn *conn, k groupKey, ref wire09
 		}
 		fenced := false
 		for range st.partitions {
-			req.Partition = wire09.SomePartition(st.partitions[st.next%len(st.partitions)])
+			req.Partition = iggywire.SomePartition(st.partitions[st.next%len(st.partitions)])
 			st.next++
 			b, err := c.pollOnce(ctx, cn, req, r.Reuse)
-			if isStatus(err, wire09.StatusConsumerGroupMemberNotFound) || isStatus(err, wire09.StatusConsumerGroupPartitionNotOwned) ||
+			if isStatus(err, iggywire.StatusConsumerGroupMemberNotFound) || isStatus(err, iggywire.StatusConsumerGroupPartitionNotOwned) ||
 				(err == nil && b.PartitionID == wire09.PartitionResync && len(b.Messages) == 0) {
 				fenced = true
 				break
@@ -91,14 +92,14 @@ func (c *client) PollPartition(ctx context.Context, r api.PartitionPoll) (api.Ba
 		return api.Batch{}, fmt.Errorf("poll partition: %w", err)
 	}
 	req := wire09.PollMessages{Consumer: partitionReader, StreamID: ref.StreamID, TopicID: ref.TopicID,
-		Partition: wire09.SomePartition(r.Partition), Count: r.Count}
+		Partition: iggywire.SomePartition(r.Partition), Count: r.Count}
 	switch r.From {
 	case api.PollFirst:
-		req.Strategy.Kind = wire09.PollFirst
+		req.Strategy.Kind = iggywire.PollFirst
 	case api.PollLast:
-		req.Strategy.Kind = wire09.PollLast
+		req.Strategy.Kind = iggywire.PollLast
 	case api.PollOffset:
-		req.Strategy = wire09.PollingStrategy{Kind: wire09.PollOffset, Value: r.Offset}
+		req.Strategy = iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: r.Offset}
 	default:
 		return api.Batch{}, fmt.Errorf("poll partition: unknown start %q (want %q, %q or %q)", r.From, api.PollFirst, api.PollLast, api.PollOffset)
 	}

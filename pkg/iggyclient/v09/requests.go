@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -32,8 +33,8 @@ type topicDetails struct {
 
 // getTopic reads a topic. A missing stream or topic is (false, nil), whichever way the server
 // says it (empty body, or status 1009 / 2010).
-func (c *client) getTopic(ctx context.Context, cn *conn, ref wire09.TopicRef) (topicDetails, bool, error) {
-	body, err := c.read(ctx, cn, wire09.CmdGetTopic, func(b []byte) ([]byte, error) { return wire09.AppendTopicRef(b, ref) })
+func (c *client) getTopic(ctx context.Context, cn *conn, ref iggywire.TopicRef) (topicDetails, bool, error) {
+	body, err := c.read(ctx, cn, wire09.CmdGetTopic, func(b []byte) ([]byte, error) { return iggywire.AppendTopicRef(b, ref) })
 	if err != nil {
 		if isMissingTopic(err) {
 			return topicDetails{}, false, nil
@@ -60,8 +61,8 @@ func (c *client) getTopic(ctx context.Context, cn *conn, ref wire09.TopicRef) (t
 }
 
 // streamExists reads a stream (GetStream, 200): an empty reply or 1009 is a missing stream.
-func (c *client) streamExists(ctx context.Context, cn *conn, id wire09.Identifier) (bool, error) {
-	body, err := c.read(ctx, cn, wire09.CmdGetStream, func(b []byte) ([]byte, error) { return wire09.AppendIdentifier(b, id) })
+func (c *client) streamExists(ctx context.Context, cn *conn, id iggywire.Identifier) (bool, error) {
+	body, err := c.read(ctx, cn, wire09.CmdGetStream, func(b []byte) ([]byte, error) { return iggywire.AppendIdentifier(b, id) })
 	if err != nil {
 		if isMissingStream(err) {
 			return false, nil
@@ -73,8 +74,8 @@ func (c *client) streamExists(ctx context.Context, cn *conn, id wire09.Identifie
 
 // groupExists reads a consumer group (GetConsumerGroup, 600): an empty reply or 5000/5003 is a
 // missing group. A missing stream or topic is the caller's error.
-func (c *client) groupExists(ctx context.Context, cn *conn, g wire09.GroupRef) (bool, error) {
-	body, err := c.read(ctx, cn, wire09.CmdGetConsumerGroup, func(b []byte) ([]byte, error) { return wire09.AppendGroupRef(b, g) })
+func (c *client) groupExists(ctx context.Context, cn *conn, g iggywire.GroupRef) (bool, error) {
+	body, err := c.read(ctx, cn, wire09.CmdGetConsumerGroup, func(b []byte) ([]byte, error) { return iggywire.AppendGroupRef(b, g) })
 	if err != nil {
 		if isMembershipLost(err) {
 			return false, nil
@@ -85,17 +86,17 @@ func (c *client) groupExists(ctx context.Context, cn *conn, g wire09.GroupRef) (
 }
 
 // groupCall runs a metadata group request (Join 148, Leave 149, Delete 140) on g.
-func (c *client) groupCall(ctx context.Context, cn *conn, op wire09.Operation, g wire09.GroupRef) error {
-	_, err := c.call(ctx, cn, op, 0, func(b []byte) ([]byte, error) { return wire09.AppendGroupRef(b, g) })
+func (c *client) groupCall(ctx context.Context, cn *conn, op wire09.Operation, g iggywire.GroupRef) error {
+	_, err := c.call(ctx, cn, op, 0, func(b []byte) ([]byte, error) { return iggywire.AppendGroupRef(b, g) })
 	return err
 }
 
 // createGroup creates g (CreateConsumerGroup, 602 -> 139); an existing name is fine.
-func (c *client) createGroup(ctx context.Context, cn *conn, g wire09.GroupRef) error {
+func (c *client) createGroup(ctx context.Context, cn *conn, g iggywire.GroupRef) error {
 	_, err := c.call(ctx, cn, wire09.OpCreateConsumerGroup, 0, func(b []byte) ([]byte, error) {
 		return wire09.AppendCreateConsumerGroup(b, wire09.CreateConsumerGroup{TopicRef: g.TopicRef, Name: g.GroupID.Name})
 	})
-	if isStatus(err, wire09.StatusConsumerGroupNameAlreadyExists) {
+	if isStatus(err, iggywire.StatusConsumerGroupNameAlreadyExists) {
 		return nil
 	}
 	return err
@@ -103,10 +104,10 @@ func (c *client) createGroup(ctx context.Context, cn *conn, g wire09.GroupRef) e
 
 // offsetRequest is a group offset write on one partition: a store (161) with the offset, or a
 // delete (162). Both carry the ack byte (§10.4).
-func (c *client) offsetRequest(ctx context.Context, cn *conn, op wire09.Operation, g wire09.GroupRef, partition uint32, offset uint64) error {
-	ref := wire09.ConsumerOffsetRef{
-		Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: g.GroupID},
-		StreamID: g.StreamID, TopicID: g.TopicID, Partition: wire09.SomePartition(partition),
+func (c *client) offsetRequest(ctx context.Context, cn *conn, op wire09.Operation, g iggywire.GroupRef, partition uint32, offset uint64) error {
+	ref := iggywire.ConsumerOffsetRef{
+		Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: g.GroupID},
+		StreamID: g.StreamID, TopicID: g.TopicID, Partition: iggywire.SomePartition(partition),
 	}
 	_, err := c.call(ctx, cn, op, 0, func(b []byte) ([]byte, error) {
 		if op == wire09.OpDeleteConsumerOffset {
@@ -119,14 +120,14 @@ func (c *client) offsetRequest(ctx context.Context, cn *conn, op wire09.Operatio
 
 // sync reads this connection's assignment in the group (SyncConsumerGroup, 606). An empty reply
 // (not a member) is StatusConsumerGroupMemberNotFound, as wire09 decodes it.
-func (c *client) sync(ctx context.Context, cn *conn, g wire09.GroupRef, dst []uint32) (uint64, []uint32, error) {
-	body, err := c.read(ctx, cn, wire09.CmdSyncConsumerGroup, func(b []byte) ([]byte, error) { return wire09.AppendGroupRef(b, g) })
+func (c *client) sync(ctx context.Context, cn *conn, g iggywire.GroupRef, dst []uint32) (uint64, []uint32, error) {
+	body, err := c.read(ctx, cn, wire09.CmdSyncConsumerGroup, func(b []byte) ([]byte, error) { return iggywire.AppendGroupRef(b, g) })
 	if err != nil {
 		return 0, dst, err
 	}
 	a, err := wire09.DecodeGroupAssignment(body)
 	if err != nil {
-		if isStatus(err, wire09.StatusConsumerGroupMemberNotFound) {
+		if isStatus(err, iggywire.StatusConsumerGroupMemberNotFound) {
 			return 0, dst, err
 		}
 		return 0, dst, cn.breakWith(fmt.Errorf("%w: sync reply: %w", errProtocol, err))
@@ -135,9 +136,9 @@ func (c *client) sync(ctx context.Context, cn *conn, g wire09.GroupRef, dst []ui
 }
 
 func isMissingStream(err error) bool {
-	return isStatus(err, wire09.StatusStreamIDNotFound) || isStatus(err, wire09.StatusStreamNameNotFound)
+	return isStatus(err, iggywire.StatusStreamIDNotFound) || isStatus(err, iggywire.StatusStreamNameNotFound)
 }
 
 func isMissingTopic(err error) bool {
-	return isMissingStream(err) || isStatus(err, wire09.StatusTopicIDNotFound) || isStatus(err, statusTopicNameNotFound)
+	return isMissingStream(err) || isStatus(err, iggywire.StatusTopicIDNotFound) || isStatus(err, statusTopicNameNotFound)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -58,7 +59,7 @@ func (c *client) send(ctx context.Context, stream, topic string, p api.Partition
 		}
 		return nil
 	})
-	if isStatus(err, wire09.StatusResourceNotFound) {
+	if isStatus(err, iggywire.StatusResourceNotFound) {
 		// The partition plane answers a stream, topic or partition it cannot resolve with 20.
 		return fmt.Errorf("stream, topic or partition %w (%w)", api.ErrNotFound, err)
 	}
@@ -67,7 +68,7 @@ func (c *client) send(ctx context.Context, stream, topic string, p api.Partition
 
 // encodeSend builds the whole SendMessages frame (header space, metadata, batch) in the client's
 // send buffer. The caller holds the wire token.
-func (c *client) encodeSend(ref wire09.TopicRef, partitioning wire09.Partitioning, msgs []api.OutMessage) ([]byte, error) {
+func (c *client) encodeSend(ref iggywire.TopicRef, partitioning iggywire.Partitioning, msgs []api.OutMessage) ([]byte, error) {
 	headerBytes := 0
 	for i := range msgs {
 		for _, h := range msgs[i].Headers {
@@ -101,7 +102,7 @@ func (c *client) encodeSend(ref wire09.TopicRef, partitioning wire09.Partitionin
 		if id == ([16]byte{}) {
 			id = randomUUID(c.idSource)
 		}
-		batch = append(batch, wire09.Message{ID: id, OriginTimestamp: now, Payload: m.Payload, Headers: userHeaders})
+		batch = append(batch, iggywire.Message{ID: id, OriginTimestamp: now, Payload: m.Payload, Headers: userHeaders})
 	}
 	frame := append(c.sendBuf[:0], make([]byte, wire09.HeaderSize)...)
 	frame, err := wire09.AppendSendMetadata(frame, wire09.SendMetadata{StreamID: ref.StreamID, TopicID: ref.TopicID,
@@ -140,18 +141,18 @@ func randomUUID(r *rand.Rand) [16]byte {
 	return id
 }
 
-func wirePartitioning(p api.Partitioning) (wire09.Partitioning, error) {
+func wirePartitioning(p api.Partitioning) (iggywire.Partitioning, error) {
 	switch p.Kind {
 	case "", api.PartitionBalanced:
-		return wire09.Partitioning{Kind: wire09.PartitionBalanced}, nil
+		return iggywire.Partitioning{Kind: iggywire.PartitionBalanced}, nil
 	case api.PartitionByID:
-		return wire09.Partitioning{Kind: wire09.PartitionByID, PartitionID: p.PartitionID}, nil
+		return iggywire.Partitioning{Kind: iggywire.PartitionByID, PartitionID: p.PartitionID}, nil
 	case api.PartitionByMessageKey:
 		if len(p.Key) == 0 || len(p.Key) > api.MaxHeaderFieldLen {
-			return wire09.Partitioning{}, fmt.Errorf("%w: messages key is %d bytes, want 1..255", api.ErrInvalidMessage, len(p.Key))
+			return iggywire.Partitioning{}, fmt.Errorf("%w: messages key is %d bytes, want 1..255", api.ErrInvalidMessage, len(p.Key))
 		}
-		return wire09.Partitioning{Kind: wire09.PartitionByMessageKey, Key: p.Key}, nil
+		return iggywire.Partitioning{Kind: iggywire.PartitionByMessageKey, Key: p.Key}, nil
 	}
-	return wire09.Partitioning{}, fmt.Errorf("%w: unknown partitioning kind %q (want %q, %q or %q)",
+	return iggywire.Partitioning{}, fmt.Errorf("%w: unknown partitioning kind %q (want %q, %q or %q)",
 		api.ErrInvalidMessage, p.Kind, api.PartitionBalanced, api.PartitionByID, api.PartitionByMessageKey)
 }

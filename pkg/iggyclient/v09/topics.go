@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -110,7 +111,7 @@ func (c *client) ensureTopic(ctx context.Context, stream, topic string, spec api
 			_, err := c.call(ctx, cn, wire09.OpCreateStream, 0, func(b []byte) ([]byte, error) {
 				return wire09.AppendCreateStream(b, wire09.CreateStream{Name: ref.StreamID.Name})
 			})
-			if err != nil && !isStatus(err, wire09.StatusStreamNameAlreadyExists) {
+			if err != nil && !isStatus(err, iggywire.StatusStreamNameAlreadyExists) {
 				return err
 			}
 			c.log.Info("created stream", "stream", stream)
@@ -130,7 +131,7 @@ func (c *client) ensureTopic(ctx context.Context, stream, topic string, spec api
 			}
 			return wire09.AppendCreateTopic(b, wire09.CreateTopic{StreamID: ref.StreamID, PartitionsCount: spec.Partitions, Name: ref.TopicID.Name, Options: opts})
 		})
-		if err != nil && !isStatus(err, wire09.StatusTopicNameAlreadyExists) {
+		if err != nil && !isStatus(err, iggywire.StatusTopicNameAlreadyExists) {
 			return err
 		}
 		c.log.Info("created topic", "stream", stream, "topic", topic, "partitions", spec.Partitions)

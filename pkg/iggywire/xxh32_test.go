@@ -1,9 +1,9 @@
-package wire09_test
+package iggywire_test
 
 import (
 	"testing"
 
-	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Digests of spec §15.1 (foreign/go/internal/hash/xxhash32_test.go, from
@@ -24,11 +24,11 @@ func TestXXH32Digests(t *testing.T) {
 		{"user-42", 0x61819a7e},
 	}
 	for _, tt := range tests {
-		if got := wire09.XXH32([]byte(tt.input)); got != tt.want {
+		if got := iggywire.XXH32([]byte(tt.input)); got != tt.want {
 			t.Errorf("XXH32(%q) = %#x, want %#x", tt.input, got, tt.want)
 		}
 	}
-	if wire09.XXH32(nil) != wire09.XXH32([]byte{}) {
+	if iggywire.XXH32(nil) != iggywire.XXH32([]byte{}) {
 		t.Error("XXH32(nil) differs from XXH32(empty)")
 	}
 }

@@ -1,4 +1,4 @@
-package wire09
+package iggywire
 
 import (
 	"encoding/binary"
