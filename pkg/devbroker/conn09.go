@@ -40,7 +40,6 @@ type state09 struct {
 	cachedBody     []byte
 
 	header [wire09.HeaderSize]byte // reused reply header
-	out    []byte                  // reused reply body
 	parts  []uint32                // reused partition list
 }
 
@@ -125,7 +124,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 		c.endSession()
 		c.reply09(h, 0, nil)
 	case h.Operation.PartitionPlane():
-		reply, status := c.partition09(h.Operation, body)
+		reply, status := partition09[h.Operation](c, body)
 		c.reply09(h, status, reply)
 	case h.Request == st.cachedRequest && !h.RequestChecksum.IsZero() && !st.cachedChecksum.IsZero() && h.RequestChecksum != st.cachedChecksum:
 		// The same number for another body: a client bug the server drops.
@@ -133,9 +132,9 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	case h.Request == st.cachedRequest:
 		c.reply09(h, st.cachedStatus, st.cachedBody) // a replay: the same answer, not run again
 	case h.Request <= st.watermark:
-		c.reply09(h, 0, wire09.AppendResultRejection(st.out[:0], iggywire.StatusRequestAlreadyApplied))
+		c.reply09(h, 0, wire09.AppendResultRejection(c.out[:0], iggywire.StatusRequestAlreadyApplied))
 	default:
-		reply, status := c.metadata09(h.Operation, body)
+		reply, status := c.runMetadata09(h.Operation, body)
 		st.watermark = h.Request
 		st.cachedRequest, st.cachedChecksum, st.cachedStatus = h.Request, h.RequestChecksum, status
 		st.cachedBody = append(st.cachedBody[:0], reply...)
@@ -210,10 +209,10 @@ func (c *connection) register09(h *wire09.RequestHeader, body []byte) error {
 	st.bound, st.client, st.session = true, h.Client, c.srv.nextSession09.Add(1)
 	c.sess.authenticated = true
 	c.sess.userID.Store(rootUserID)
-	st.out = wire09.AppendResultOK(st.out[:0])
-	st.out = wire09.AppendLoginReply(st.out, wire09.LoginReply{UserID: rootUserID, Session: st.session,
+	c.out = wire09.AppendResultOK(c.out[:0])
+	c.out = wire09.AppendLoginReply(c.out, wire09.LoginReply{UserID: rootUserID, Session: st.session,
 		ProtocolVersion: wire09.ProtocolVersion, ServerVersion: []byte(serverVersion)})
-	c.reply09(h, 0, st.out)
+	c.reply09(h, 0, c.out)
 	return nil
 }
 
@@ -239,115 +238,81 @@ func (c *connection) endSession() {
 	c.sess.authenticated = false
 }
 
-// nonReplicated09 answers a NonReplicated command of a bound session.
+// reads09 answers the NonReplicated commands of a bound session.
+var reads09 = map[wire09.Command]handler{
+	wire09.CmdGetClusterMetadata: (*connection).clusterMetadata09,
+	wire09.CmdPollMessages:       (*connection).poll09,
+	wire09.CmdGetConsumerOffset:  (*connection).getOffset09,
+	wire09.CmdGetStream:          (*connection).getStream09,
+	wire09.CmdGetStreams:         (*connection).getStreams09,
+	wire09.CmdGetTopic:           (*connection).getTopic09,
+	wire09.CmdGetTopics:          (*connection).getTopics09,
+	wire09.CmdGetConsumerGroup:   (*connection).getGroup09,
+	wire09.CmdGetConsumerGroups:  (*connection).getGroups09,
+	wire09.CmdSyncConsumerGroup:  (*connection).syncGroup09,
+}
+
+// metadata09 runs the metadata operations; each returns its result-framed reply.
+var metadata09 = map[wire09.Operation]handler{
+	wire09.OpCreateStream:        (*connection).createStream09,
+	wire09.OpDeleteStream:        (*connection).deleteStream09,
+	wire09.OpCreateTopic:         (*connection).createTopic09,
+	wire09.OpDeleteTopic:         (*connection).deleteTopic09,
+	wire09.OpCreatePartitions:    (*connection).createPartitions09,
+	wire09.OpCreateConsumerGroup: (*connection).createGroup09,
+	wire09.OpDeleteConsumerGroup: (*connection).deleteGroup09,
+	wire09.OpJoinConsumerGroup:   (*connection).joinGroup09,
+	wire09.OpLeaveConsumerGroup:  (*connection).leaveGroup09,
+}
+
+// partition09 runs the partition-plane operations.
+var partition09 = map[wire09.Operation]handler{
+	wire09.OpSendMessages:         (*connection).send09,
+	wire09.OpStoreConsumerOffset:  (*connection).storeOffset09,
+	wire09.OpDeleteConsumerOffset: (*connection).deleteOffset09,
+}
+
+// nonReplicated09 answers a NonReplicated command of a bound session. A replicated command sent
+// as NonReplicated, and a flush, are FeatureUnavailable.
 func (c *connection) nonReplicated09(code wire09.Command, body []byte) ([]byte, iggywire.Status) {
-	switch code {
-	case wire09.CmdGetClusterMetadata:
-		return c.clusterMetadata09(), 0
-	case wire09.CmdPollMessages:
-		return c.poll09(body)
-	case wire09.CmdGetConsumerOffset:
-		return c.getOffset09(body)
-	case wire09.CmdGetStream, wire09.CmdGetStreams:
-		return c.getStreams09(code, body)
-	case wire09.CmdGetTopic, wire09.CmdGetTopics:
-		return c.getTopics09(code, body)
-	case wire09.CmdGetConsumerGroup, wire09.CmdGetConsumerGroups:
-		return c.getGroups09(code, body)
-	case wire09.CmdSyncConsumerGroup:
-		return c.syncGroup09(body)
-	case wire09.CmdFlushUnsavedBuffer:
-		return nil, iggywire.StatusFeatureUnavailable
+	if h, ok := reads09[code]; ok {
+		return h(c, body)
 	}
-	if wire09.OperationOf(code) != wire09.OpNonReplicated {
-		return nil, iggywire.StatusFeatureUnavailable // a replicated command sent as NonReplicated
+	if code == wire09.CmdFlushUnsavedBuffer || wire09.OperationOf(code) != wire09.OpNonReplicated {
+		return nil, iggywire.StatusFeatureUnavailable
 	}
 	return nil, iggywire.StatusInvalidCommand
 }
 
-// metadata09 runs a metadata operation and returns its result-framed reply.
-func (c *connection) metadata09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
-	switch op {
-	case wire09.OpCreateStream, wire09.OpDeleteStream:
-		return c.streamOp09(op, body)
-	case wire09.OpCreateTopic:
-		return c.createTopic09(body)
-	case wire09.OpDeleteTopic:
-		return c.deleteTopic09(body)
-	case wire09.OpCreatePartitions:
-		return c.createPartitions09(body)
-	case wire09.OpCreateConsumerGroup:
-		return c.createGroup09(body)
-	case wire09.OpDeleteConsumerGroup, wire09.OpJoinConsumerGroup, wire09.OpLeaveConsumerGroup:
-		return c.groupOp09(op, body)
+// runMetadata09 runs a metadata operation.
+func (c *connection) runMetadata09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
+	if h, ok := metadata09[op]; ok {
+		return h(c, body)
 	}
 	c.srv.log.Warn("0.9 operation not supported by the dev broker", "operation", fmt.Sprint(op))
 	return nil, iggywire.StatusFeatureUnavailable
 }
 
-// partition09 runs a partition-plane operation.
-func (c *connection) partition09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
-	switch op {
-	case wire09.OpSendMessages:
-		return c.send09(body)
-	case wire09.OpStoreConsumerOffset:
-		return c.storeOffset09(body)
-	default:
-		return c.deleteOffset09(body)
+// committed answers a metadata operation: a pre-commit refusal (a decode error, or an argument
+// the store refuses before it looks anything up) in the header status, any other error as a
+// committed rejection in the result section, success as reply (which starts with the result
+// section, framed).
+func (c *connection) committed(err error, reply func() []byte) ([]byte, iggywire.Status) {
+	var inv invalidArgument
+	switch {
+	case errors.As(err, &inv):
+		return nil, inv.status
+	case err != nil:
+		c.out = wire09.AppendResultRejection(c.out[:0], statusOf(err))
+		return c.out, 0
+	case reply != nil:
+		return reply(), 0
 	}
-}
-
-// statusOf is the 0.9 status of a handler or decoder error.
-func statusOf(err error) iggywire.Status {
-	var broker iggywire.Status
-	if errors.As(err, &broker) {
-		return iggywire.Status(broker)
-	}
-	var status iggywire.Status
-	if errors.As(err, &status) {
-		return status
-	}
-	return iggywire.StatusError
-}
-
-// rejected is a committed business rejection: a result section with the code.
-func (c *connection) rejected(err error) ([]byte, iggywire.Status) {
-	c.s09.out = wire09.AppendResultRejection(c.s09.out[:0], statusOf(err))
-	return c.s09.out, 0
+	return c.framed(), 0
 }
 
 // framed starts a successful result-framed reply body.
 func (c *connection) framed() []byte {
-	c.s09.out = wire09.AppendResultOK(c.s09.out[:0])
-	return c.s09.out
-}
-
-// inTopic runs fn with the topic ref names, under the store's read lock;
-// when it does not resolve, missing answers instead.
-func (c *connection) inTopic(ref iggywire.TopicRef, missing func(error) ([]byte, iggywire.Status), fn func(st *stream, t *topic) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	st, t, err := s.resolveTopic(toIdent(ref.StreamID), toIdent(ref.TopicID))
-	if err != nil {
-		return missing(err)
-	}
-	return fn(st, t)
-}
-
-// inGroups is inTopic holding the consumer-group lock too.
-func (c *connection) inGroups(ref iggywire.TopicRef, missing func(error) ([]byte, iggywire.Status), fn func(t *topic) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
-	return c.inTopic(ref, missing, func(_ *stream, t *topic) ([]byte, iggywire.Status) {
-		c.data.groupMu.Lock()
-		defer c.data.groupMu.Unlock()
-		return fn(t)
-	})
-}
-
-// denyStatus answers a read whose target does not resolve with the error's status.
-func denyStatus(err error) ([]byte, iggywire.Status) { return nil, statusOf(err) }
-
-// toIdent is the broker's identifier for a decoded 0.9 one.
-func toIdent(id iggywire.Identifier) ident {
-	return ident{numeric: id.Kind == iggywire.IDNumeric, id: id.ID, name: id.Name}
+	c.out = wire09.AppendResultOK(c.out[:0])
+	return c.out
 }

@@ -2,6 +2,7 @@ package devbroker
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
@@ -26,10 +27,7 @@ func (s *Server) CreateStream(name string) (uint32, error) {
 	if err := validName(name); err != nil {
 		return 0, fmt.Errorf("create stream %q: %w", name, err)
 	}
-	data := s.currentData()
-	data.mu.Lock()
-	defer data.mu.Unlock()
-	st, err := data.createStream(name)
+	st, err := s.currentData().createStream(name)
 	if err != nil {
 		return 0, fmt.Errorf("create stream %q: %w", name, err)
 	}
@@ -42,14 +40,10 @@ func (s *Server) CreateTopic(streamName, name string, partitions uint32) (uint32
 	if err := validName(name); err != nil {
 		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, err)
 	}
-	data := s.currentData()
-	data.mu.Lock()
-	defer data.mu.Unlock()
-	st := data.streamsByName[streamName]
-	if st == nil {
-		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, ErrStreamNotFound)
+	t, err := s.currentData().createTopic(iggywire.NamedID(streamName), name, topicSettings{partitions: partitions, compression: 1}, nil)
+	if errors.Is(err, iggywire.StatusStreamIDNotFound) {
+		err = ErrStreamNotFound
 	}
-	t, err := data.createTopic(st, name, topicSettings{partitions: partitions, compression: 1})
 	if err != nil {
 		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, err)
 	}
@@ -72,7 +66,7 @@ func (s *Server) GroupPolls(streamName, topicName, groupName string) (uint64, er
 	}
 	data.groupMu.Lock()
 	defer data.groupMu.Unlock()
-	g := t.findGroup(ident{name: []byte(groupName)})
+	g := t.findGroup(iggywire.NamedID(groupName))
 	if g == nil {
 		return 0, fmt.Errorf("polls of group %q on %s/%s: %w", groupName, streamName, topicName, ErrGroupNotFound)
 	}

@@ -1,0 +1,138 @@
+package devbroker
+
+import (
+	"errors"
+	"io"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
+)
+
+// The Iggy 0.8 side of a connection (spec §1): length-prefixed frames served in order, one
+// reply each, [status u32][length u32][payload].
+
+// Frame limits (spec §1.4).
+const maxSendPayload = 1 << 30 // SendMessages; far above what the SDK can send
+
+// handlers08 answers each 0.8 command; an unknown code is InvalidCommand.
+var handlers08 = map[wire08.Command]handler{
+	wire08.CmdPing:                 (*connection).ping08,
+	wire08.CmdLoginUser:            (*connection).loginUser08,
+	wire08.CmdLoginWithToken:       (*connection).loginWithToken08,
+	wire08.CmdLogoutUser:           (*connection).logout08,
+	wire08.CmdGetClusterMetadata:   (*connection).clusterMetadata08,
+	wire08.CmdGetMe:                (*connection).getMe08,
+	wire08.CmdGetClient:            (*connection).getClient08,
+	wire08.CmdSendMessages:         (*connection).send08,
+	wire08.CmdPollMessages:         (*connection).poll08,
+	wire08.CmdGetConsumerOffset:    (*connection).getOffset08,
+	wire08.CmdStoreConsumerOffset:  (*connection).storeOffset08,
+	wire08.CmdDeleteConsumerOffset: (*connection).deleteOffset08,
+	wire08.CmdGetStream:            (*connection).getStream08,
+	wire08.CmdGetStreams:           (*connection).getStreams08,
+	wire08.CmdCreateStream:         (*connection).createStream08,
+	wire08.CmdDeleteStream:         (*connection).deleteStream08,
+	wire08.CmdGetTopic:             (*connection).getTopic08,
+	wire08.CmdGetTopics:            (*connection).getTopics08,
+	wire08.CmdCreateTopic:          (*connection).createTopic08,
+	wire08.CmdDeleteTopic:          (*connection).deleteTopic08,
+	wire08.CmdCreatePartitions:     (*connection).createPartitions08,
+	wire08.CmdGetConsumerGroup:     (*connection).getGroup08,
+	wire08.CmdGetConsumerGroups:    (*connection).getGroups08,
+	wire08.CmdCreateConsumerGroup:  (*connection).createGroup08,
+	wire08.CmdDeleteConsumerGroup:  (*connection).deleteGroup08,
+	wire08.CmdJoinConsumerGroup:    (*connection).joinGroup08,
+	wire08.CmdLeaveConsumerGroup:   (*connection).leaveGroup08,
+}
+
+var errFrameTooLarge = errors.New("request frame above the size limit")
+
+// serve08 reads frames until the peer goes away or a frame cannot be trusted; it returns the
+// reason the connection ends.
+func (c *connection) serve08() error {
+	var head [wire08.RequestHeadSize]byte
+	for {
+		if _, err := io.ReadFull(c.r, head[:]); err != nil {
+			return err
+		}
+		length, code := wire08.DecodeRequestHead(head[:])
+		if length < 4 {
+			// The frame has no extent; like the real server, answer and read on.
+			c.reply08(nil, iggywire.StatusInvalidCommand)
+			if err := c.w.Flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		size := uint64(length - 4)
+		limit := uint64(wire08.MaxCommandPayload)
+		if code == wire08.CmdSendMessages {
+			limit = maxSendPayload
+		}
+		if size > limit {
+			// The real server would answer without draining and then read the
+			// payload as frames; closing is the only way to stay in sync.
+			c.reply08(nil, iggywire.StatusInvalidCommand)
+			_ = c.w.Flush()
+			return errFrameTooLarge
+		}
+		payload, err := c.readPayload(int(size))
+		if err != nil {
+			return err
+		}
+		c.reply08(c.dispatch08(code, payload))
+		if err := c.w.Flush(); err != nil {
+			return err
+		}
+		if cap(c.request) > keepBufferCap {
+			c.request = nil
+		}
+		if cap(c.polled) > keepBufferCap {
+			c.polled = nil
+		}
+	}
+}
+
+// dispatch08 runs one command. Like the real server, a handler decodes the payload first
+// (errors 3 and 4), then checks the login (40), then resolves entities.
+func (c *connection) dispatch08(code wire08.Command, payload []byte) ([]byte, iggywire.Status) {
+	if c.sess.stale.Load() {
+		return nil, iggywire.StatusStaleClient // the session is gone; the client must connect again
+	}
+	h, ok := handlers08[code]
+	if !ok {
+		return nil, iggywire.StatusInvalidCommand
+	}
+	return h(c, payload)
+}
+
+// reply08 writes one reply: the payload with status OK, or the error status alone. A 1-byte
+// payload would make the SDK skip it and desync, and no reply here has one.
+func (c *connection) reply08(payload []byte, status iggywire.Status) {
+	var head [wire08.ReplyHeadSize]byte
+	if status != iggywire.StatusOK {
+		payload = nil
+	}
+	_, _ = c.w.Write(wire08.AppendReplyHead(head[:0], status, len(payload)))
+	_, _ = c.w.Write(payload)
+}
+
+// decoded08 is the status of a request: its decode error, else Unauthenticated (40) before a
+// login, else OK.
+func (c *connection) decoded08(err error) iggywire.Status {
+	if err != nil {
+		return statusOf(err)
+	}
+	if !c.sess.authenticated {
+		return iggywire.StatusUnauthenticated
+	}
+	return iggywire.StatusOK
+}
+
+// done08 is the answer of a command without a reply body: an empty OK, or err's status.
+func done08(err error) ([]byte, iggywire.Status) {
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return nil, iggywire.StatusOK
+}
