@@ -17,7 +17,7 @@ func benchSendPayload(count int) []byte {
 	p := binary.LittleEndian.AppendUint32(nil, 22)
 	p = append(p, 1, 4, 0, 0, 0, 0, 1, 4, 0, 0, 0, 0, 2, 4, 0, 0, 0, 0) // stream 0, topic 0, partition 0
 	p = binary.LittleEndian.AppendUint32(p, uint32(count))
-	const size = messageHdrSize + 100
+	const size = wire08.MessageHeaderSize + 100
 	for i := range count {
 		p = binary.LittleEndian.AppendUint32(p, 0)
 		p = binary.LittleEndian.AppendUint32(p, uint32((i+1)*size))

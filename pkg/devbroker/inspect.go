@@ -1,11 +1,11 @@
 package devbroker
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -106,22 +106,14 @@ func (s *Server) Messages(streamName, topicName string) ([]StoredMessage, error)
 	return out, nil
 }
 
-// parseStored copies one stored message out of the wire layout (spec §5.1).
+// parseStored copies one stored 0.8 message.
 func parseStored(partitionID uint32, msg []byte) StoredMessage {
-	le := binary.LittleEndian
-	headersLen := le.Uint32(msg[48:])
-	payloadLen := le.Uint32(msg[52:])
-	m := StoredMessage{
-		Partition:       partitionID,
-		Checksum:        le.Uint64(msg[0:]),
-		Offset:          le.Uint64(msg[24:]),
-		Timestamp:       le.Uint64(msg[32:]),
-		OriginTimestamp: le.Uint64(msg[40:]),
-		Payload:         append([]byte(nil), msg[messageHdrSize:messageHdrSize+payloadLen]...),
-	}
-	copy(m.ID[:], msg[8:24])
-	if headersLen > 0 {
-		m.UserHeaders = append([]byte(nil), msg[messageHdrSize+payloadLen:]...)
+	h := wire08.DecodeMessageHeader(msg)
+	body := msg[wire08.MessageHeaderSize:]
+	m := StoredMessage{Partition: partitionID, Checksum: h.Checksum, Offset: h.Offset, Timestamp: h.Timestamp,
+		OriginTimestamp: h.OriginTimestamp, ID: h.ID, Payload: append([]byte(nil), body[:h.PayloadLength]...)}
+	if h.HeadersLength > 0 {
+		m.UserHeaders = append([]byte(nil), body[h.PayloadLength:]...)
 	}
 	return m
 }

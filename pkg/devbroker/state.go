@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
 // The in-memory data model: streams hold topics, topics hold partitions and
@@ -18,11 +19,10 @@ import (
 
 // Defaults the real server resolves when CreateTopic sends 0.
 const (
-	neverExpire    = ^uint64(0)
-	unlimitedSize  = ^uint64(0)
-	minTopicSize   = 1 << 30 // the default segment size: a smaller max_topic_size is rejected
-	maxPartitions  = 1000
-	messageHdrSize = 64
+	neverExpire   = ^uint64(0)
+	unlimitedSize = ^uint64(0)
+	minTopicSize  = 1 << 30 // the default segment size: a smaller max_topic_size is rejected
+	maxPartitions = 1000
 )
 
 type store struct {
@@ -152,7 +152,7 @@ type batch struct {
 // read the same whichever protocol sent it.
 func (b *batch) messageBytes() uint64 {
 	if b.record {
-		return uint64(len(b.data)) - recordHeaderSize + uint64(len(b.ends))*(messageHdrSize-frameHdrSize)
+		return uint64(len(b.data)) - recordHeaderSize + uint64(len(b.ends))*(wire08.MessageHeaderSize-frameHdrSize)
 	}
 	return uint64(len(b.data))
 }
