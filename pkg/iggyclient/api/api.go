@@ -73,7 +73,24 @@ type Options struct {
 	// means 5 s, a negative value turns the heartbeat off.
 	HeartbeatInterval time.Duration
 
+	// RequestTimeout bounds one request's round trip when the call's context allows longer
+	// ([iggy] request_timeout): a server that stops answering fails the request with ErrTimeout
+	// and the client reconnects. Zero means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+
+	// OnState, when set, hears the connection come and go after the first login: State{Up:
+	// false} with the error when a request or the heartbeat lost it (a reconnect follows), then
+	// State{Up: true} once a new session is logged in. It is called without the client's locks
+	// held and must not block.
+	OnState func(State)
+
 	Logger *slog.Logger // nil = slog.Default()
+}
+
+// State is what Options.OnState hears.
+type State struct {
+	Up  bool
+	Err error // why the connection was lost (Up false)
 }
 
 // PollRequest asks for up to Count messages of a consumer group.
@@ -218,6 +235,12 @@ var (
 	ErrInvalidIdentifier = errors.New("invalid identifier")
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("iggy client closed")
+	// ErrTimeout: the server did not answer a request within Options.RequestTimeout; the
+	// connection was dropped (a call that meets it reconnects and retries until its context ends).
+	ErrTimeout = errors.New("no answer from the iggy server in time")
+	// ErrReplyTooLarge: the server announced a reply larger than its request can be answered
+	// with; the connection was dropped without reading or reserving it.
+	ErrReplyTooLarge = errors.New("reply larger than the request can be answered with")
 )
 
 // Protocol limits, the same in 0.8 and 0.9 (iggy-protocol.md §1.4, §5.2).

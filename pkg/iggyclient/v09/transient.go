@@ -23,14 +23,16 @@ const (
 // and sends the request again there (re-stamped), for up to notCommittedBudget in all.
 var errNotLeader = errors.New("the node does not accept the request (not the primary?)")
 
+func isNotLeader(err error) bool { return errors.Is(err, errNotLeader) }
+
 // exchange stamps frame (header space first, body after it) and runs it. A transient answer is
 // replayed with the identical bytes, so the server deduplicates a metadata request by its number:
 // 57 every 50 ms for up to 30 s, 58 for up to 2 s and then errNotLeader.
-func (cn *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation, code wire09.Command, buf *[]byte) (reply, error) {
-	request := cn.stamp(frame, op, code)
+func (c *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation, code wire09.Command, buf *[]byte) (reply, error) {
+	request := c.stamp(frame, op, code)
 	var first time.Time
 	for {
-		rep, err := cn.roundTrip(ctx, frame, request, op, buf)
+		rep, err := c.roundTrip(ctx, frame, request, op, buf)
 		st, transient := transientStatus(err)
 		if !transient {
 			return rep, err

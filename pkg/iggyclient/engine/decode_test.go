@@ -1,12 +1,29 @@
-package v09
+package engine_test
 
 import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
+
+// iterator and scratch are the reply and message DecodePoll walks, kept as a connection keeps
+// them.
+var (
+	iterator wire09.PollIterator
+	scratch  iggywire.PolledMessage
+)
+
+// decodePoll decodes a 0.9 poll reply with engine.DecodePoll.
+func decodePoll(body []byte, msgs []api.InMessage, headers []api.HeaderEntry, log func(string, ...any)) (api.Batch, []api.InMessage, []api.HeaderEntry, error) {
+	var err error
+	if iterator, err = wire09.NewPollIterator(body); err != nil {
+		return api.Batch{}, msgs, headers, err
+	}
+	return engine.DecodePoll(&iterator, &scratch, msgs, headers, log)
+}
 
 // pollBody is a poll reply holding msgs in one record, stamped at baseOffset.
 func pollBody(tb testing.TB, baseOffset uint64, msgs []iggywire.Message) []byte {
@@ -70,9 +87,9 @@ func TestDecodePollIntoReusedMemoryDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// FuzzDecodePoll: any body decodes or fails, never panics, and what decodes holds as many
+// FuzzDecodePoll09: any 0.9 body decodes or fails, never panics, and what decodes holds as many
 // messages as the prefix counts.
-func FuzzDecodePoll(f *testing.F) {
+func FuzzDecodePoll09(f *testing.F) {
 	f.Add(pollBody(f, 3, []iggywire.Message{{Payload: []byte("x"), Headers: headerBytes(f)}, {Payload: []byte("yz")}}))
 	f.Add(iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: wire09.PartitionResync}))
 	f.Add([]byte{1, 2, 3})
