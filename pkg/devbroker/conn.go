@@ -44,6 +44,7 @@ type connection struct {
 
 	request []byte   // reused request buffer
 	out     []byte   // reused reply body (metadata answers)
+	head    []byte   // reused 0.8 reply head
 	ends    []uint32 // reused message boundaries of a SendMessages request
 	polled  []byte   // reused poll reply: the prefix, then a copy of the messages
 

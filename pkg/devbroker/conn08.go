@@ -50,12 +50,12 @@ var errFrameTooLarge = errors.New("request frame above the size limit")
 // serve08 reads frames until the peer goes away or a frame cannot be trusted; it returns the
 // reason the connection ends.
 func (c *connection) serve08() error {
-	var head [wire08.RequestHeadSize]byte
+	head := make([]byte, wire08.RequestHeadSize)
 	for {
-		if _, err := io.ReadFull(c.r, head[:]); err != nil {
+		if _, err := io.ReadFull(c.r, head); err != nil {
 			return err
 		}
-		length, code := wire08.DecodeRequestHead(head[:])
+		length, code := wire08.DecodeRequestHead(head)
 		if length < 4 {
 			// The frame has no extent; like the real server, answer and read on.
 			c.reply08(nil, iggywire.StatusInvalidCommand)
@@ -109,11 +109,11 @@ func (c *connection) dispatch08(code wire08.Command, payload []byte) ([]byte, ig
 // reply08 writes one reply: the payload with status OK, or the error status alone. A 1-byte
 // payload would make the SDK skip it and desync, and no reply here has one.
 func (c *connection) reply08(payload []byte, status iggywire.Status) {
-	var head [wire08.ReplyHeadSize]byte
 	if status != iggywire.StatusOK {
 		payload = nil
 	}
-	_, _ = c.w.Write(wire08.AppendReplyHead(head[:0], status, len(payload)))
+	c.head = wire08.AppendReplyHead(c.head[:0], status, len(payload))
+	_, _ = c.w.Write(c.head)
 	_, _ = c.w.Write(payload)
 }
 

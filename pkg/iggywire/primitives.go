@@ -54,8 +54,8 @@ func AppendIdentifier(dst []byte, id Identifier) ([]byte, error) {
 }
 
 func (r *Reader) Identifier(field string) Identifier {
-	kind := r.U8(field + " kind")
-	n := int(r.U8(field + " length"))
+	kind := r.u8(field, " kind")
+	n := int(r.u8(field, " length"))
 	value := r.Take(n, field)
 	if r.err != nil {
 		return Identifier{}

@@ -46,12 +46,16 @@ func (r *Reader) Pos() int { return r.pos }
 func (r *Reader) Remaining() int { return len(r.buf) - r.pos }
 
 // Take returns the next n bytes (nil after a failure, or when fewer are left: Short).
-func (r *Reader) Take(n int, field string) []byte {
+func (r *Reader) Take(n int, field string) []byte { return r.take(n, field, "") }
+
+// take is Take of the field named field+part: the name is put together only for an error, so
+// reading allocates nothing.
+func (r *Reader) take(n int, field, part string) []byte {
 	if r.err != nil {
 		return nil
 	}
 	if n < 0 || r.Remaining() < n {
-		r.Fail(r.Short, "%s at byte %d needs %d bytes, %d left", field, r.pos, n, r.Remaining())
+		r.Fail(r.Short, "%s%s at byte %d needs %d bytes, %d left", field, part, r.pos, n, r.Remaining())
 		return nil
 	}
 	b := r.buf[r.pos : r.pos+n : r.pos+n]
@@ -60,8 +64,10 @@ func (r *Reader) Take(n int, field string) []byte {
 }
 
 // U8 reads a byte (0 after a failure).
-func (r *Reader) U8(field string) uint8 {
-	if b := r.Take(1, field); b != nil {
+func (r *Reader) U8(field string) uint8 { return r.u8(field, "") }
+
+func (r *Reader) u8(field, part string) uint8 {
+	if b := r.take(1, field, part); b != nil {
 		return b[0]
 	}
 	return 0
@@ -76,8 +82,10 @@ func (r *Reader) U16(field string) uint16 {
 }
 
 // U32 reads a little-endian u32.
-func (r *Reader) U32(field string) uint32 {
-	if b := r.Take(4, field); b != nil {
+func (r *Reader) U32(field string) uint32 { return r.u32(field, "") }
+
+func (r *Reader) u32(field, part string) uint32 {
+	if b := r.take(4, field, part); b != nil {
 		return binary.LittleEndian.Uint32(b)
 	}
 	return 0
@@ -93,7 +101,7 @@ func (r *Reader) U64(field string) uint64 {
 
 // Name8 reads a u8-length name of minLen..255 bytes (a shorter one is InvalidFormat).
 func (r *Reader) Name8(field string, minLen int) []byte {
-	n := int(r.U8(field + " length"))
+	n := int(r.u8(field, " length"))
 	b := r.Take(n, field)
 	if r.err == nil && n < minLen {
 		r.Failf("%s is %d bytes, need at least %d", field, n, minLen)
@@ -103,7 +111,7 @@ func (r *Reader) Name8(field string, minLen int) []byte {
 
 // String32 reads a u32-length string.
 func (r *Reader) String32(field string) []byte {
-	n := r.U32(field + " length")
+	n := r.u32(field, " length")
 	if r.err == nil && uint64(n) > uint64(r.Remaining()) {
 		r.Fail(r.Short, "%s of %d bytes at byte %d, %d left", field, n, r.pos, r.Remaining())
 		return nil

@@ -109,11 +109,12 @@ const readStep = 64 << 10
 // read). A length above limit is ErrReplyTooLarge, read no further. A stream that ends inside the
 // reply is io.ErrUnexpectedEOF.
 func ReadReply(r io.Reader, buf []byte, limit int) ([]byte, error) {
-	var head [ReplyHeadSize]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return buf[:0], err
+	head := slices.Grow(buf[:0], ReplyHeadSize)[:ReplyHeadSize] // the payload overwrites it
+	if _, err := io.ReadFull(r, head); err != nil {
+		return head[:0], err
 	}
-	if status := iggywire.Status(binary.LittleEndian.Uint32(head[:])); status != iggywire.StatusOK {
+	buf = head
+	if status := iggywire.Status(binary.LittleEndian.Uint32(head)); status != iggywire.StatusOK {
 		return buf[:0], status
 	}
 	n := binary.LittleEndian.Uint32(head[4:])

@@ -58,13 +58,14 @@ func appendU32s(dst []byte, values []uint32) []byte {
 	return dst
 }
 
-func readU32List(r *iggywire.Reader, field string) U32List {
-	n := r.U32(field + " count")
+// readPartitionList reads a u32 count, then that many u32 partition ids, in place.
+func readPartitionList(r *iggywire.Reader) U32List {
+	n := r.U32("partitions count")
 	if r.Err() == nil && uint64(n)*4 > uint64(r.Remaining()) {
-		r.Failf("%d %s do not fit in %d bytes", n, field, r.Remaining())
+		r.Failf("%d partitions do not fit in %d bytes", n, r.Remaining())
 		return nil
 	}
-	return U32List(r.Take(int(n)*4, field))
+	return U32List(r.Take(int(n)*4, "partitions"))
 }
 
 // ConsumerGroup is the group element (§10.6).
@@ -110,7 +111,7 @@ func AppendConsumerGroupMember(dst []byte, id uint32, partitions []uint32) []byt
 func DecodeConsumerGroupMember(b []byte) (ConsumerGroupMember, []byte, error) {
 	r := iggywire.NewReader("consumer group member", b)
 	m := ConsumerGroupMember{ID: r.U32("id")}
-	m.Partitions = readU32List(&r, "partitions")
+	m.Partitions = readPartitionList(&r)
 	if r.Err() != nil {
 		return ConsumerGroupMember{}, nil, r.Err()
 	}
@@ -137,6 +138,6 @@ func DecodeGroupAssignment(body []byte) (GroupAssignment, error) {
 	}
 	r := iggywire.NewReader("group assignment", body)
 	a := GroupAssignment{Generation: r.U64("generation")}
-	a.Partitions = readU32List(&r, "partitions")
+	a.Partitions = readPartitionList(&r)
 	return a, r.End()
 }

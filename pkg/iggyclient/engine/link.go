@@ -66,10 +66,10 @@ func (l *Link) Begin(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Write sends a whole request (or several); a failure breaks the link.
+// Write sends a whole request (or several), named what in errors; a failure breaks the link.
 func (l *Link) Write(b []byte, what string) error {
 	if _, err := l.nc.Write(b); err != nil {
-		return l.Fail(err, "write "+what)
+		return l.Fail(err, "write the "+what+" request")
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func (c *conn) send(ctx context.Context, frame []byte, what string) error {
 	if err := c.Begin(ctx); err != nil {
 		return err
 	}
-	return c.Write(frame, what+" request")
+	return c.Write(frame, what)
 }
 
 // read reads the next reply into *into (c.in when nil) and returns its payload. A status is the
@@ -74,13 +74,13 @@ func (c *conn) read(what string, limit int, into *[]byte) ([]byte, error) {
 	if cap(reply) <= maxKeptReply || into != &c.in {
 		*into = reply[:0]
 	}
-	var status iggywire.Status
-	switch {
-	case err == nil:
+	if err == nil {
 		return reply, nil
-	case errors.As(err, &status):
+	}
+	if status, ok := err.(iggywire.Status); ok {
 		return nil, status
-	case errors.Is(err, wire08.ErrReplyTooLarge):
+	}
+	if errors.Is(err, wire08.ErrReplyTooLarge) {
 		err = fmt.Errorf("%w: %w", api.ErrReplyTooLarge, err)
 	}
 	return nil, c.Fail(err, "read the "+what+" reply")

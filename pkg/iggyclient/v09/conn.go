@@ -81,7 +81,7 @@ func (c *conn) roundTrip(ctx context.Context, frame []byte, request uint64, op w
 	if err := c.Begin(ctx); err != nil {
 		return reply{}, err
 	}
-	if err := c.Write(frame, opName(op)+" request"); err != nil {
+	if err := c.Write(frame, opName(op)); err != nil {
 		return reply{}, err
 	}
 	if buf == nil {
