@@ -96,6 +96,11 @@ func AppendReplyHead(dst []byte, status iggywire.Status, length int) []byte {
 	return binary.LittleEndian.AppendUint32(dst, uint32(length))
 }
 
+// DecodeReplyHead reads a reply head: the status and the payload length.
+func DecodeReplyHead(head []byte) (status iggywire.Status, length uint32) {
+	return iggywire.Status(binary.LittleEndian.Uint32(head)), binary.LittleEndian.Uint32(head[4:])
+}
+
 // ErrReplyTooLarge is a reply announcing more bytes than its request could be answered with:
 // the stream cannot be trusted, and nothing beyond the bound was read or allocated.
 var ErrReplyTooLarge = errors.New("reply larger than its request can be answered with")

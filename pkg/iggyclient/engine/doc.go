@@ -23,7 +23,8 @@
 // Options.HeartbeatInterval, busy or idle.
 //
 // Files: session.go (Engine: Start, Close, Do and the reconnect loop, dial and TLS, leader,
-// heartbeat, OnState), link.go (Link: one connection's deadlines, interruption and breaking),
+// heartbeat, OnState), retry.go (Retry: the backoff, attempts and last failure of the one
+// reconnect loop, which protocol detection uses too), link.go (Link: one connection's deadlines, interruption and breaking),
 // protocol.go (Protocol and Conn: what a protocol supplies), errors.go (losses, classification,
 // error wording), groups.go (groups to rejoin, identifiers), client.go (api.Client), admin.go
 // (api.Admin), send.go (messages to send, encoded once), decode.go (poll replies into api.Batch

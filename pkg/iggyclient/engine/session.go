@@ -134,31 +134,18 @@ func (e *Engine[C]) Do(ctx context.Context, fn func(C) error) error {
 		return err
 	}
 	defer e.release()
-	var (
-		retry     *backoff.Backoff
-		lastErr   error
-		firstLoss time.Time // the first loss whose kind has a budget
-	)
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if retry == nil {
-				retry = e.opts.ReconnectBackoff()
-			}
-			if err := e.closing.Sleep(ctx, retry.Next()); err != nil {
-				return fmt.Errorf("%w (after %d attempts, last: %w)", err, attempt, lastErr)
-			}
+	retry := NewRetry(&e.opts, e.closing)
+	var firstLoss time.Time // the first loss whose kind has a budget
+	for {
+		if err := retry.Wait(ctx); err != nil {
+			return err
 		}
 		cn, err := e.connection(ctx)
 		if err != nil {
 			if !e.isLoss(err) {
 				return err
 			}
-			// A dial cut short by the caller's deadline says nothing about the server: the error
-			// names the last real failure.
-			if lastErr == nil || e.closing.Stopped(ctx) == nil {
-				lastErr = err
-			}
-			e.log.Warn("iggy server unreachable, retrying", "address", e.opts.Address, "attempt", attempt+1, "error", err)
+			retry.Unreachable(ctx, err)
 			continue
 		}
 		l := cn.Transport()
@@ -185,9 +172,9 @@ func (e *Engine[C]) Do(ctx context.Context, fn func(C) error) error {
 				return fmt.Errorf("still failing after %s: %w", budget, err)
 			}
 		}
-		lastErr = err
+		retry.Lost(err)
 		e.log.Warn("iggy connection lost, reconnecting", append([]any{"address", l.addr, "protocol", e.proto.Name(),
-			"attempt", attempt + 1, "error", err}, e.lossDetails(err)...)...)
+			"attempt", retry.Attempt(), "error", err}, e.lossDetails(err)...)...)
 	}
 }
 
