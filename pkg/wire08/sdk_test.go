@@ -195,7 +195,9 @@ func TestRequestsMatchTheSDK(t *testing.T) {
 				return wire08.AppendConsumerOffsetRef(b, offsetRef)
 			})},
 			{"group poll, next", func() {
-				call(func() { _, _ = sdk.PollMessages(stream, topic, groupConsumer, iggcon.NextPollingStrategy(), 1000, false, nil) })
+				call(func() {
+					_, _ = sdk.PollMessages(stream, topic, groupConsumer, iggcon.NextPollingStrategy(), 1000, false, nil)
+				})
 			}, frame(t, wire08.CmdPollMessages, func(b []byte) ([]byte, error) {
 				return wire08.AppendPollMessages(b, wire08.PollMessages{ConsumerOffsetRef: noPartition, Strategy: iggywire.PollingStrategy{Kind: iggywire.PollNext}, Count: 1000})
 			})},
