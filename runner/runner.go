@@ -51,6 +51,8 @@ type Runner struct {
 	procMu sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
 
 	active atomic.Bool // a source on the iggy state backend holds its lease (standby.go)
+
+	iggyDown atomic.Bool // the Iggy connection is lost and being re-established (iggystate.go)
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
@@ -180,7 +182,7 @@ func (r *Runner) dial(ctx context.Context) (iggyclient.Client, error) {
 	e := r.settings.Env
 	bo := reconnectBackoff(e)
 	for {
-		c, err := iggyclient.Dial(ctx, r.settings.Iggy.options(e, r.log))
+		c, err := iggyclient.Dial(ctx, r.iggyOptions())
 		if err == nil {
 			return c, nil
 		}

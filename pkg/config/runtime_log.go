@@ -18,6 +18,7 @@ var loggedRuntimeKeys = []string{
 	"http.read_timeout", "http.write_timeout", "http.idle_timeout", "http.max_body_bytes", "http.max_connections",
 	"http.max_connections_per_client", "http.allow_unauthenticated", "http.allowed_hosts", "http.metrics.public",
 	"iggy.address", "iggy.username", "iggy.tls.enabled", "iggy.tls.ca_file", "iggy.tls.domain", "iggy.protocol",
+	"iggy.request_timeout",
 	"connectors.config_type", "connectors.config_dir", "connectors.base_url", "connectors.timeout",
 	"connectors.request_headers", "connectors.url_templates", "connectors.response.data_path",
 	"connectors.response.error_path", "connectors.retry.enabled", "connectors.retry.max_attempts",

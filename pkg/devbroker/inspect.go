@@ -1,8 +1,10 @@
 package devbroker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
@@ -131,5 +133,29 @@ func parseRecord(partitionID uint32, b *batch) []StoredMessage {
 		}
 		out = append(out, sm)
 	}
+	return out
+}
+
+// Client is one connection the broker serves, as tests see it.
+type Client struct {
+	ID       uint32
+	Address  string // the peer's address
+	Protocol string // Protocol08 or Protocol09
+}
+
+// Clients lists the connections the broker serves now, by id: a client that reconnects shows up
+// under a new id.
+func (s *Server) Clients() []Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Client, 0, len(s.clients))
+	for id, sess := range s.clients {
+		p := Protocol08
+		if sess.v09.Load() {
+			p = Protocol09
+		}
+		out = append(out, Client{ID: id, Address: sess.address, Protocol: p})
+	}
+	slices.SortFunc(out, func(a, b Client) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }

@@ -20,6 +20,7 @@ type (
 	PartitionPoll = api.PartitionPoll
 	TopicInfo     = api.TopicInfo
 	PartitionInfo = api.PartitionInfo
+	State         = api.State
 )
 
 // Header kinds, partitioning kinds, partition-poll starts and protocol names (see api).
@@ -62,6 +63,8 @@ var (
 	ErrClosed            = api.ErrClosed
 	ErrPartitionOwned    = api.ErrPartitionOwned
 	ErrOffsetOutOfRange  = api.ErrOffsetOutOfRange
+	ErrTimeout           = api.ErrTimeout
+	ErrReplyTooLarge     = api.ErrReplyTooLarge
 )
 
 // AppendUserHeaders and ParseUserHeaders encode and decode user headers (see api).

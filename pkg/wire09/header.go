@@ -100,8 +100,11 @@ func FrameTypeOf(header []byte) FrameType { return FrameType(header[offCommand])
 
 // SetFrameSize writes len(frame) into the frame's size field, for frames
 // built by appending the body after the header.
-func SetFrameSize(frame []byte) {
-	binary.LittleEndian.PutUint32(frame[offSize:], uint32(len(frame)))
+func SetFrameSize(frame []byte) { PutFrameSize(frame, uint32(len(frame))) }
+
+// PutFrameSize writes size into a header's size field.
+func PutFrameSize(header []byte, size uint32) {
+	binary.LittleEndian.PutUint32(header[offSize:], size)
 }
 
 // appendZeroHeader appends 256 zero bytes and returns the buffer and the new header.
