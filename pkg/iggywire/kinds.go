@@ -15,8 +15,8 @@ const (
 	KindUint32  uint8 = 11
 	KindUint64  uint8 = 12
 	KindUint128 uint8 = 13
-	KindFloat   uint8 = 14
-	KindDouble  uint8 = 15
+	KindFloat32 uint8 = 14
+	KindFloat64 uint8 = 15
 )
 
 // KindSize is the exact value size of a fixed-size kind, 0 for the variable ones (raw, string)
@@ -27,9 +27,9 @@ func KindSize(kind uint8) int {
 		return 1
 	case KindInt16, KindUint16:
 		return 2
-	case KindInt32, KindUint32, KindFloat:
+	case KindInt32, KindUint32, KindFloat32:
 		return 4
-	case KindInt64, KindUint64, KindDouble:
+	case KindInt64, KindUint64, KindFloat64:
 		return 8
 	case KindInt128, KindUint128:
 		return 16

@@ -15,7 +15,6 @@ import (
 	binaryserialization "github.com/apache/iggy/foreign/go/binary_serialization"
 	"github.com/apache/iggy/foreign/go/client/tcp"
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
-
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
@@ -239,7 +238,7 @@ func randomBatch(rng *rand.Rand) []api.OutMessage {
 			m.Payload[j] = byte(rng.UintN(256))
 		}
 		for range rng.IntN(4) {
-			kind := api.KindRaw + uint8(rng.IntN(int(api.KindFloat64-api.KindRaw+1)))
+			kind := iggywire.KindRaw + uint8(rng.IntN(int(iggywire.KindFloat64-iggywire.KindRaw+1)))
 			n := api.FixedHeaderSize(kind)
 			if n == 0 {
 				n = 1 + rng.IntN(40)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"time"
-
-	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Client is everything the pumps need from an Iggy server. Implementations
@@ -150,33 +148,13 @@ type OutMessage struct {
 
 // HeaderEntry is one user header in Iggy's wire terms. Kind and KeyKind are
 // wire kind codes 1..15 (see the Kind* constants); a KeyKind of 0 is taken
-// as KindString when sending, since keys are nearly always strings.
+// as iggywire.KindString when sending, since keys are nearly always strings.
 type HeaderEntry struct {
 	Kind    uint8 // kind of Value
 	Key     []byte
 	KeyKind uint8
 	Value   []byte
 }
-
-// Header kind codes on the Iggy wire (iggy-protocol.md §5.2), the same in 0.8 and 0.9; the wire
-// codec owns them.
-const (
-	KindRaw     = iggywire.KindRaw
-	KindString  = iggywire.KindString
-	KindBool    = iggywire.KindBool
-	KindInt8    = iggywire.KindInt8
-	KindInt16   = iggywire.KindInt16
-	KindInt32   = iggywire.KindInt32
-	KindInt64   = iggywire.KindInt64
-	KindInt128  = iggywire.KindInt128
-	KindUint8   = iggywire.KindUint8
-	KindUint16  = iggywire.KindUint16
-	KindUint32  = iggywire.KindUint32
-	KindUint64  = iggywire.KindUint64
-	KindUint128 = iggywire.KindUint128
-	KindFloat32 = iggywire.KindFloat
-	KindFloat64 = iggywire.KindDouble
-)
 
 // Partitioning kinds accepted in Partitioning.Kind.
 const (

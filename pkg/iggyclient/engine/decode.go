@@ -76,3 +76,24 @@ func IntoBatch(l *Link, it PollIterator, m *iggywire.PolledMessage, buf *api.Pol
 	}
 	return b, nil
 }
+
+// Partitions reads a topic reply (the topic record, then its partitions' records) with the
+// protocol's decoders: found is false for an empty reply, and a reply that does not decode breaks
+// the link.
+func Partitions[T, P any](l *Link, reply []byte, topic func([]byte) (T, []byte, error), partition func([]byte) (P, []byte, error),
+	info func(P) api.PartitionInfo) (parts []api.PartitionInfo, found bool, err error) {
+	if len(reply) == 0 {
+		return nil, false, nil
+	}
+	_, rest, err := topic(reply)
+	for err == nil && len(rest) > 0 {
+		var p P
+		if p, rest, err = partition(rest); err == nil {
+			parts = append(parts, info(p))
+		}
+	}
+	if err != nil {
+		return nil, false, l.Malformed("topic reply: %v", err)
+	}
+	return parts, true, nil
+}

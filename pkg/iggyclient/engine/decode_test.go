@@ -38,7 +38,7 @@ func pollBody(tb testing.TB, baseOffset uint64, msgs []iggywire.Message) []byte 
 }
 
 func headerBytes(tb testing.TB) []byte {
-	h, err := api.AppendUserHeaders(nil, []api.HeaderEntry{{Key: []byte("k"), Kind: api.KindString, Value: []byte("v")}})
+	h, err := api.AppendUserHeaders(nil, []api.HeaderEntry{{Key: []byte("k"), Kind: iggywire.KindString, Value: []byte("v")}})
 	if err != nil {
 		tb.Fatal(err)
 	}

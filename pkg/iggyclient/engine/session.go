@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -58,8 +56,11 @@ type Engine[C Conn] struct {
 	ids    map[string]identifier // parsed stream and topic strings
 }
 
-// New checks the options and prepares an engine over protocol p; Start connects it.
-func New[C Conn](o api.Options, p Protocol[C]) (*Engine[C], error) {
+// Dial checks the options, makes an engine over the protocol newProtocol makes for it (a
+// protocol may keep the engine: its options, its logger, Join), connects and logs in. While the
+// server is unreachable it keeps trying until ctx ends; bad credentials fail at once with
+// api.ErrUnauthorized. Then the heartbeat starts.
+func Dial[C Conn](ctx context.Context, o api.Options, newProtocol func(*Engine[C]) Protocol[C]) (*Engine[C], error) {
 	if err := o.Normalize(); err != nil {
 		return nil, err
 	}
@@ -67,22 +68,39 @@ func New[C Conn](o api.Options, p Protocol[C]) (*Engine[C], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine[C]{opts: o, log: o.Logger, tlsConfig: cfg, proto: p, closing: api.NewLifetime(),
+	e := &Engine[C]{opts: o, log: o.Logger, tlsConfig: cfg, closing: api.NewLifetime(),
 		wire: make(chan struct{}, 1), candidates: []string{o.Address}, groups: map[groupKey]*Group{},
-		ids: map[string]identifier{}}, nil
-}
-
-// Start connects and logs in, trying while the server is unreachable until ctx ends (bad
-// credentials fail at once with api.ErrUnauthorized), then starts the heartbeat. On error the
-// engine is closed.
-func (e *Engine[C]) Start(ctx context.Context) error {
+		ids: map[string]identifier{}}
+	e.proto = newProtocol(e)
 	if err := e.Do(ctx, func(C) error { return nil }); err != nil {
 		_ = e.Close()
-		return fmt.Errorf("connect to iggy at %s: %w", e.opts.Address, err)
+		return nil, fmt.Errorf("connect to iggy at %s: %w", e.opts.Address, err)
 	}
 	e.background.Go(e.heartbeat)
-	return nil
+	return e, nil
 }
+
+// DialClient is Dial for api.Client.
+func DialClient[C Conn](ctx context.Context, o api.Options, newProtocol func(*Engine[C]) Protocol[C]) (api.Client, error) {
+	return as[api.Client](Dial(ctx, o, newProtocol))
+}
+
+// DialAdmin is Dial for api.Admin.
+func DialAdmin[C Conn](ctx context.Context, o api.Options, newProtocol func(*Engine[C]) Protocol[C]) (api.Admin, error) {
+	return as[api.Admin](Dial(ctx, o, newProtocol))
+}
+
+// as is e as the interface T, or T's nil with err (a nil *Engine is not a nil interface).
+func as[T any, C Conn](e *Engine[C], err error) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	return any(e).(T), nil
+}
+
+// Options are the engine's options, checked and with their defaults filled in.
+func (e *Engine[C]) Options() *api.Options { return &e.opts }
 
 // Log is the engine's logger, for a protocol's own lines.
 func (e *Engine[C]) Log() *slog.Logger { return e.log }
@@ -278,44 +296,6 @@ func (e *Engine[C]) connect(ctx context.Context) (C, error) {
 		return zero, err
 	}
 	e.log.Debug("iggy session established", "address", l.addr, "protocol", e.proto.Name())
-	return cn, nil
-}
-
-// dialNode opens a connection to addr (TCP, then the TLS handshake when enabled) and logs in.
-// A certificate the client refuses is final; any other failure is a loss worth a retry.
-func (e *Engine[C]) dialNode(ctx context.Context, addr string) (C, error) {
-	var zero C
-	d := net.Dialer{Timeout: dialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		if ctxErr := e.closing.Stopped(ctx); ctxErr != nil {
-			return zero, ctxErr
-		}
-		return zero, err
-	}
-	if e.tlsConfig != nil {
-		tc := tls.Client(nc, e.tlsConfig)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			_ = nc.Close()
-			var certErr *tls.CertificateVerificationError
-			var unknownAuth x509.UnknownAuthorityError
-			var hostErr x509.HostnameError
-			if errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr) {
-				return zero, fmt.Errorf("TLS handshake with %s: %w", addr, err)
-			}
-			return zero, fmt.Errorf("TLS handshake with %s: %w: %w", addr, ErrMalformed, err)
-		}
-		nc = tc
-	}
-	e.seq++
-	l := newLink(nc, addr, e.seq, e.opts.RequestTimeout)
-	stop := l.watch(ctx)
-	cn, err := e.proto.Login(ctx, l)
-	stop()
-	if err != nil {
-		l.close()
-		return zero, err
-	}
 	return cn, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
@@ -32,22 +33,12 @@ func (p *protocol) Topic(ctx context.Context, c *conn, ref iggywire.TopicRef) ([
 	reply, err := c.call(ctx, "get topic", wire08.CmdGetTopic, maxMetadataReply, func(b []byte) ([]byte, error) {
 		return iggywire.AppendTopicRef(b, ref)
 	})
-	if err != nil || len(reply) == 0 {
+	if err != nil {
 		return nil, false, err
 	}
-	_, rest, err := wire08.DecodeTopic(reply)
-	if err != nil {
-		return nil, false, c.Malformed("topic reply: %v", err)
-	}
-	var parts []api.PartitionInfo
-	for len(rest) > 0 {
-		var part wire08.Partition
-		if part, rest, err = wire08.DecodePartition(rest); err != nil {
-			return nil, false, c.Malformed("topic reply: %v", err)
-		}
-		parts = append(parts, api.PartitionInfo{ID: part.ID, CurrentOffset: part.CurrentOffset, Messages: part.MessagesCount})
-	}
-	return parts, true, nil
+	return engine.Partitions(c.Link, reply, wire08.DecodeTopic, wire08.DecodePartition, func(p wire08.Partition) api.PartitionInfo {
+		return api.PartitionInfo{ID: p.ID, CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount}
+	})
 }
 
 // CreateTopic implements engine.Protocol: CreateTopic (302), uncompressed, expiry in µs and
@@ -119,12 +110,12 @@ func (p *protocol) GroupOffset(ctx context.Context, c *conn, g iggywire.GroupRef
 	reply, err := c.call(ctx, "get offset", wire08.CmdGetConsumerOffset, wire08.ConsumerOffsetSize, func(b []byte) ([]byte, error) {
 		return wire08.AppendConsumerOffsetRef(b, groupOffsetRef(g, partition))
 	})
-	if err != nil {
-		return 0, false, err
+	var o wire08.ConsumerOffset
+	found := false
+	if err == nil {
+		if o, found, err = wire08.DecodeConsumerOffset(reply); err != nil {
+			err = c.Malformed("offset reply: %v", err)
+		}
 	}
-	o, found, err := wire08.DecodeConsumerOffset(reply)
-	if err != nil {
-		return 0, false, c.Malformed("offset reply: %v", err)
-	}
-	return o.StoredOffset, found, nil
+	return o.StoredOffset, found, err
 }

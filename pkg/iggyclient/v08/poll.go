@@ -70,7 +70,7 @@ func (p *protocol) readPoll(c *conn, count uint32, buf *api.PollBuffers) (api.Ba
 		return api.Batch{}, c.Malformed("poll reply: %v", err)
 	}
 	c.it = it
-	return engine.IntoBatch(c.Link, &c.it, &c.msg, buf, p.log.Debug)
+	return engine.IntoBatch(c.Link, &c.it, &c.msg, buf, p.engine.Log().Debug)
 }
 
 // pollOne runs one PollMessages request without StoreFirst.

@@ -1,10 +1,8 @@
 package v09
 
 import (
-	"context"
 	crand "crypto/rand"
 	"encoding/binary"
-	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -13,46 +11,17 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 )
 
-// Dial connects to the server and logs in. While the server is unreachable it keeps trying with
-// backoff until ctx ends; bad credentials fail at once with api.ErrUnauthorized.
-func Dial(ctx context.Context, o api.Options) (api.Client, error) {
-	e, err := dial(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// DialAdmin connects like Dial and returns the offset administration over that connection.
-func DialAdmin(ctx context.Context, o api.Options) (api.Admin, error) {
-	e, err := dial(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-func dial(ctx context.Context, o api.Options) (*engine.Engine[*conn], error) {
-	p := &protocol{username: o.Username, password: o.Password, token: o.Token, idSource: newIDSource()}
-	e, err := engine.New[*conn](o, p)
-	if err != nil {
-		return nil, err
-	}
-	p.engine, p.log = e, e.Log()
-	if err := e.Start(ctx); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
 // protocol is Iggy 0.9 for the engine.
 type protocol struct {
-	username, password, token string
-	engine                    *engine.Engine[*conn] // to join a group the server says this connection left
-	log                       *slog.Logger
+	engine *engine.Engine[*conn] // its options (credentials), its logger, Join
 
 	idMu     sync.Mutex
 	idSource *rand.Rand // ids of messages sent with a zero id
+}
+
+// NewProtocol is Iggy 0.9 for an engine (engine.Dial).
+func NewProtocol(e *engine.Engine[*conn]) engine.Protocol[*conn] {
+	return &protocol{engine: e, idSource: newIDSource()}
 }
 
 // Name implements engine.Protocol.

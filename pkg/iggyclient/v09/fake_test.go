@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
@@ -200,7 +201,7 @@ func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 // dialFake dials addr with options (changed by change) and closes the client when the test ends.
 func dialFake(t *testing.T, addr string, change ...func(*api.Options)) api.Client {
 	t.Helper()
-	c, err := v09.Dial(testContext(t), options(addr, change...))
+	c, err := engine.DialClient(testContext(t), options(addr, change...), v09.NewProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
@@ -23,15 +22,16 @@ const (
 // replayed by exchange.
 func (p *protocol) Login(ctx context.Context, l *engine.Link) (*conn, error) {
 	c := &conn{Link: l, client: newClientID(), counter: 1}
+	o := p.engine.Options()
 	prefix := wire09.LoginPrefix{ProtocolVersion: wire09.ProtocolVersion, SDKName: []byte(sdkName), SDKVersion: []byte(sdkVersion)}
 	frame := c.request()
 	var err error
 	who := "with a personal access token"
-	if p.token != "" {
-		frame, err = wire09.AppendLoginToken(frame, prefix, []byte(p.token))
+	if o.Token != "" {
+		frame, err = wire09.AppendLoginToken(frame, prefix, []byte(o.Token))
 	} else {
-		who = "as " + strconv.Quote(p.username)
-		frame, err = wire09.AppendLoginPassword(frame, prefix, []byte(p.username), []byte(p.password))
+		who = "as " + strconv.Quote(o.Username)
+		frame, err = wire09.AppendLoginPassword(frame, prefix, []byte(o.Username), []byte(o.Password))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("log in %s: %w: %w", who, api.ErrUnauthorized, err)
@@ -70,13 +70,12 @@ func (p *protocol) Roster(ctx context.Context, c *conn) ([]engine.Node, error) {
 	}
 	meta, err := wire09.DecodeClusterMetadata(rep.payload)
 	if err != nil {
-		p.log.Warn("unreadable iggy cluster metadata, staying on this node", "address", c.Addr(), "error", err)
+		p.engine.Log().Warn("unreadable iggy cluster metadata, staying on this node", "address", c.Addr(), "error", err)
 		return nil, err
 	}
-	nodes := make([]engine.Node, len(meta.Nodes))
-	for i, n := range meta.Nodes {
-		nodes[i] = engine.Node{Addr: net.JoinHostPort(string(n.IP), strconv.Itoa(int(n.TCPPort))),
-			Leader: n.Role == wire09.RoleLeader, Healthy: n.Status == wire09.NodeHealthy}
+	var nodes []engine.Node
+	for _, n := range meta.Nodes {
+		nodes = append(nodes, engine.NodeAt(n.IP, n.TCPPort, n.Role == wire09.RoleLeader, n.Status == wire09.NodeHealthy))
 	}
 	return nodes, nil
 }

@@ -93,5 +93,5 @@ func (p *protocol) pollOnce(ctx context.Context, c *conn, req wire09.PollMessage
 		return api.Batch{}, c.Malformed("poll reply: %v", err)
 	}
 	c.it = it
-	return engine.IntoBatch(c.Link, &c.it, &c.msg, buf, p.log.Debug)
+	return engine.IntoBatch(c.Link, &c.it, &c.msg, buf, p.engine.Log().Debug)
 }

@@ -54,22 +54,9 @@ func (p *protocol) Topic(ctx context.Context, c *conn, ref iggywire.TopicRef) ([
 		}
 		return nil, false, err
 	}
-	if len(body) == 0 {
-		return nil, false, nil
-	}
-	_, rest, err := wire09.DecodeTopic(body)
-	if err != nil {
-		return nil, false, c.Malformed("topic reply: %v", err)
-	}
-	var parts []api.PartitionInfo
-	for len(rest) > 0 {
-		var part wire09.Partition
-		if part, rest, err = wire09.DecodePartition(rest); err != nil {
-			return nil, false, c.Malformed("topic reply: %v", err)
-		}
-		parts = append(parts, api.PartitionInfo{ID: part.ID, CurrentOffset: part.CurrentOffset, Messages: part.MessagesCount})
-	}
-	return parts, true, nil
+	return engine.Partitions(c.Link, body, wire09.DecodeTopic, wire09.DecodePartition, func(p wire09.Partition) api.PartitionInfo {
+		return api.PartitionInfo{ID: p.ID, CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount}
+	})
 }
 
 // CreateTopic implements engine.Protocol: CreateTopic (302 -> op 132). The retention travels in

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
@@ -83,7 +84,7 @@ func TestRequestNumbering(t *testing.T) {
 // A token wins over username and password and travels in the PAT login shape.
 func TestLoginByToken(t *testing.T) {
 	node := startFake(t, basics)
-	c, err := v09.Dial(testContext(t), options(node.addr, func(o *api.Options) { o.Token = "pat" }))
+	c, err := engine.DialClient(testContext(t), options(node.addr, func(o *api.Options) { o.Token = "pat" }), v09.NewProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestLoginEvictions(t *testing.T) {
 					VersionMax: 12288, VersionMin: 12288})
 			})
 			ctx := testContext(t)
-			_, err := v09.Dial(ctx, options(node.addr))
+			_, err := engine.DialClient(ctx, options(node.addr), v09.NewProtocol)
 			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantText) {
 				t.Fatalf("error %v, want %v mentioning %q", err, tt.wantErr, tt.wantText)
 			}
@@ -306,7 +307,7 @@ func TestChecksumRefusalIsAnError(t *testing.T) {
 			}
 			return status(r, code)
 		})
-		c, err := v09.Dial(testContext(t), options(node.addr))
+		c, err := engine.DialClient(testContext(t), options(node.addr), v09.NewProtocol)
 		if err != nil {
 			t.Fatal(err)
 		}
