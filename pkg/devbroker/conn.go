@@ -88,6 +88,18 @@ func (s *Server) serveConn(conn net.Conn, data *store) {
 	}
 }
 
+// finishRequest sends the replies written and lets go of a request or poll buffer grown past
+// keepBufferCap.
+func (c *connection) finishRequest() error {
+	if cap(c.request) > keepBufferCap {
+		c.request = nil
+	}
+	if cap(c.polled) > keepBufferCap {
+		c.polled = nil
+	}
+	return c.w.Flush()
+}
+
 // handler answers one request of either protocol: the reply body, or the status of a refusal.
 // A 0.9 metadata handler puts a committed rejection in the body's result section instead.
 type handler func(c *connection, body []byte) ([]byte, iggywire.Status)

@@ -16,33 +16,49 @@ const maxSendPayload = 1 << 30 // SendMessages; far above what the SDK can send
 
 // handlers08 answers each 0.8 command; an unknown code is InvalidCommand.
 var handlers08 = map[wire08.Command]handler{
-	wire08.CmdPing:                 (*connection).ping08,
-	wire08.CmdLoginUser:            (*connection).loginUser08,
-	wire08.CmdLoginWithToken:       (*connection).loginWithToken08,
-	wire08.CmdLogoutUser:           (*connection).logout08,
-	wire08.CmdGetClusterMetadata:   (*connection).clusterMetadata08,
-	wire08.CmdGetMe:                (*connection).getMe08,
-	wire08.CmdGetClient:            (*connection).getClient08,
-	wire08.CmdSendMessages:         (*connection).send08,
-	wire08.CmdPollMessages:         (*connection).poll08,
-	wire08.CmdGetConsumerOffset:    (*connection).getOffset08,
-	wire08.CmdStoreConsumerOffset:  (*connection).storeOffset08,
-	wire08.CmdDeleteConsumerOffset: (*connection).deleteOffset08,
-	wire08.CmdGetStream:            (*connection).getStream08,
-	wire08.CmdGetStreams:           (*connection).getStreams08,
-	wire08.CmdCreateStream:         (*connection).createStream08,
-	wire08.CmdDeleteStream:         (*connection).deleteStream08,
-	wire08.CmdGetTopic:             (*connection).getTopic08,
-	wire08.CmdGetTopics:            (*connection).getTopics08,
-	wire08.CmdCreateTopic:          (*connection).createTopic08,
-	wire08.CmdDeleteTopic:          (*connection).deleteTopic08,
-	wire08.CmdCreatePartitions:     (*connection).createPartitions08,
-	wire08.CmdGetConsumerGroup:     (*connection).getGroup08,
-	wire08.CmdGetConsumerGroups:    (*connection).getGroups08,
-	wire08.CmdCreateConsumerGroup:  (*connection).createGroup08,
-	wire08.CmdDeleteConsumerGroup:  (*connection).deleteGroup08,
-	wire08.CmdJoinConsumerGroup:    (*connection).joinGroup08,
-	wire08.CmdLeaveConsumerGroup:   (*connection).leaveGroup08,
+	wire08.CmdPing:               (*connection).ping08,
+	wire08.CmdLoginUser:          (*connection).loginUser08,
+	wire08.CmdLoginWithToken:     (*connection).loginWithToken08,
+	wire08.CmdLogoutUser:         (*connection).logout08,
+	wire08.CmdGetClusterMetadata: (*connection).clusterMetadata08,
+	wire08.CmdGetMe:              (*connection).getMe08,
+	wire08.CmdGetClient:          (*connection).getClient08,
+	wire08.CmdSendMessages:       (*connection).send08,
+	wire08.CmdPollMessages:       (*connection).poll08,
+	wire08.CmdGetConsumerOffset:  (*connection).getOffset08,
+	wire08.CmdStoreConsumerOffset: do08(offsetRequest08(wire08.CmdStoreConsumerOffset), func(c *connection, req wire08.OffsetRequest) error {
+		return c.data.storeOffset(req.ConsumerOffsetRef, c.sess.clientID, req.Offset)
+	}),
+	wire08.CmdDeleteConsumerOffset: do08(offsetRequest08(wire08.CmdDeleteConsumerOffset), func(c *connection, req wire08.OffsetRequest) error {
+		return c.data.deleteOffset(req.ConsumerOffsetRef, c.sess.clientID)
+	}),
+	wire08.CmdGetStream:    (*connection).getStream08,
+	wire08.CmdGetStreams:   (*connection).getStreams08,
+	wire08.CmdCreateStream: (*connection).createStream08,
+	wire08.CmdDeleteStream: do08(wire08.DecodeStreamID, func(c *connection, id iggywire.Identifier) error {
+		return c.data.deleteStream(id)
+	}),
+	wire08.CmdGetTopic:    (*connection).getTopic08,
+	wire08.CmdGetTopics:   (*connection).getTopics08,
+	wire08.CmdCreateTopic: (*connection).createTopic08,
+	wire08.CmdDeleteTopic: do08(wire08.DecodeTopicRef, func(c *connection, ref iggywire.TopicRef) error {
+		return c.data.deleteTopic(ref)
+	}),
+	wire08.CmdCreatePartitions: do08(wire08.DecodePartitions, func(c *connection, req wire08.Partitions) error {
+		return c.data.createPartitions(req.TopicRef, req.Count)
+	}),
+	wire08.CmdGetConsumerGroup:    (*connection).getGroup08,
+	wire08.CmdGetConsumerGroups:   (*connection).getGroups08,
+	wire08.CmdCreateConsumerGroup: (*connection).createGroup08,
+	wire08.CmdDeleteConsumerGroup: do08(groupRequest08(wire08.CmdDeleteConsumerGroup), func(c *connection, req wire08.GroupRequest) error {
+		return c.data.deleteGroup(groupRef08(req))
+	}),
+	wire08.CmdJoinConsumerGroup: do08(groupRequest08(wire08.CmdJoinConsumerGroup), func(c *connection, req wire08.GroupRequest) error {
+		return c.data.joinGroup(groupRef08(req), c.sess.clientID)
+	}),
+	wire08.CmdLeaveConsumerGroup: do08(groupRequest08(wire08.CmdLeaveConsumerGroup), func(c *connection, req wire08.GroupRequest) error {
+		return c.data.leaveGroup(groupRef08(req), c.sess.clientID)
+	}),
 }
 
 var errFrameTooLarge = errors.New("request frame above the size limit")
@@ -81,14 +97,8 @@ func (c *connection) serve08() error {
 			return err
 		}
 		c.reply08(c.dispatch08(code, payload))
-		if err := c.w.Flush(); err != nil {
+		if err := c.finishRequest(); err != nil {
 			return err
-		}
-		if cap(c.request) > keepBufferCap {
-			c.request = nil
-		}
-		if cap(c.polled) > keepBufferCap {
-			c.polled = nil
 		}
 	}
 }
@@ -129,10 +139,32 @@ func (c *connection) decoded08(err error) iggywire.Status {
 	return iggywire.StatusOK
 }
 
-// done08 is the answer of a command without a reply body: an empty OK, or err's status.
-func done08(err error) ([]byte, iggywire.Status) {
-	if err != nil {
-		return nil, statusOf(err)
+// request08 answers a command: its payload decoded with decode and the login checked
+// (decoded08), then fn.
+func request08[R any](c *connection, payload []byte, decode func([]byte) (R, error), fn func(R) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
+	req, err := decode(payload)
+	if st := c.decoded08(err); st != iggywire.StatusOK {
+		return nil, st
 	}
-	return nil, iggywire.StatusOK
+	return fn(req)
+}
+
+// do08 is the handler of a command that decodes its payload with decode and does op: an empty
+// OK, or op's status.
+func do08[R any](decode func([]byte) (R, error), op func(c *connection, req R) error) handler {
+	return func(c *connection, payload []byte) ([]byte, iggywire.Status) {
+		return request08(c, payload, decode, func(req R) ([]byte, iggywire.Status) { return answer08(op(c, req), nil) })
+	}
+}
+
+// answer08 is the answer of a command that did what err says: its status, or OK with the reply
+// (an empty one without reply).
+func answer08(err error, reply func() []byte) ([]byte, iggywire.Status) {
+	switch {
+	case err != nil:
+		return nil, statusOf(err)
+	case reply == nil:
+		return nil, iggywire.StatusOK
+	}
+	return reply(), iggywire.StatusOK
 }

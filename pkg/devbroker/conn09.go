@@ -72,14 +72,8 @@ func (c *connection) serve09() error {
 		if err := c.handle09(&h, wire09.Body(frame)); err != nil {
 			return err
 		}
-		if err := c.w.Flush(); err != nil {
+		if err := c.finishRequest(); err != nil {
 			return err
-		}
-		if cap(c.request) > keepBufferCap {
-			c.request = nil
-		}
-		if cap(c.polled) > keepBufferCap {
-			c.polled = nil
 		}
 	}
 }
@@ -104,7 +98,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 		case !st.bound:
 			c.reply09(h, iggywire.StatusUnauthenticated, nil)
 		default:
-			reply, status := c.nonReplicated09(h.Code, body)
+			reply, status := c.route(route09{wire09.OpNonReplicated, h.Code}, body)
 			c.reply09(h, status, reply)
 		}
 		return nil
@@ -124,7 +118,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 		c.endSession()
 		c.reply09(h, 0, nil)
 	case h.Operation.PartitionPlane():
-		reply, status := partition09[h.Operation](c, body)
+		reply, status := c.route(route09{op: h.Operation}, body)
 		c.reply09(h, status, reply)
 	case h.Request == st.cachedRequest && !h.RequestChecksum.IsZero() && !st.cachedChecksum.IsZero() && h.RequestChecksum != st.cachedChecksum:
 		// The same number for another body: a client bug the server drops.
@@ -134,7 +128,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	case h.Request <= st.watermark:
 		c.reply09(h, 0, wire09.AppendResultRejection(c.out[:0], iggywire.StatusRequestAlreadyApplied))
 	default:
-		reply, status := c.runMetadata09(h.Operation, body)
+		reply, status := c.route(route09{op: h.Operation}, body)
 		st.watermark = h.Request
 		st.cachedRequest, st.cachedChecksum, st.cachedStatus = h.Request, h.RequestChecksum, status
 		st.cachedBody = append(st.cachedBody[:0], reply...)
@@ -238,58 +232,81 @@ func (c *connection) endSession() {
 	c.sess.authenticated = false
 }
 
-// reads09 answers the NonReplicated commands of a bound session.
-var reads09 = map[wire09.Command]handler{
-	wire09.CmdGetClusterMetadata: (*connection).clusterMetadata09,
-	wire09.CmdPollMessages:       (*connection).poll09,
-	wire09.CmdGetConsumerOffset:  (*connection).getOffset09,
-	wire09.CmdGetStream:          (*connection).getStream09,
-	wire09.CmdGetStreams:         (*connection).getStreams09,
-	wire09.CmdGetTopic:           (*connection).getTopic09,
-	wire09.CmdGetTopics:          (*connection).getTopics09,
-	wire09.CmdGetConsumerGroup:   (*connection).getGroup09,
-	wire09.CmdGetConsumerGroups:  (*connection).getGroups09,
-	wire09.CmdSyncConsumerGroup:  (*connection).syncGroup09,
+// route09 names what a 0.9 request asks for: its operation, and the command of a NonReplicated one.
+type route09 struct {
+	op   wire09.Operation
+	code wire09.Command
 }
 
-// metadata09 runs the metadata operations; each returns its result-framed reply.
-var metadata09 = map[wire09.Operation]handler{
-	wire09.OpCreateStream:        (*connection).createStream09,
-	wire09.OpDeleteStream:        (*connection).deleteStream09,
-	wire09.OpCreateTopic:         (*connection).createTopic09,
-	wire09.OpDeleteTopic:         (*connection).deleteTopic09,
-	wire09.OpCreatePartitions:    (*connection).createPartitions09,
-	wire09.OpCreateConsumerGroup: (*connection).createGroup09,
-	wire09.OpDeleteConsumerGroup: (*connection).deleteGroup09,
-	wire09.OpJoinConsumerGroup:   (*connection).joinGroup09,
-	wire09.OpLeaveConsumerGroup:  (*connection).leaveGroup09,
+// handlers09 answers the requests of a bound session: reads (NonReplicated commands), metadata
+// operations (each returns its result-framed reply) and partition-plane operations.
+var handlers09 = map[route09]handler{
+	{wire09.OpNonReplicated, wire09.CmdGetClusterMetadata}: (*connection).clusterMetadata09,
+	{wire09.OpNonReplicated, wire09.CmdPollMessages}:       (*connection).poll09,
+	{wire09.OpNonReplicated, wire09.CmdGetConsumerOffset}:  (*connection).getOffset09,
+	{wire09.OpNonReplicated, wire09.CmdGetStream}:          (*connection).getStream09,
+	{wire09.OpNonReplicated, wire09.CmdGetStreams}:         (*connection).getStreams09,
+	{wire09.OpNonReplicated, wire09.CmdGetTopic}:           (*connection).getTopic09,
+	{wire09.OpNonReplicated, wire09.CmdGetTopics}:          (*connection).getTopics09,
+	{wire09.OpNonReplicated, wire09.CmdGetConsumerGroup}:   (*connection).getGroup09,
+	{wire09.OpNonReplicated, wire09.CmdGetConsumerGroups}:  (*connection).getGroups09,
+	{wire09.OpNonReplicated, wire09.CmdSyncConsumerGroup}:  (*connection).syncGroup09,
+	{wire09.OpCreateStream, 0}:                             (*connection).createStream09,
+	{wire09.OpCreateTopic, 0}:                              (*connection).createTopic09,
+	{wire09.OpCreateConsumerGroup, 0}:                      (*connection).createGroup09,
+	{wire09.OpSendMessages, 0}:                             (*connection).send09,
+	{wire09.OpStoreConsumerOffset, 0}:                      (*connection).storeOffset09,
+	{wire09.OpDeleteConsumerOffset, 0}:                     (*connection).deleteOffset09,
+	{wire09.OpDeleteStream, 0}: commit09(wire09.DecodeIdentifier, func(c *connection, id iggywire.Identifier) error {
+		return c.data.deleteStream(id)
+	}),
+	{wire09.OpDeleteTopic, 0}: commit09(iggywire.DecodeTopicRef, func(c *connection, ref iggywire.TopicRef) error {
+		return c.data.deleteTopic(ref)
+	}),
+	{wire09.OpCreatePartitions, 0}: commit09(wire09.DecodeCreatePartitions, func(c *connection, req wire09.CreatePartitions) error {
+		return c.data.createPartitions(req.TopicRef, req.PartitionsCount)
+	}),
+	{wire09.OpDeleteConsumerGroup, 0}: commit09(iggywire.DecodeGroupRef, func(c *connection, g iggywire.GroupRef) error {
+		return c.data.deleteGroup(g)
+	}),
+	{wire09.OpJoinConsumerGroup, 0}: commit09(iggywire.DecodeGroupRef, func(c *connection, g iggywire.GroupRef) error {
+		return c.data.joinGroup(g, c.sess.clientID)
+	}),
+	{wire09.OpLeaveConsumerGroup, 0}: commit09(iggywire.DecodeGroupRef, func(c *connection, g iggywire.GroupRef) error {
+		return c.data.leaveGroup(g, c.sess.clientID)
+	}),
 }
 
-// partition09 runs the partition-plane operations.
-var partition09 = map[wire09.Operation]handler{
-	wire09.OpSendMessages:         (*connection).send09,
-	wire09.OpStoreConsumerOffset:  (*connection).storeOffset09,
-	wire09.OpDeleteConsumerOffset: (*connection).deleteOffset09,
+// request09 answers a request whose body decode decodes: its decode error's status, or fn's answer.
+func request09[R any](body []byte, decode func([]byte) (R, error), fn func(R) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
+	req, err := decode(body)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return fn(req)
 }
 
-// nonReplicated09 answers a NonReplicated command of a bound session. A replicated command sent
-// as NonReplicated, and a flush, are FeatureUnavailable.
-func (c *connection) nonReplicated09(code wire09.Command, body []byte) ([]byte, iggywire.Status) {
-	if h, ok := reads09[code]; ok {
+// commit09 is the handler of a metadata operation that decodes its body with decode and does op,
+// with an empty result section when it succeeds (committed).
+func commit09[R any](decode func([]byte) (R, error), op func(c *connection, req R) error) handler {
+	return func(c *connection, body []byte) ([]byte, iggywire.Status) {
+		return request09(body, decode, func(req R) ([]byte, iggywire.Status) { return c.committed(op(c, req), nil) })
+	}
+}
+
+// route runs the handler of r. What has none is FeatureUnavailable: a replicated command sent as
+// NonReplicated, a flush, an operation the dev broker does not do; an unknown command is
+// InvalidCommand.
+func (c *connection) route(r route09, body []byte) ([]byte, iggywire.Status) {
+	if h, ok := handlers09[r]; ok {
 		return h(c, body)
 	}
-	if code == wire09.CmdFlushUnsavedBuffer || wire09.OperationOf(code) != wire09.OpNonReplicated {
-		return nil, iggywire.StatusFeatureUnavailable
+	switch {
+	case r.op != wire09.OpNonReplicated:
+		c.srv.log.Warn("0.9 operation not supported by the dev broker", "operation", fmt.Sprint(r.op))
+	case r.code != wire09.CmdFlushUnsavedBuffer && wire09.OperationOf(r.code) == wire09.OpNonReplicated:
+		return nil, iggywire.StatusInvalidCommand
 	}
-	return nil, iggywire.StatusInvalidCommand
-}
-
-// runMetadata09 runs a metadata operation.
-func (c *connection) runMetadata09(op wire09.Operation, body []byte) ([]byte, iggywire.Status) {
-	if h, ok := metadata09[op]; ok {
-		return h(c, body)
-	}
-	c.srv.log.Warn("0.9 operation not supported by the dev broker", "operation", fmt.Sprint(op))
 	return nil, iggywire.StatusFeatureUnavailable
 }
 

@@ -149,32 +149,31 @@ func topicRecord08(t topicInfo) wire08.Topic {
 		MessagesCount: t.messages, Name: []byte(t.name)}
 }
 
-// appendTopicDetails08 appends the topic record and its partitions' records, with the segment
-// count the command's reply gives (CreateTopic 0, GetTopic 1).
-func appendTopicDetails08(dst []byte, t topicInfo, segments uint32) []byte {
-	dst = wire08.AppendTopic(dst, topicRecord08(t))
-	for _, p := range t.partitions {
-		dst = wire08.AppendPartition(dst, wire08.Partition{ID: p.id, CreatedAt: p.createdAt, SegmentsCount: segments,
-			CurrentOffset: p.current, SizeBytes: p.size, MessagesCount: p.messages})
-	}
-	return dst
+func appendTopic08(dst []byte, t topicInfo) []byte { return wire08.AppendTopic(dst, topicRecord08(t)) }
+
+func appendPartition08(dst []byte, p partitionInfo, segments uint32) []byte {
+	return wire08.AppendPartition(dst, wire08.Partition{ID: p.id, CreatedAt: p.createdAt, SegmentsCount: segments,
+		CurrentOffset: p.current, SizeBytes: p.size, MessagesCount: p.messages})
 }
 
 // getStream08 answers the stream record and its topics' records, or an empty OK.
 func (c *connection) getStream08(payload []byte) ([]byte, iggywire.Status) {
-	id, err := wire08.DecodeIdentifierPayload("get stream", payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
+	return request08(c, payload, wire08.DecodeStreamID, func(id iggywire.Identifier) ([]byte, iggywire.Status) {
+		info, ok := c.data.streamInfo(id)
+		if !ok {
+			return nil, iggywire.StatusOK
+		}
+		c.out = wire08.AppendStream(c.out[:0], streamRecord08(info))
+		return c.appendTopics08(info.topics), iggywire.StatusOK
+	})
+}
+
+// appendTopics08 appends topic records to c.out.
+func (c *connection) appendTopics08(topics []topicInfo) []byte {
+	for _, t := range topics {
+		c.out = appendTopic08(c.out, t)
 	}
-	info, ok := c.data.streamInfo(id)
-	if !ok {
-		return nil, iggywire.StatusOK
-	}
-	c.out = wire08.AppendStream(c.out[:0], streamRecord08(info))
-	for _, t := range info.topics {
-		c.out = wire08.AppendTopic(c.out, topicRecord08(t))
-	}
-	return c.out, iggywire.StatusOK
+	return c.out
 }
 
 func (c *connection) getStreams08([]byte) ([]byte, iggywire.Status) {
@@ -189,82 +188,44 @@ func (c *connection) getStreams08([]byte) ([]byte, iggywire.Status) {
 }
 
 func (c *connection) createStream08(payload []byte) ([]byte, iggywire.Status) {
-	name, err := wire08.DecodeCreateStream(payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	info, err := c.data.createStream(string(name))
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	c.out = wire08.AppendStream(c.out[:0], streamRecord08(info))
-	return c.out, iggywire.StatusOK
-}
-
-func (c *connection) deleteStream08(payload []byte) ([]byte, iggywire.Status) {
-	id, err := wire08.DecodeIdentifierPayload("delete stream", payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	return done08(c.data.deleteStream(id))
+	return request08(c, payload, wire08.DecodeCreateStream, func(name []byte) ([]byte, iggywire.Status) {
+		info, err := c.data.createStream(string(name))
+		return answer08(err, func() []byte {
+			c.out = wire08.AppendStream(c.out[:0], streamRecord08(info))
+			return c.out
+		})
+	})
 }
 
 // --- topics and partitions ---
 
 func (c *connection) getTopic08(payload []byte) ([]byte, iggywire.Status) {
-	ref, err := wire08.DecodeTopicRef("get topic", payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	info, ok := c.data.topicInfo(ref)
-	if !ok {
+	return request08(c, payload, wire08.DecodeTopicRef, func(ref iggywire.TopicRef) ([]byte, iggywire.Status) {
+		if info, ok := c.data.topicInfo(ref); ok {
+			c.out = info.appendDetails(c.out[:0], 1, appendTopic08, appendPartition08)
+			return c.out, iggywire.StatusOK
+		}
 		return nil, iggywire.StatusOK
-	}
-	c.out = appendTopicDetails08(c.out[:0], info, 1)
-	return c.out, iggywire.StatusOK
+	})
 }
 
 // getTopics08 answers the stream's topic records (none for a missing stream).
 func (c *connection) getTopics08(payload []byte) ([]byte, iggywire.Status) {
-	id, err := wire08.DecodeIdentifierPayload("get topics", payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	topics, _ := c.data.topicInfos(id)
-	c.out = c.out[:0]
-	for _, t := range topics {
-		c.out = wire08.AppendTopic(c.out, topicRecord08(t))
-	}
-	return c.out, iggywire.StatusOK
+	return request08(c, payload, wire08.DecodeStreamID, func(id iggywire.Identifier) ([]byte, iggywire.Status) {
+		topics, _ := c.data.topicInfos(id)
+		c.out = c.out[:0]
+		return c.appendTopics08(topics), iggywire.StatusOK
+	})
 }
 
 func (c *connection) createTopic08(payload []byte) ([]byte, iggywire.Status) {
-	req, err := wire08.DecodeCreateTopic(payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	info, err := c.data.createTopic(req.StreamID, string(req.Name), topicSettings{partitions: req.PartitionsCount,
-		compression: req.Compression, messageExpiry: req.MessageExpiry, maxTopicSize: req.MaxTopicSize,
-		replicationFactor: req.ReplicationFactor}, nil)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	c.out = appendTopicDetails08(c.out[:0], info, 0)
-	return c.out, iggywire.StatusOK
-}
-
-func (c *connection) deleteTopic08(payload []byte) ([]byte, iggywire.Status) {
-	ref, err := wire08.DecodeTopicRef("delete topic", payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	return done08(c.data.deleteTopic(ref))
-}
-
-func (c *connection) createPartitions08(payload []byte) ([]byte, iggywire.Status) {
-	req, err := wire08.DecodePartitions(payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	return done08(c.data.createPartitions(req.TopicRef, req.Count))
+	return request08(c, payload, wire08.DecodeCreateTopic, func(req wire08.CreateTopic) ([]byte, iggywire.Status) {
+		info, err := c.data.createTopic(req.StreamID, string(req.Name), topicSettings{partitions: req.PartitionsCount,
+			compression: req.Compression, messageExpiry: req.MessageExpiry, maxTopicSize: req.MaxTopicSize,
+			replicationFactor: req.ReplicationFactor}, nil)
+		return answer08(err, func() []byte {
+			c.out = info.appendDetails(c.out[:0], 0, appendTopic08, appendPartition08)
+			return c.out
+		})
+	})
 }

@@ -23,7 +23,7 @@ func (c *connection) send08(payload []byte) ([]byte, iggywire.Status) {
 	_, _, err = c.data.send(req.TopicRef, req.Partitioning, func(p *partition, now uint64) uint64 {
 		return p.append(req.Messages, req.Ends, now)
 	})
-	return done08(err)
+	return answer08(err, nil)
 }
 
 // poll08 answers the 16-byte prefix (partition, its current offset, the count) and the stored
@@ -48,33 +48,22 @@ func (c *connection) poll08(payload []byte) ([]byte, iggywire.Status) {
 	return out, iggywire.StatusOK
 }
 
+// offsetRequest08 decodes one of the three consumer-offset requests.
+func offsetRequest08(code wire08.Command) func([]byte) (wire08.OffsetRequest, error) {
+	return func(payload []byte) (wire08.OffsetRequest, error) {
+		return wire08.DecodeConsumerOffsetRequest(code, payload)
+	}
+}
+
 // getOffset08 answers the stored offset, or an empty OK when nothing is stored or anything does
 // not resolve (the server swallows those errors). Reading needs no membership.
 func (c *connection) getOffset08(payload []byte) ([]byte, iggywire.Status) {
-	ref, _, err := wire08.DecodeConsumerOffsetRequest(wire08.CmdGetConsumerOffset, payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	partitionID, current, stored, found, err := c.data.storedOffset(ref)
-	if err != nil || !found {
-		return nil, iggywire.StatusOK
-	}
-	c.out = wire08.AppendConsumerOffset(c.out[:0], wire08.ConsumerOffset{PartitionID: partitionID, CurrentOffset: current, StoredOffset: stored})
-	return c.out, iggywire.StatusOK
-}
-
-func (c *connection) storeOffset08(payload []byte) ([]byte, iggywire.Status) {
-	ref, offset, err := wire08.DecodeConsumerOffsetRequest(wire08.CmdStoreConsumerOffset, payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	return done08(c.data.storeOffset(ref, c.sess.clientID, offset))
-}
-
-func (c *connection) deleteOffset08(payload []byte) ([]byte, iggywire.Status) {
-	ref, _, err := wire08.DecodeConsumerOffsetRequest(wire08.CmdDeleteConsumerOffset, payload)
-	if st := c.decoded08(err); st != iggywire.StatusOK {
-		return nil, st
-	}
-	return done08(c.data.deleteOffset(ref, c.sess.clientID))
+	return request08(c, payload, offsetRequest08(wire08.CmdGetConsumerOffset), func(req wire08.OffsetRequest) ([]byte, iggywire.Status) {
+		partitionID, current, stored, found, err := c.data.storedOffset(req.ConsumerOffsetRef)
+		if err != nil || !found {
+			return nil, iggywire.StatusOK
+		}
+		c.out = wire08.AppendConsumerOffset(c.out[:0], wire08.ConsumerOffset{PartitionID: partitionID, CurrentOffset: current, StoredOffset: stored})
+		return c.out, iggywire.StatusOK
+	})
 }

@@ -33,31 +33,25 @@ func topicElement09(t topicInfo) wire09.Topic {
 		Name: []byte(t.name), Options: t.options}
 }
 
-// appendTopicDetails09 appends the topic element and its partition elements,
-// with the segment count the command's reply gives (create 0, get 1).
-func appendTopicDetails09(dst []byte, t topicInfo, segments uint32) []byte {
-	dst = wire09.AppendTopic(dst, topicElement09(t))
-	for _, p := range t.partitions {
-		dst = wire09.AppendPartition(dst, wire09.Partition{ID: p.id, CreatedAt: p.createdAt, SegmentsCount: segments,
-			CurrentOffset: p.current, SizeBytes: p.size, MessagesCount: p.messages})
-	}
-	return dst
+func appendTopic09(dst []byte, t topicInfo) []byte { return wire09.AppendTopic(dst, topicElement09(t)) }
+
+func appendPartition09(dst []byte, p partitionInfo, segments uint32) []byte {
+	return wire09.AppendPartition(dst, wire09.Partition{ID: p.id, CreatedAt: p.createdAt, SegmentsCount: segments,
+		CurrentOffset: p.current, SizeBytes: p.size, MessagesCount: p.messages})
 }
 
 // getStream09 answers the stream and its topics, empty when absent.
 func (c *connection) getStream09(body []byte) ([]byte, iggywire.Status) {
-	id, err := wire09.DecodeIdentifier(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	c.out = c.out[:0]
-	if info, ok := c.data.streamInfo(id); ok {
-		c.out = wire09.AppendStream(c.out, streamElement09(info))
-		for _, t := range info.topics {
-			c.out = wire09.AppendTopic(c.out, topicElement09(t))
+	return request09(body, wire09.DecodeIdentifier, func(id iggywire.Identifier) ([]byte, iggywire.Status) {
+		c.out = c.out[:0]
+		if info, ok := c.data.streamInfo(id); ok {
+			c.out = wire09.AppendStream(c.out, streamElement09(info))
+			for _, t := range info.topics {
+				c.out = appendTopic09(c.out, t)
+			}
 		}
-	}
-	return c.out, 0
+		return c.out, 0
+	})
 }
 
 // getStreams09 answers every stream, concatenated.
@@ -70,61 +64,47 @@ func (c *connection) getStreams09([]byte) ([]byte, iggywire.Status) {
 }
 
 func (c *connection) createStream09(body []byte) ([]byte, iggywire.Status) {
-	req, err := wire09.DecodeCreateStream(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	if len(req.Options) > 0 {
-		return nil, iggywire.StatusUnsupportedOptionKey // streams have no option keys
-	}
-	info, err := c.data.createStream(string(req.Name))
-	return c.committed(err, func() []byte {
-		c.out = wire09.AppendStream(c.framed(), streamElement09(info))
-		return c.out
+	return request09(body, wire09.DecodeCreateStream, func(req wire09.CreateStream) ([]byte, iggywire.Status) {
+		if len(req.Options) > 0 {
+			return nil, iggywire.StatusUnsupportedOptionKey // streams have no option keys
+		}
+		info, err := c.data.createStream(string(req.Name))
+		return c.committed(err, func() []byte {
+			c.out = wire09.AppendStream(c.framed(), streamElement09(info))
+			return c.out
+		})
 	})
-}
-
-func (c *connection) deleteStream09(body []byte) ([]byte, iggywire.Status) {
-	id, err := wire09.DecodeIdentifier(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	return c.committed(c.data.deleteStream(id), nil)
 }
 
 // getTopic09 answers the topic and its partitions, empty when absent.
 func (c *connection) getTopic09(body []byte) ([]byte, iggywire.Status) {
-	ref, err := iggywire.DecodeTopicRef(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	c.out = c.out[:0]
-	if info, ok := c.data.topicInfo(ref); ok {
-		c.out = appendTopicDetails09(c.out, info, 1)
-	}
-	return c.out, 0
+	return request09(body, iggywire.DecodeTopicRef, func(ref iggywire.TopicRef) ([]byte, iggywire.Status) {
+		c.out = c.out[:0]
+		if info, ok := c.data.topicInfo(ref); ok {
+			c.out = info.appendDetails(c.out, 1, appendTopic09, appendPartition09)
+		}
+		return c.out, 0
+	})
 }
 
 // getTopics09 answers a count, then the stream's topics (0 for a missing stream).
 func (c *connection) getTopics09(body []byte) ([]byte, iggywire.Status) {
-	id, err := wire09.DecodeIdentifier(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	topics, _ := c.data.topicInfos(id)
-	c.out = binary.LittleEndian.AppendUint32(c.out[:0], uint32(len(topics)))
-	for _, t := range topics {
-		c.out = wire09.AppendTopic(c.out, topicElement09(t))
-	}
-	return c.out, 0
+	return request09(body, wire09.DecodeIdentifier, func(id iggywire.Identifier) ([]byte, iggywire.Status) {
+		topics, _ := c.data.topicInfos(id)
+		c.out = binary.LittleEndian.AppendUint32(c.out[:0], uint32(len(topics)))
+		for _, t := range topics {
+			c.out = appendTopic09(c.out, t)
+		}
+		return c.out, 0
+	})
 }
 
 // createTopic09 creates a topic from its partitions count, name and options.
 func (c *connection) createTopic09(body []byte) ([]byte, iggywire.Status) {
-	req, err := wire09.DecodeCreateTopic(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
+	return request09(body, wire09.DecodeCreateTopic, c.createTopicFrom09)
+}
+
+func (c *connection) createTopicFrom09(req wire09.CreateTopic) ([]byte, iggywire.Status) {
 	opts, err := wire09.ParseTopicOptions(req.Options)
 	if err != nil {
 		return nil, statusOf(err)
@@ -136,23 +116,7 @@ func (c *connection) createTopic09(body []byte) ([]byte, iggywire.Status) {
 	info, err := c.data.createTopic(req.StreamID, string(req.Name), topicSettings{partitions: req.PartitionsCount,
 		compression: compression, messageExpiry: opts.MessageExpiry, maxTopicSize: opts.MaxTopicSize}, req.Options)
 	return c.committed(err, func() []byte {
-		c.out = appendTopicDetails09(c.framed(), info, 0)
+		c.out = info.appendDetails(c.framed(), 0, appendTopic09, appendPartition09)
 		return c.out
 	})
-}
-
-func (c *connection) deleteTopic09(body []byte) ([]byte, iggywire.Status) {
-	ref, err := iggywire.DecodeTopicRef(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	return c.committed(c.data.deleteTopic(ref), nil)
-}
-
-func (c *connection) createPartitions09(body []byte) ([]byte, iggywire.Status) {
-	req, err := wire09.DecodeCreatePartitions(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	return c.committed(c.data.createPartitions(req.TopicRef, req.PartitionsCount), nil)
 }

@@ -17,46 +17,22 @@ func groupElement09(g groupInfo) wire09.ConsumerGroup {
 // createGroup09 creates a group; a missing stream or topic, or a name in use, is a committed
 // rejection.
 func (c *connection) createGroup09(body []byte) ([]byte, iggywire.Status) {
-	req, err := wire09.DecodeCreateConsumerGroup(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	g, err := c.data.createGroup(req.TopicRef, string(req.Name))
-	return c.committed(err, func() []byte {
-		c.out = wire09.AppendConsumerGroup(c.framed(), groupElement09(g))
-		return c.out
+	return request09(body, wire09.DecodeCreateConsumerGroup, func(req wire09.CreateConsumerGroup) ([]byte, iggywire.Status) {
+		g, err := c.data.createGroup(req.TopicRef, string(req.Name))
+		return c.committed(err, func() []byte {
+			c.out = wire09.AppendConsumerGroup(c.framed(), groupElement09(g))
+			return c.out
+		})
 	})
-}
-
-// groupOp09 runs a delete, join or leave; a missing stream, topic or group, or leaving a group
-// one is not in, is a committed rejection.
-func (c *connection) groupOp09(body []byte, op func(iggywire.GroupRef) error) ([]byte, iggywire.Status) {
-	ref, err := iggywire.DecodeGroupRef(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	return c.committed(op(ref), nil)
-}
-
-func (c *connection) deleteGroup09(body []byte) ([]byte, iggywire.Status) {
-	return c.groupOp09(body, c.data.deleteGroup)
-}
-
-func (c *connection) joinGroup09(body []byte) ([]byte, iggywire.Status) {
-	return c.groupOp09(body, func(g iggywire.GroupRef) error { return c.data.joinGroup(g, c.sess.clientID) })
-}
-
-func (c *connection) leaveGroup09(body []byte) ([]byte, iggywire.Status) {
-	return c.groupOp09(body, func(g iggywire.GroupRef) error { return c.data.leaveGroup(g, c.sess.clientID) })
 }
 
 // getGroup09 answers the group and its members, empty when absent; a missing stream or topic is
 // status 1009 or 2010.
 func (c *connection) getGroup09(body []byte) ([]byte, iggywire.Status) {
-	ref, err := iggywire.DecodeGroupRef(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
+	return request09(body, iggywire.DecodeGroupRef, c.groupOf09)
+}
+
+func (c *connection) groupOf09(ref iggywire.GroupRef) ([]byte, iggywire.Status) {
 	g, found, err := c.data.groupInfo(ref)
 	if err != nil {
 		return nil, statusOf(err)
@@ -73,28 +49,26 @@ func (c *connection) getGroup09(body []byte) ([]byte, iggywire.Status) {
 
 // getGroups09 answers the topic's groups concatenated.
 func (c *connection) getGroups09(body []byte) ([]byte, iggywire.Status) {
-	ref, err := iggywire.DecodeTopicRef(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	groups, err := c.data.groupInfos(ref)
-	if err != nil {
-		return nil, statusOf(err)
-	}
-	c.out = c.out[:0]
-	for _, g := range groups {
-		c.out = wire09.AppendConsumerGroup(c.out, groupElement09(g))
-	}
-	return c.out, 0
+	return request09(body, iggywire.DecodeTopicRef, func(ref iggywire.TopicRef) ([]byte, iggywire.Status) {
+		groups, err := c.data.groupInfos(ref)
+		c.out = c.out[:0]
+		for _, g := range groups {
+			c.out = wire09.AppendConsumerGroup(c.out, groupElement09(g))
+		}
+		if err != nil {
+			return nil, statusOf(err)
+		}
+		return c.out, 0
+	})
 }
 
 // syncGroup09 answers the caller's generation and pollable partitions, or an
 // empty body when it is not a member.
 func (c *connection) syncGroup09(body []byte) ([]byte, iggywire.Status) {
-	ref, err := iggywire.DecodeGroupRef(body)
-	if err != nil {
-		return nil, statusOf(err)
-	}
+	return request09(body, iggywire.DecodeGroupRef, c.assignment09)
+}
+
+func (c *connection) assignment09(ref iggywire.GroupRef) ([]byte, iggywire.Status) {
 	generation, parts, member, err := c.data.syncGroup(ref, c.sess.clientID, c.s09.parts[:0])
 	c.s09.parts = parts
 	if err != nil {

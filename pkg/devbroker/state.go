@@ -186,6 +186,13 @@ func allocID[T any](slots *[]*T, free *[]uint32) uint32 {
 	return uint32(len(*slots) - 1)
 }
 
+// freeSlot empties slot id for reuse and forgets its name.
+func freeSlot[T any](slots []*T, free *[]uint32, byName map[string]*T, id uint32, name string) {
+	slots[id] = nil
+	*free = append(*free, id)
+	delete(byName, name)
+}
+
 func lookupSlot[T any](slots []*T, id uint32) *T {
 	if uint64(id) < uint64(len(slots)) {
 		return slots[id]

@@ -246,74 +246,76 @@ func writerPartition(m *member, named iggywire.OptionalPartition) (uint32, error
 	return 0, iggywire.StatusNotResolvedConsumer
 }
 
+// offsetTarget is where an offset request points: the topic, the partition and whose offset it
+// is, with the group (nil for a single consumer).
+type offsetTarget struct {
+	t   *topic
+	p   *partition
+	key offsetKey
+	g   *group
+}
+
+// atOffset resolves ref (offsetTarget) and runs fn on it under the store's read lock.
+func (s *store) atOffset(ref iggywire.ConsumerOffsetRef, client uint32, write bool, fn func(o offsetTarget) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, t, err := s.resolveTopic(iggywire.TopicRef{StreamID: ref.StreamID, TopicID: ref.TopicID})
+	if err != nil {
+		return err
+	}
+	p, key, g, err := s.offsetTarget(t, ref, client, write)
+	if err != nil {
+		return err
+	}
+	return fn(offsetTarget{t: t, p: p, key: key, g: g})
+}
+
 // storeOffset stores a consumer's offset: the partition must hold it (4100 for an empty
 // partition or an offset past its last message). A group's commit may complete a pending
 // hand-over of the partition.
 func (s *store) storeOffset(ref iggywire.ConsumerOffsetRef, client uint32, offset uint64) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(iggywire.TopicRef{StreamID: ref.StreamID, TopicID: ref.TopicID})
-	if err != nil {
-		return err
-	}
-	p, key, g, err := s.offsetTarget(t, ref, client, true)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	if p.nextOffset == 0 || offset > p.currentOffsetLocked() {
-		p.mu.Unlock()
-		return iggywire.StatusInvalidOffset
-	}
-	p.offsets[key] = offset
-	p.mu.Unlock()
-	if g != nil {
-		// Lock order: groups before partitions, so the partition lock was let go first.
-		s.groupMu.Lock()
-		g.settleRevocations(t.releasedFor(g), 0)
-		s.groupMu.Unlock()
-	}
-	return nil
+	return s.atOffset(ref, client, true, func(o offsetTarget) error {
+		o.p.mu.Lock()
+		if o.p.nextOffset == 0 || offset > o.p.currentOffsetLocked() {
+			o.p.mu.Unlock()
+			return iggywire.StatusInvalidOffset
+		}
+		o.p.offsets[o.key] = offset
+		o.p.mu.Unlock()
+		if o.g != nil {
+			// Lock order: groups before partitions, so the partition lock was let go first.
+			s.groupMu.Lock()
+			o.g.settleRevocations(o.t.releasedFor(o.g), 0)
+			s.groupMu.Unlock()
+		}
+		return nil
+	})
 }
 
 // deleteOffset removes a consumer's stored offset (3021 when none is stored).
 func (s *store) deleteOffset(ref iggywire.ConsumerOffsetRef, client uint32) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(iggywire.TopicRef{StreamID: ref.StreamID, TopicID: ref.TopicID})
-	if err != nil {
-		return err
-	}
-	p, key, _, err := s.offsetTarget(t, ref, client, true)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, has := p.offsets[key]; !has {
-		return iggywire.StatusConsumerOffsetNotFound
-	}
-	delete(p.offsets, key)
-	return nil
+	return s.atOffset(ref, client, true, func(o offsetTarget) error {
+		o.p.mu.Lock()
+		defer o.p.mu.Unlock()
+		if _, has := o.p.offsets[o.key]; !has {
+			return iggywire.StatusConsumerOffsetNotFound
+		}
+		delete(o.p.offsets, o.key)
+		return nil
+	})
 }
 
 // storedOffset is a consumer's stored offset with its partition's current one; found is false
 // when nothing is stored, err says what did not resolve.
 func (s *store) storedOffset(ref iggywire.ConsumerOffsetRef) (partitionID uint32, current, stored uint64, found bool, err error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, t, err := s.resolveTopic(iggywire.TopicRef{StreamID: ref.StreamID, TopicID: ref.TopicID})
-	if err != nil {
-		return 0, 0, 0, false, err
-	}
-	p, key, _, err := s.offsetTarget(t, ref, 0, false)
-	if err != nil {
-		return 0, 0, 0, false, err
-	}
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	stored, found = p.offsets[key]
-	return p.id, p.currentOffsetLocked(), stored, found, nil
+	err = s.atOffset(ref, 0, false, func(o offsetTarget) error {
+		o.p.mu.RLock()
+		defer o.p.mu.RUnlock()
+		stored, found = o.p.offsets[o.key]
+		partitionID, current = o.p.id, o.p.currentOffsetLocked()
+		return nil
+	})
+	return partitionID, current, stored, found, err
 }
 
 // append stores one 0.8 request's messages and returns the first one's offset: it copies them,

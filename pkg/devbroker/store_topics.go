@@ -9,16 +9,13 @@ func (s *store) addStream(name string) (*stream, error) {
 	}
 	id := allocID(&s.streams, &s.freeStreamIDs)
 	st := &stream{id: id, name: name, createdAt: s.clock(), topicsByName: map[string]*topic{}}
-	s.streams[id] = st
-	s.streamsByName[name] = st
+	s.streams[id], s.streamsByName[name] = st, st
 	return st, nil
 }
 
 // removeStream removes st; callers hold store.mu for writing.
 func (s *store) removeStream(st *stream) {
-	s.streams[st.id] = nil
-	s.freeStreamIDs = append(s.freeStreamIDs, st.id)
-	delete(s.streamsByName, st.name)
+	freeSlot(s.streams, &s.freeStreamIDs, s.streamsByName, st.id, st.name)
 }
 
 // topicSettings is a topic to create: zero expiry and size mean the defaults.
@@ -71,16 +68,13 @@ func (s *store) addTopic(st *stream, name string, cfg topicSettings) (*topic, er
 		replicationFactor: cfg.replicationFactor,
 	}
 	t.addPartitions(cfg.partitions, t.createdAt, s.retainBytes)
-	st.topics[id] = t
-	st.topicsByName[name] = t
+	st.topics[id], st.topicsByName[name] = t, t
 	return t, nil
 }
 
 // removeTopic removes t; callers hold store.mu for writing.
 func (st *stream) removeTopic(t *topic) {
-	st.topics[t.id] = nil
-	st.freeTopicIDs = append(st.freeTopicIDs, t.id)
-	delete(st.topicsByName, t.name)
+	freeSlot(st.topics, &st.freeTopicIDs, st.topicsByName, t.id, t.name)
 }
 
 // invalidArgument marks a request the store refuses before looking anything up (a partition
@@ -114,6 +108,17 @@ type (
 		createdAt, current, size, messages uint64
 	}
 )
+
+// appendDetails appends the topic's element (record) and each of its partitions' with the segment
+// count the command's reply gives (create 0, get 1), by a protocol's encoders.
+func (t topicInfo) appendDetails(dst []byte, segments uint32, topic func([]byte, topicInfo) []byte,
+	partition func([]byte, partitionInfo, uint32) []byte) []byte {
+	dst = topic(dst, t)
+	for _, p := range t.partitions {
+		dst = partition(dst, p, segments)
+	}
+	return dst
+}
 
 func (st *stream) info(withTopics bool) streamInfo {
 	topics, size, messages := st.stats()

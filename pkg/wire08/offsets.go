@@ -22,15 +22,21 @@ func AppendStoreConsumerOffset(dst []byte, o iggywire.ConsumerOffsetRef, offset 
 	return iggywire.AppendU64(dst, offset), nil
 }
 
-// DecodeConsumerOffsetRequest decodes any of the three offset requests; offset is read for
+// OffsetRequest is a decoded consumer-offset request: Offset is StoreConsumerOffset's.
+type OffsetRequest struct {
+	iggywire.ConsumerOffsetRef
+	Offset uint64
+}
+
+// DecodeConsumerOffsetRequest decodes any of the three offset requests; the offset is read for
 // StoreConsumerOffset only.
-func DecodeConsumerOffsetRequest(code Command, payload []byte) (ref iggywire.ConsumerOffsetRef, offset uint64, err error) {
+func DecodeConsumerOffsetRequest(code Command, payload []byte) (OffsetRequest, error) {
 	r := NewReader("consumer offset", payload)
-	ref = r.ConsumerOffsetRef()
+	o := OffsetRequest{ConsumerOffsetRef: r.ConsumerOffsetRef()}
 	if code == CmdStoreConsumerOffset {
-		offset = r.U64("offset")
+		o.Offset = r.U64("offset")
 	}
-	return ref, offset, r.Err()
+	return o, r.Err()
 }
 
 // ConsumerOffsetSize is the GetConsumerOffset reply's size; an empty reply means nothing is

@@ -18,10 +18,10 @@ func DecodeCreateStream(payload []byte) ([]byte, error) {
 	return name, r.Err()
 }
 
-// DecodeIdentifierPayload decodes a payload that starts with one identifier: GetStream (200)
-// and DeleteStream (203), GetTopics (301) names the stream the same way.
-func DecodeIdentifierPayload(what string, payload []byte) (iggywire.Identifier, error) {
-	r := NewReader(what, payload)
+// DecodeStreamID decodes a payload that starts with a stream's identifier: GetStream (200),
+// DeleteStream (203) and GetTopics (301).
+func DecodeStreamID(payload []byte) (iggywire.Identifier, error) {
+	r := NewReader("stream", payload)
 	id := r.Identifier("stream id")
 	return id, r.Err()
 }

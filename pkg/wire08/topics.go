@@ -52,8 +52,8 @@ func DecodeCreateTopic(payload []byte) (CreateTopic, error) {
 
 // DecodeTopicRef decodes a payload that starts with a topic reference: GetTopic (300),
 // DeleteTopic (303), GetConsumerGroups (601).
-func DecodeTopicRef(what string, payload []byte) (iggywire.TopicRef, error) {
-	r := NewReader(what, payload)
+func DecodeTopicRef(payload []byte) (iggywire.TopicRef, error) {
+	r := NewReader("topic reference", payload)
 	t := iggywire.TopicRef{StreamID: r.Identifier("stream id"), TopicID: r.Identifier("topic id")}
 	return t, r.Err()
 }
