@@ -47,6 +47,9 @@ var handlers08 = map[wire08.Command]handler{
 	wire08.CmdCreatePartitions: do08(wire08.DecodePartitions, func(c *connection, req wire08.Partitions) error {
 		return c.data.createPartitions(req.TopicRef, req.Count)
 	}),
+	wire08.CmdDeletePartitions: do08(wire08.DecodePartitions, func(c *connection, req wire08.Partitions) error {
+		return c.data.deletePartitions(req.TopicRef, req.Count)
+	}),
 	wire08.CmdGetConsumerGroup:    (*connection).getGroup08,
 	wire08.CmdGetConsumerGroups:   (*connection).getGroups08,
 	wire08.CmdCreateConsumerGroup: (*connection).createGroup08,

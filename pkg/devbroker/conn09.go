@@ -266,6 +266,9 @@ var handlers09 = map[route09]handler{
 	{wire09.OpCreatePartitions, 0}: commit09(wire09.DecodeCreatePartitions, func(c *connection, req wire09.CreatePartitions) error {
 		return c.data.createPartitions(req.TopicRef, req.PartitionsCount)
 	}),
+	{wire09.OpDeletePartitions, 0}: commit09(wire09.DecodeCreatePartitions, func(c *connection, req wire09.CreatePartitions) error {
+		return c.data.deletePartitions(req.TopicRef, req.PartitionsCount)
+	}),
 	{wire09.OpDeleteConsumerGroup, 0}: commit09(iggywire.DecodeGroupRef, func(c *connection, g iggywire.GroupRef) error {
 		return c.data.deleteGroup(g)
 	}),

@@ -268,6 +268,29 @@ func (s *store) createPartitions(ref iggywire.TopicRef, count uint32) error {
 	return nil
 }
 
+// deletePartitions removes the last count partitions of a topic (1..1000, else invalid 2015),
+// with their messages and offsets, and deals every group's partitions anew; more than the topic
+// has is 2019.
+func (s *store) deletePartitions(ref iggywire.TopicRef, count uint32) error {
+	if count == 0 || count > maxPartitions {
+		return invalid(iggywire.StatusTooManyPartitions)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, t, err := s.resolveTopic(ref)
+	if err != nil {
+		return err
+	}
+	if int(count) > len(t.partitions) {
+		return iggywire.StatusInvalidPartitionsCount
+	}
+	kept := len(t.partitions) - int(count)
+	clear(t.partitions[kept:])
+	t.partitions = t.partitions[:kept]
+	s.regroup(t)
+	return nil
+}
+
 // regroup makes every group of t cover t's partitions and deals them anew; callers hold
 // store.mu for writing.
 func (s *store) regroup(t *topic) {

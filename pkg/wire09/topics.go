@@ -222,7 +222,9 @@ func DecodeTopicsCount(body []byte) (uint32, []byte, error) {
 	return n, r.Rest(), nil
 }
 
-// CreatePartitions is the CreatePartitions (402 -> op 136) request.
+// CreatePartitions is the CreatePartitions (402 -> op 136) request, and the
+// DeletePartitions (403 -> op 137) one, laid out alike: a topic and how many
+// partitions to add, or to remove from the end.
 type CreatePartitions struct {
 	iggywire.TopicRef
 	PartitionsCount uint32
@@ -237,9 +239,9 @@ func AppendCreatePartitions(dst []byte, c CreatePartitions) ([]byte, error) {
 	return iggywire.AppendU32(dst, c.PartitionsCount), nil
 }
 
-// DecodeCreatePartitions decodes the request body.
+// DecodeCreatePartitions decodes the request body (of DeletePartitions too).
 func DecodeCreatePartitions(body []byte) (CreatePartitions, error) {
-	r := iggywire.NewReader("create partitions", body)
+	r := iggywire.NewReader("partitions", body)
 	c := CreatePartitions{TopicRef: iggywire.TopicRef{StreamID: r.Identifier("stream id"), TopicID: r.Identifier("topic id")},
 		PartitionsCount: r.U32("partitions count")}
 	return c, r.End()
