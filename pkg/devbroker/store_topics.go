@@ -254,39 +254,42 @@ func (s *store) topicInfos(streamID iggywire.Identifier) ([]topicInfo, bool) {
 // createPartitions adds count partitions (1..1000, else invalid 2015) to a topic, with the next
 // ids, and deals every group's partitions anew.
 func (s *store) createPartitions(ref iggywire.TopicRef, count uint32) error {
-	if count == 0 || count > maxPartitions {
-		return invalid(iggywire.StatusTooManyPartitions)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, t, err := s.resolveTopic(ref)
-	if err != nil {
-		return err
-	}
-	t.addPartitions(count, s.clock(), s.retainBytes)
-	s.regroup(t)
-	return nil
+	return s.changePartitions(ref, count, func(t *topic) error {
+		t.addPartitions(count, s.clock(), s.retainBytes)
+		return nil
+	})
 }
 
 // deletePartitions removes the last count partitions of a topic (1..1000, else invalid 2015),
 // with their messages and offsets, and deals every group's partitions anew; more than the topic
 // has is 2019.
 func (s *store) deletePartitions(ref iggywire.TopicRef, count uint32) error {
+	return s.changePartitions(ref, count, func(t *topic) error {
+		if int(count) > len(t.partitions) {
+			return iggywire.StatusInvalidPartitionsCount
+		}
+		kept := len(t.partitions) - int(count)
+		clear(t.partitions[kept:])
+		t.partitions = t.partitions[:kept]
+		return nil
+	})
+}
+
+// changePartitions runs change on a topic under the write lock, for a count of 1..1000, and then
+// deals every group's partitions anew.
+func (s *store) changePartitions(ref iggywire.TopicRef, count uint32, change func(t *topic) error) error {
 	if count == 0 || count > maxPartitions {
 		return invalid(iggywire.StatusTooManyPartitions)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, t, err := s.resolveTopic(ref)
+	if err == nil {
+		err = change(t)
+	}
 	if err != nil {
 		return err
 	}
-	if int(count) > len(t.partitions) {
-		return iggywire.StatusInvalidPartitionsCount
-	}
-	kept := len(t.partitions) - int(count)
-	clear(t.partitions[kept:])
-	t.partitions = t.partitions[:kept]
 	s.regroup(t)
 	return nil
 }
