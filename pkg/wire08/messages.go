@@ -110,12 +110,22 @@ func AppendSendMessages(dst []byte, md SendMetadata, msgs []iggywire.Message) ([
 	dst = dst[:index+indexSize*len(msgs)]
 	clear(dst[index:])
 	section := len(dst)
+	le := binary.LittleEndian
 	for i := range msgs {
 		m := &msgs[i]
-		dst = AppendMessageHeader(dst, MessageHeader{ID: m.ID, OriginTimestamp: m.OriginTimestamp,
-			HeadersLength: uint32(len(m.Headers)), PayloadLength: uint32(len(m.Payload))})
-		dst = append(append(dst, m.Payload...), m.Headers...)
-		binary.LittleEndian.PutUint32(dst[index+4:], uint32(len(dst)-section))
+		at := len(dst)
+		dst = dst[:at+MessageHeaderSize+len(m.Payload)+len(m.Headers)]
+		h := dst[at : at+MessageHeaderSize]
+		clear(h[:offID])
+		copy(h[offID:], m.ID[:])
+		clear(h[offOffset:offOriginTime])
+		le.PutUint64(h[offOriginTime:], m.OriginTimestamp)
+		le.PutUint32(h[offHeadersLength:], uint32(len(m.Headers)))
+		le.PutUint32(h[offPayloadLength:], uint32(len(m.Payload)))
+		clear(h[offPayloadLength+4:])
+		n := copy(dst[at+MessageHeaderSize:], m.Payload)
+		copy(dst[at+MessageHeaderSize+n:], m.Headers)
+		le.PutUint32(dst[index+4:], uint32(len(dst)-section))
 		index += indexSize
 	}
 	return dst, nil

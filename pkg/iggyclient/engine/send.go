@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
@@ -35,22 +36,21 @@ func (b *sendBuffers) messages(msgs []api.OutMessage, now uint64) ([]iggywire.Me
 	if cap(b.hdrs) < headerBytes {
 		b.hdrs = make([]byte, 0, headerBytes)
 	}
-	out := b.msgs[:0]
+	out := slices.Grow(b.msgs[:0], len(msgs))[:len(msgs)]
 	for i := range msgs {
-		m := &msgs[i]
+		m, w := &msgs[i], &out[i]
 		if len(m.Payload) == 0 || len(m.Payload) > api.MaxPayloadSize {
-			return out, fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", api.ErrInvalidMessage, i, len(m.Payload), api.MaxPayloadSize)
+			return out[:i], fmt.Errorf("%w: message %d: payload is %d bytes, want 1..%d", api.ErrInvalidMessage, i, len(m.Payload), api.MaxPayloadSize)
 		}
-		var userHeaders []byte
+		w.ID, w.OriginTimestamp, w.Payload, w.Headers = m.ID, now, m.Payload, nil
 		if len(m.Headers) > 0 {
 			from := len(b.hdrs)
 			var err error
 			if b.hdrs, err = api.AppendUserHeaders(b.hdrs, m.Headers); err != nil {
-				return out, fmt.Errorf("message %d: %w", i, err)
+				return out[:i], fmt.Errorf("message %d: %w", i, err)
 			}
-			userHeaders = b.hdrs[from:len(b.hdrs):len(b.hdrs)]
+			w.Headers = b.hdrs[from:len(b.hdrs):len(b.hdrs)]
 		}
-		out = append(out, iggywire.Message{ID: m.ID, OriginTimestamp: now, Payload: m.Payload, Headers: userHeaders})
 	}
 	return out, nil
 }
