@@ -280,19 +280,25 @@ func (it *PollIterator) Next(m *iggywire.PolledMessage) bool {
 	if it.err != nil || len(it.rest) <= MessageHeaderSize {
 		return false
 	}
-	h := DecodeMessageHeader(it.rest)
+	le := binary.LittleEndian
+	h := it.rest[:MessageHeaderSize]
 	body := it.rest[MessageHeaderSize:]
-	if uint64(h.PayloadLength) > uint64(len(body)) {
+	p, n := uint64(le.Uint32(h[offPayloadLength:])), uint64(le.Uint32(h[offHeadersLength:]))
+	if p > uint64(len(body)) {
 		it.rest = nil
 		return false
 	}
-	if uint64(h.HeadersLength) > uint64(len(body))-uint64(h.PayloadLength) {
-		it.err = iggywire.Malformed(fmt.Sprintf("poll reply: user headers of %d bytes at offset %d run past the reply", h.HeadersLength, h.Offset))
+	if n > uint64(len(body))-p {
+		it.err = iggywire.Malformed(fmt.Sprintf("poll reply: user headers of %d bytes at offset %d run past the reply", n, le.Uint64(h[offOffset:])))
 		return false
 	}
-	p, n := int(h.PayloadLength), int(h.HeadersLength)
-	*m = iggywire.PolledMessage{Offset: h.Offset, Timestamp: h.Timestamp, OriginTimestamp: h.OriginTimestamp, ID: h.ID,
-		Checksum: h.Checksum, Payload: body[:p:p], Headers: body[p : p+n : p+n]}
+	m.Checksum = le.Uint64(h[offChecksum:])
+	m.ID = [16]byte(h[offID : offID+16])
+	m.Offset = le.Uint64(h[offOffset:])
+	m.Timestamp = le.Uint64(h[offTimestamp:])
+	m.OriginTimestamp = le.Uint64(h[offOriginTime:])
+	m.Payload = body[:p:p]
+	m.Headers = body[p : p+n : p+n]
 	it.rest = body[p+n:]
 	return true
 }

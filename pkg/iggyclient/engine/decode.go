@@ -24,21 +24,23 @@ func DecodePoll(it PollIterator, m *iggywire.PolledMessage, msgs []api.InMessage
 	b := api.Batch{PartitionID: p.PartitionID, CurrentOffset: p.CurrentOffset}
 	start := len(msgs)
 	for it.Next(m) {
-		out := api.InMessage{ID: m.ID, Offset: m.Offset, Checksum: m.Checksum, Timestamp: m.Timestamp,
-			OriginTimestamp: m.OriginTimestamp, Payload: m.Payload[:len(m.Payload):len(m.Payload)]}
-		if len(m.Headers) > 0 {
-			from := len(headers)
-			parsed, err := api.ParseUserHeaders(headers, m.Headers)
-			if err != nil {
-				log("dropping unparsable user headers", "offset", m.Offset, "error", err)
-			} else {
-				// An append that moved headers leaves earlier messages on the old array, which
-				// nobody writes again: their entries stay valid.
-				headers = parsed
-				out.Headers = headers[from:len(headers):len(headers)]
-			}
+		msgs = append(msgs, api.InMessage{})
+		out := &msgs[len(msgs)-1]
+		out.ID, out.Offset, out.Checksum, out.Timestamp, out.OriginTimestamp = m.ID, m.Offset, m.Checksum, m.Timestamp, m.OriginTimestamp
+		out.Payload = m.Payload[:len(m.Payload):len(m.Payload)]
+		if len(m.Headers) == 0 {
+			continue
 		}
-		msgs = append(msgs, out)
+		from := len(headers)
+		parsed, err := api.ParseUserHeaders(headers, m.Headers)
+		if err != nil {
+			log("dropping unparsable user headers", "offset", m.Offset, "error", err)
+			continue
+		}
+		// An append that moved headers leaves earlier messages on the old array, which nobody
+		// writes again: their entries stay valid.
+		headers = parsed
+		out.Headers = headers[from:len(headers):len(headers)]
 	}
 	*m = iggywire.PolledMessage{} // no reference to the reply is kept
 	if err := it.Err(); err != nil {

@@ -6,14 +6,16 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // iterator and scratch are the reply and message DecodePoll walks, kept as a connection keeps
 // them.
 var (
-	iterator wire09.PollIterator
-	scratch  iggywire.PolledMessage
+	iterator   wire09.PollIterator
+	iterator08 wire08.PollIterator
+	scratch    iggywire.PolledMessage
 )
 
 // decodePoll decodes a 0.9 poll reply with engine.DecodePoll.
@@ -103,4 +105,21 @@ func FuzzDecodePoll09(f *testing.F) {
 			t.Fatalf("decoded %d messages, the prefix counts %d", len(b.Messages), p.MessagesCount)
 		}
 	})
+}
+
+// A sink's poll of 1,000 messages of 100 bytes over 0.8, decoded into reused memory.
+func BenchmarkDecodePoll08x1000x100B(b *testing.B) {
+	body := iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{MessagesCount: 1000})
+	for i := range 1000 {
+		body = wire08.AppendMessageHeader(body, wire08.MessageHeader{Offset: uint64(i), PayloadLength: 100})
+		body = append(body, make([]byte, 100)...)
+	}
+	var msgs []api.InMessage
+	var hdrs []api.HeaderEntry
+	noLog := func(string, ...any) {}
+	b.ReportAllocs()
+	for b.Loop() {
+		iterator08, _ = wire08.NewPollIterator(body)
+		_, msgs, hdrs, _ = engine.DecodePoll(&iterator08, &scratch, msgs[:0], hdrs[:0], noLog)
+	}
 }
