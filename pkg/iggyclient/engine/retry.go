@@ -21,11 +21,11 @@ type Retry struct {
 }
 
 // NewRetry starts the bookkeeping of one call; life may be nil (no client to close).
-func NewRetry(o *api.Options, life *api.Lifetime) *Retry {
+func NewRetry(o *api.Options, life *api.Lifetime) Retry {
 	if life == nil {
 		life = api.NewLifetime()
 	}
-	return &Retry{opts: o, life: life}
+	return Retry{opts: o, life: life}
 }
 
 // Attempt is the number of attempts failed so far.
