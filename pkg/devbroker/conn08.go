@@ -8,10 +8,10 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
-// The Iggy 0.8 side of a connection (spec §1): length-prefixed frames served in order, one
+// The Iggy 0.8 side of a connection: length-prefixed frames served in order, one
 // reply each, [status u32][length u32][payload].
 
-// Frame limits (spec §1.4).
+// Frame limits.
 const maxSendPayload = 1 << 30 // SendMessages; far above what the SDK can send
 
 // handlers08 answers each 0.8 command; an unknown code is InvalidCommand.

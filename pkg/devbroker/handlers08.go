@@ -11,7 +11,7 @@ import (
 )
 
 // 0.8 handlers of the session (ping, logins, cluster metadata, clients), streams, topics and
-// partitions (spec §4.1 - §4.8). Get commands answer an empty OK for what is missing, as the
+// partitions. Get commands answer an empty OK for what is missing, as the
 // real server does; the others the status of what did not resolve.
 
 const rootUserID = 0

@@ -5,7 +5,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
-// 0.8 consumer-group handlers (spec §4.10). Membership belongs to the connection; Get commands
+// 0.8 consumer-group handlers. Membership belongs to the connection; Get commands
 // answer an empty OK for what is missing at any level.
 
 func groupRecord08(g groupInfo) wire08.ConsumerGroup {

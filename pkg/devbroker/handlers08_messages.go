@@ -7,7 +7,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
-// 0.8 handlers of sends, polls and consumer offsets (spec §4.9, §5, §6.4, §6.5).
+// 0.8 handlers of sends, polls and consumer offsets.
 
 // send08 stores one SendMessages request in the partition its partitioning picks and answers
 // with an empty OK. The real server checks the login before it reads the payload.

@@ -10,9 +10,9 @@ import (
 
 // Sends, polls and consumer offsets of the store, for both protocols: which partition a send or
 // poll goes to, what a poll returns and commits, whose offset a request names and who may write
-// it. The rules are Iggy 0.8's (spec/iggy-protocol.md §6); each protocol's handlers answer the
-// errors in their own terms (0.9 denies what does not resolve with status 20, §6.5 of the 0.9
-// spec). Storage is in each sender's format: 0.8 messages here, 0.9 records in convert.go.
+// it. The rules are Iggy 0.8's; each protocol's handlers answer the errors in their own terms
+// (0.9 denies what does not resolve with status 20; docs/iggy-protocols.md). Storage is in each
+// sender's format: 0.8 messages here, 0.9 records in convert.go.
 
 // Consumer kinds of offset keys.
 const (
@@ -82,7 +82,7 @@ type pollResult struct {
 	from, to    uint64
 }
 
-// poll reads up to q.count messages into dst (spec §6.5). A single consumer reads the partition
+// poll reads up to q.count messages into dst. A single consumer reads the partition
 // named, or 0; a group member the partition named, when it owns it, or the next of its own round
 // robin. Errors: 1009, 2010, 3007; 5000 for a missing group, 5006 for a connection that is not a
 // member, 3022 (not resolved) for a partition the member does not own or a member without one.

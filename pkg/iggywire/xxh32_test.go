@@ -6,7 +6,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
-// Digests of spec §15.1 (foreign/go/internal/hash/xxhash32_test.go, from
+// Reference digests (the Go SDK's foreign/go/internal/hash/xxhash32_test.go, from
 // twox-hash) plus the 0.8 spec's "user-42".
 func TestXXH32Digests(t *testing.T) {
 	tests := []struct {

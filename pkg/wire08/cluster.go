@@ -2,7 +2,7 @@ package wire08
 
 import "github.com/iggy-connectors-go/runtime/pkg/iggywire"
 
-// Node roles and statuses of the cluster metadata (§4.4).
+// Node roles and statuses of the cluster metadata.
 const (
 	RoleLeader   uint8 = 0
 	RoleFollower uint8 = 1
@@ -63,7 +63,7 @@ func DecodeClusterMetadata(payload []byte) (ClusterMetadata, error) {
 	return m, r.Err()
 }
 
-// ClientDetails is the GetMe (20) and GetClient (21) reply (§4.5).
+// ClientDetails is the GetMe (20) and GetClient (21) reply.
 type ClientDetails struct {
 	ClientID, UserID uint32
 	Transport        uint8 // 1 tcp

@@ -1,7 +1,7 @@
 // Package wire08 is the Iggy 0.8 wire format, shared by our 0.8 client (pkg/iggyclient/v08)
 // and the dev broker (pkg/devbroker), as pkg/wire09 is for 0.9: pure encoding and decoding, no
 // I/O policy beyond reading one reply. The layouts are those the official Go SDK v0.8.0 sends and
-// reads and the 0.8 server answers with (spec/iggy-protocol.md; section numbers refer to it);
+// reads and the 0.8 server answers with (docs/iggy-protocols.md);
 // the SDK stays the reference the tests cross-check these bytes against.
 //
 // A request frame is [length u32][code u32][payload], the length counting code and payload; a
@@ -18,11 +18,11 @@
 // Files and their jobs:
 //
 //	frame.go     command codes, limits, request and reply framing, ReadReply (bounded), NewReader
-//	login.go     LoginUser, LoginWithPersonalAccessToken and their reply (§4.2, §4.3)
-//	cluster.go   the cluster metadata reply, client details (§4.4, §4.5)
-//	streams.go   CreateStream, the stream record (§4.6)
-//	topics.go    CreateTopic, topic and partition records, Create/DeletePartitions (§4.7, §4.8)
-//	offsets.go   Get / Store / Delete consumer offset and its reply (§4.9)
-//	groups.go    consumer-group requests, the group record and its members (§4.10)
-//	messages.go  the message layout, SendMessages, PollMessages, the poll reply and PollIterator (§5)
+//	login.go     LoginUser, LoginWithPersonalAccessToken and their reply
+//	cluster.go   the cluster metadata reply, client details
+//	streams.go   CreateStream, the stream record
+//	topics.go    CreateTopic, topic and partition records, Create/DeletePartitions
+//	offsets.go   Get / Store / Delete consumer offset and its reply
+//	groups.go    consumer-group requests, the group record and its members
+//	messages.go  the message layout, SendMessages, PollMessages, the poll reply and PollIterator
 package wire08

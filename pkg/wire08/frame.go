@@ -10,7 +10,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
-// Command is a request's command code (§3).
+// Command is a request's command code.
 type Command uint32
 
 // The commands the connectors runtime's client and the dev broker speak.
@@ -45,7 +45,7 @@ const (
 	CmdLeaveConsumerGroup   Command = 605
 )
 
-// Frame sizes and limits (§1.2 - §1.4).
+// Frame sizes and limits.
 const (
 	// RequestHeadSize is a request's head: [length u32][code u32]; length counts the code and
 	// the payload.

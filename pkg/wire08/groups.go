@@ -3,7 +3,7 @@ package wire08
 import "github.com/iggy-connectors-go/runtime/pkg/iggywire"
 
 // AppendCreateConsumerGroup appends the CreateConsumerGroup (602) payload: the topic, then the
-// u8-length name (the server assigns the id, §4.10).
+// u8-length name (the server assigns the id).
 func AppendCreateConsumerGroup(dst []byte, t iggywire.TopicRef, name []byte) ([]byte, error) {
 	if err := iggywire.CheckName("consumer group name", name, 1); err != nil {
 		return dst, err

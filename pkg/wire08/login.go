@@ -6,7 +6,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
-// LoginUser is the LoginUser (38) request (§4.2). Version and Context are sent by the SDK and
+// LoginUser is the LoginUser (38) request. Version and Context are sent by the SDK and
 // ignored by the server; a request may end after the password.
 type LoginUser struct {
 	Username, Password []byte

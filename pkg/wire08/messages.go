@@ -9,7 +9,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// MessageHeaderSize is one message's header (§5.1): checksum u64, id u128, offset u64, timestamp
+// MessageHeaderSize is one message's header: checksum u64, id u128, offset u64, timestamp
 // u64, origin timestamp u64, user-headers length u32, payload length u32, reserved u64. The
 // payload follows, then the user headers.
 const MessageHeaderSize = 64
@@ -71,12 +71,12 @@ func StampMessage(msg []byte, offset, timestamp uint64) {
 }
 
 // SealMessage writes a whole message's checksum: XXH3-64 of everything after the checksum
-// field (§5.3).
+// field.
 func SealMessage(msg []byte) {
 	binary.LittleEndian.PutUint64(msg[offChecksum:], xxh3.Hash(msg[offID:]))
 }
 
-// SendMetadata is what a SendMessages (101) request says before its messages (§5.4).
+// SendMetadata is what a SendMessages (101) request says before its messages.
 type SendMetadata struct {
 	iggywire.TopicRef
 	Partitioning iggywire.Partitioning
@@ -205,7 +205,7 @@ func DecodeSendMessages(payload []byte, ends []uint32) (SendMessages, error) {
 	return req, nil
 }
 
-// PollMessages is the PollMessages (100) request (§5.5).
+// PollMessages is the PollMessages (100) request.
 type PollMessages struct {
 	iggywire.ConsumerOffsetRef
 	Strategy   iggywire.PollingStrategy

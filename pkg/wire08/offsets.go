@@ -7,7 +7,7 @@ import (
 )
 
 // AppendConsumerOffsetRef appends the GetConsumerOffset (120) and DeleteConsumerOffset (122)
-// payload: consumer, stream, topic, optional partition (§4.9).
+// payload: consumer, stream, topic, optional partition.
 func AppendConsumerOffsetRef(dst []byte, o iggywire.ConsumerOffsetRef) ([]byte, error) {
 	return iggywire.AppendConsumerOffsetRef(dst, o)
 }

@@ -26,7 +26,7 @@ func DecodeStreamID(payload []byte) (iggywire.Identifier, error) {
 	return id, r.Err()
 }
 
-// Stream is the stream record (33 + n bytes, §4.6).
+// Stream is the stream record (33 + n bytes).
 type Stream struct {
 	ID            uint32
 	CreatedAt     uint64

@@ -2,7 +2,7 @@ package wire08
 
 import "github.com/iggy-connectors-go/runtime/pkg/iggywire"
 
-// Compression algorithms of CreateTopic: the server takes these two only (§4.7).
+// Compression algorithms of CreateTopic: the server takes these two only.
 const (
 	CompressionNone uint8 = 1
 	CompressionGzip uint8 = 2

@@ -10,7 +10,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
-// The worked examples of spec/iggy-protocol.md §8, byte for byte, through the encoders and
+// The worked examples of the 0.8 protocol (the official SDK v0.8.0's bytes), byte for byte, through the encoders and
 // decoders of this package (the dev broker's tests check the same bytes over TCP).
 
 func unhex(t testing.TB, s string) []byte {

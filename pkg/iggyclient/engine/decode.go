@@ -17,7 +17,7 @@ type PollIterator interface {
 // whose parsed user headers are appended to headers; payloads and header bytes alias the reply.
 // m is the caller's scratch message. Nothing is allocated once msgs and headers have grown to the
 // reply's size (it and m live in the connection, so an interface holding it costs nothing). A
-// message whose user headers do not parse keeps none (upstream passes it on, pipeline.md §1.4),
+// message whose user headers do not parse keeps none (upstream passes it on),
 // with a debug line. A reply whose layout is wrong is the iterator's error.
 func DecodePoll(it PollIterator, m *iggywire.PolledMessage, msgs []api.InMessage, headers []api.HeaderEntry, log func(string, ...any)) (api.Batch, []api.InMessage, []api.HeaderEntry, error) {
 	p := it.Prefix()

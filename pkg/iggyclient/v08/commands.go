@@ -9,7 +9,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
-// The entity and offset commands (spec §4.6 - §4.10). Get commands answer an empty payload for
+// The entity and offset commands. Get commands answer an empty payload for
 // what is missing.
 
 // StreamExists implements engine.Protocol: GetStream (200).
