@@ -4,8 +4,9 @@
 //
 // Over 0.8 it answers the commands the official Go SDK v0.8.0 sends for the
 // connectors runtime (login with password or personal access token, cluster
-// metadata, streams, topics, partitions (added and deleted), send and poll, consumer offsets,
-// consumer groups) with the real server's layouts, status codes and quirks, as
+// metadata, streams, topics, partitions added and deleted, send and poll,
+// consumer offsets, consumer groups) with the real server's layouts, status
+// codes and quirks, as
 // described in spec/iggy-protocol.md. Over 0.9 it does what
 // spec/iggy-protocol-0.9.md §13 asks of a test broker (sessions, request
 // numbers, metadata dedup, evictions, checksummed batch records, Sync and
