@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/tap"
 )
@@ -130,8 +131,8 @@ func (d *deadLetterWriter) message(rec *deadLetter, now string) iggyclient.OutMe
 		}
 	}
 	add := func(key, value string) {
-		hs = append(hs, iggyclient.HeaderEntry{KeyKind: iggyclient.KindString, Key: []byte(key),
-			Kind: iggyclient.KindString, Value: []byte(cutText(value, maxHeaderValue))})
+		hs = append(hs, iggyclient.HeaderEntry{KeyKind: iggywire.KindString, Key: []byte(key),
+			Kind: iggywire.KindString, Value: []byte(cutText(value, maxHeaderValue))})
 	}
 	add(dlqHeaderKey, d.r.spec.Key)
 	add(dlqHeaderStage, rec.stage)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // A dead letter keeps the record's own headers but not the iggy_dlq_* ones of an earlier
@@ -14,7 +15,7 @@ import (
 func TestDeadLetterMessageHeaders(t *testing.T) {
 	d := &deadLetterWriter{r: &Runner{spec: &connectorSpec{Key: "k"}}}
 	str := func(k, v string) iggyclient.HeaderEntry {
-		return iggyclient.HeaderEntry{KeyKind: iggyclient.KindString, Key: []byte(k), Kind: iggyclient.KindString, Value: []byte(v)}
+		return iggyclient.HeaderEntry{KeyKind: iggywire.KindString, Key: []byte(k), Kind: iggywire.KindString, Value: []byte(v)}
 	}
 	long := strings.Repeat("é", 200) // 400 bytes
 	msg := d.message(&deadLetter{stage: "decode", err: errors.New(long), stream: "s", topic: "t", payload: []byte("p"),

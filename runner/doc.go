@@ -29,7 +29,8 @@
 // Endpoint (IGGY_CONNECTORS_HTTP_ADDRESS, host:port or unix:/path): GET / (text), GET /health
 // ({"status":"healthy","key":..,"connector_type":..,"connector_status":..}, plus "role" for a
 // source on the iggy state backend), GET /ready (200 only while the connector is active and
-// running, else 503, for readiness probes), GET /stats (the connector's /stats object of
+// running and its Iggy connection is up, else 503, for readiness probes; iggystate.go: a lost
+// connection, e.g. a server silent for [iggy] request_timeout, also shows in last_error), GET /stats (the connector's /stats object of
 // http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage, start_time, run_time), GET /config
 // (configroute.go: the running connector config as a version object, secrets masked as the
 // supervisor API masks them, for an attached supervisor, DESIGN decision 21), GET on

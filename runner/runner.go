@@ -61,6 +61,7 @@ type Runner struct {
 
 	logsDone     chan struct{} // closed at shutdown: logs streams that follow end
 	logsDoneOnce sync.Once
+	iggyDown     atomic.Bool // the Iggy connection is lost and being re-established (iggystate.go)
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
@@ -199,7 +200,7 @@ func (r *Runner) dial(ctx context.Context) (iggyclient.Client, error) {
 	e := r.settings.Env
 	bo := reconnectBackoff(e)
 	for {
-		c, err := iggyclient.Dial(ctx, r.settings.Iggy.options(e, r.log))
+		c, err := iggyclient.Dial(ctx, r.iggyOptions())
 		if err == nil {
 			return c, nil
 		}

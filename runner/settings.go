@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
@@ -31,14 +32,15 @@ type iggySettings struct {
 	Address, Username, Password, Token string
 	TLSEnabled                         bool
 	TLSCAFile, TLSDomain               string
-	Protocol                           string // auto, 0.8 or 0.9
+	Protocol                           string        // auto, 0.8 or 0.9
+	RequestTimeout                     time.Duration // [iggy] request_timeout
 }
 
 func (s iggySettings) options(e Env, log *slog.Logger) iggyclient.Options {
 	return iggyclient.Options{
 		Address: s.Address, Username: s.Username, Password: s.Password, Token: s.Token,
 		TLSEnabled: s.TLSEnabled, TLSCAFile: s.TLSCAFile, TLSDomain: s.TLSDomain,
-		Protocol:     s.Protocol,
+		Protocol: s.Protocol, RequestTimeout: s.RequestTimeout,
 		ReconnectMin: e.ReconnectMin, ReconnectMax: e.ReconnectMax,
 		HeartbeatInterval: e.HeartbeatInterval,
 		Logger:            log.With("component", "iggy"),
@@ -86,7 +88,7 @@ func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
 		Iggy: iggySettings{
 			Address: rt.Iggy.Address, Username: rt.Iggy.Username, Password: rt.Iggy.Password, Token: token,
 			TLSEnabled: rt.Iggy.TLS.Enabled, TLSCAFile: rt.Iggy.TLS.CAFile, TLSDomain: rt.Iggy.TLS.Domain,
-			Protocol: rt.Iggy.Protocol,
+			Protocol: rt.Iggy.Protocol, RequestTimeout: rt.Iggy.RequestTimeout,
 		},
 		HTTP: httpSettings{
 			Enabled: rt.HTTP.Enabled, Address: rt.HTTP.Address, APIKey: rt.HTTP.APIKey,

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
-
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
@@ -123,8 +123,8 @@ func batchOf(withHeaders bool, payloads ...[]byte) []iggyclient.InMessage {
 		}
 		if withHeaders {
 			msgs[i].Headers = []iggyclient.HeaderEntry{
-				{KeyKind: iggyclient.KindString, Key: []byte("trace"), Kind: iggyclient.KindString, Value: []byte("abc")},
-				{KeyKind: iggyclient.KindString, Key: []byte("n"), Kind: iggyclient.KindUint32, Value: []byte{byte(i), 0, 0, 0}},
+				{KeyKind: iggywire.KindString, Key: []byte("trace"), Kind: iggywire.KindString, Value: []byte("abc")},
+				{KeyKind: iggywire.KindString, Key: []byte("n"), Kind: iggywire.KindUint32, Value: []byte{byte(i), 0, 0, 0}},
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
-	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
@@ -82,8 +82,8 @@ func producedOf(schema postcard.Schema, withHeaders bool, payloads ...[]byte) po
 		}
 		if withHeaders {
 			m.Headers = &postcard.HeaderMap{
-				{Key: postcard.HeaderField{Kind: postcard.HeaderKind(iggyclient.KindString - 1), Value: []byte("trace")},
-					Value: postcard.HeaderField{Kind: postcard.HeaderKind(iggyclient.KindUint32 - 1), Value: []byte{byte(i), 0, 0, 0}}},
+				{Key: postcard.HeaderField{Kind: postcard.HeaderKind(iggywire.KindString - 1), Value: []byte("trace")},
+					Value: postcard.HeaderField{Kind: postcard.HeaderKind(iggywire.KindUint32 - 1), Value: []byte{byte(i), 0, 0, 0}}},
 			}
 		}
 	}

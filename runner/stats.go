@@ -90,7 +90,7 @@ func (r *Runner) Health() Health {
 // (GET /ready). A standby, paused, starting, stopping or failed connector is not ready.
 func (r *Runner) Ready() bool {
 	st, _ := r.status.get()
-	return st == StatusRunning && (!r.sharedState() || r.active.Load())
+	return st == StatusRunning && (!r.sharedState() || r.active.Load()) && !r.iggyDown.Load()
 }
 
 // publishStatus mirrors a status change (and the plugin version known by then) into the

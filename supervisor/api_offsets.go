@@ -77,7 +77,7 @@ func connectIggy[T any](w http.ResponseWriter, r *http.Request, s *Supervisor, d
 	defer cancel()
 	conn, err = dial(ctx, iggyclient.Options{
 		Address: i.Address, Username: i.Username, Password: i.Password, Token: token,
-		TLSEnabled: i.TLS.Enabled, TLSCAFile: i.TLS.CAFile, TLSDomain: i.TLS.Domain, Protocol: i.Protocol,
+		TLSEnabled: i.TLS.Enabled, TLSCAFile: i.TLS.CAFile, TLSDomain: i.TLS.Domain, Protocol: i.Protocol, RequestTimeout: i.RequestTimeout,
 		HeartbeatInterval: -1, Logger: s.log.With("component", "iggy"),
 	})
 	if err != nil {

@@ -117,7 +117,13 @@ type Iggy struct {
 	TLS   IggyTLS
 	// Protocol is the wire protocol: "auto" (detect at connect), "0.8" or "0.9" (a Go extension).
 	Protocol string
+	// RequestTimeout bounds one request's round trip (a Go extension): a server that does not
+	// answer within it fails the request, and the client reconnects.
+	RequestTimeout time.Duration
 }
+
+// DefaultIggyRequestTimeout is [iggy] request_timeout when unset: both upstream SDKs wait 30 s.
+const DefaultIggyRequestTimeout = 30 * time.Second
 
 // The values of [iggy] protocol.
 const (
@@ -251,6 +257,8 @@ func DefaultRuntime() Runtime {
 			Password: "iggy",
 			TLS:      IggyTLS{CAFile: "core/certs/iggy_ca_cert.pem"},
 			Protocol: IggyProtocolAuto,
+
+			RequestTimeout: DefaultIggyRequestTimeout,
 		},
 		State: State{Path: "local_state", Backend: StateBackendFile, Stream: "connector_state"},
 		Connectors: Connectors{
@@ -413,6 +421,9 @@ func (r Runtime) Validate() error {
 	}
 	if r.Iggy.TLS.Enabled && r.Iggy.TLS.CAFile == "" {
 		return bad("iggy.tls.ca_file", "required when iggy.tls.enabled is true")
+	}
+	if r.Iggy.RequestTimeout <= 0 {
+		return bad("iggy.request_timeout", "%s: a request needs time to be answered; use a duration above 0, such as \"30s\"", FormatDuration(r.Iggy.RequestTimeout))
 	}
 	if r.State.Backend == StateBackendIggy && (r.State.Stream == "" || len(r.State.Stream) > 255) {
 		return bad("state.stream", "%q: the state backend %q needs a stream name of 1..255 bytes", r.State.Stream, StateBackendIggy)

@@ -94,6 +94,7 @@ var runtimeFields = []runtimeField{
 	{path: "iggy.tls.enabled", kind: kindBool, help: "TLS to the Iggy server", ref: func(r *Runtime) any { return &r.Iggy.TLS.Enabled }},
 	{path: "iggy.tls.ca_file", kind: kindString, help: "CA certificate for Iggy TLS", ref: func(r *Runtime) any { return &r.Iggy.TLS.CAFile }},
 	{path: "iggy.tls.domain", kind: kindString, help: "TLS server name (empty: from the address)", ref: func(r *Runtime) any { return &r.Iggy.TLS.Domain }},
+	{path: "iggy.request_timeout", kind: kindDuration, extension: true, help: "longest wait for the answer to one Iggy request; a server silent that long is dropped and reconnected (both protocols)", ref: func(r *Runtime) any { return &r.Iggy.RequestTimeout }},
 	{path: "iggy.protocol", kind: kindString, enum: []string{IggyProtocolAuto, IggyProtocol08, IggyProtocol09}, extension: true, help: "Iggy wire protocol: auto (detect at connect), 0.8 or 0.9", ref: func(r *Runtime) any { return &r.Iggy.Protocol }},
 	{path: "connectors.config_type", kind: kindString, enum: []string{ProviderLocal, ProviderHTTP}, help: "connector config provider: local or http", ref: func(r *Runtime) any { return &r.Connectors.ConfigType }},
 	{path: "connectors.config_dir", kind: kindString, help: "local provider: directory of connector files", ref: func(r *Runtime) any { return &r.Connectors.ConfigDir }},

@@ -20,6 +20,7 @@ var loggedRuntimeKeys = []string{
 	"http.ui.enabled",
 	"http.tap", "http.tap_max_duration", "http.log_records", "http.log_bytes",
 	"iggy.address", "iggy.username", "iggy.tls.enabled", "iggy.tls.ca_file", "iggy.tls.domain", "iggy.protocol",
+	"iggy.request_timeout",
 	"connectors.config_type", "connectors.config_dir", "connectors.base_url", "connectors.timeout",
 	"connectors.request_headers", "connectors.url_templates", "connectors.response.data_path",
 	"connectors.response.error_path", "connectors.retry.enabled", "connectors.retry.max_attempts",

@@ -128,6 +128,8 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 			}},
 		{"iggy protocol defaults to auto", nil, func(r config.Runtime) bool { return r.Iggy.Protocol == config.IggyProtocolAuto }},
 		{"iggy protocol from env", []string{"IGGY_CONNECTORS_IGGY_PROTOCOL=0.9"}, func(r config.Runtime) bool { return r.Iggy.Protocol == config.IggyProtocol09 }},
+		{"iggy request timeout defaults to 30s", nil, func(r config.Runtime) bool { return r.Iggy.RequestTimeout == 30*time.Second }},
+		{"iggy request timeout from env", []string{"IGGY_CONNECTORS_IGGY_REQUEST_TIMEOUT=5s"}, func(r config.Runtime) bool { return r.Iggy.RequestTimeout == 5*time.Second }},
 		{"state backend defaults", nil, func(r config.Runtime) bool {
 			return r.State.Backend == config.StateBackendFile && r.State.Stream == "connector_state"
 		}},
@@ -210,6 +212,7 @@ func TestLoadRuntimeRejects(t *testing.T) {
 		{"unknown state backend", "[state]\nbackend = \"s3\"", nil, []string{"state.backend", "s3", "file, iggy"}},
 		{"unknown iggy protocol", "[iggy]\nprotocol = \"0.7\"", nil, []string{"iggy.protocol", "0.7", "auto, 0.8, 0.9"}},
 		{"iggy protocol from env", "", []string{"IGGY_CONNECTORS_IGGY_PROTOCOL=1.0"}, []string{"IGGY_CONNECTORS_IGGY_PROTOCOL", "1.0"}},
+		{"zero iggy request timeout", "[iggy]\nrequest_timeout = \"0s\"", nil, []string{"iggy.request_timeout", "above 0"}},
 		{"state backend from env", "", []string{"IGGY_CONNECTORS_STATE_BACKEND=Iggy"}, []string{"IGGY_CONNECTORS_STATE_BACKEND", "Iggy"}},
 		{"iggy backend without stream", "[state]\nbackend = \"iggy\"\nstream = \"\"", nil, []string{"state.stream", "iggy"}},
 		{"array of non-strings", "[http.cors]\nallowed_origins = [1]", nil, []string{"http.cors.allowed_origins", "element 0"}},
@@ -253,7 +256,8 @@ func nonDefaultRuntime() config.Runtime {
 		AllowUnauthenticated: true, AllowedHosts: []string{"a.example", ".svc.cluster.local"}}
 	r.Plugins.AllowedDirs = []string{"/opt/plugins", "relative/dir"}
 	r.Iggy = config.Iggy{Address: "iggy:8090", Username: "u", Password: "123", Token: "file:~/pat",
-		TLS: config.IggyTLS{Enabled: true, CAFile: "ca.pem", Domain: "iggy.internal"}, Protocol: config.IggyProtocol09}
+		TLS: config.IggyTLS{Enabled: true, CAFile: "ca.pem", Domain: "iggy.internal"}, Protocol: config.IggyProtocol09,
+		RequestTimeout: 45 * time.Second}
 	r.State.Path = "/var/lib/state"
 	r.Connectors = config.Connectors{ConfigType: "http", ConfigDir: "dir", BaseURL: "http://cfg/api", Timeout: 1500 * time.Millisecond,
 		RequestHeaders: map[string]string{"authorization": "Bearer x"},

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
-
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
@@ -14,14 +14,14 @@ import (
 // reuses its buffers and decodes with wire09.PollIterator, so allocations
 // reported are the broker's. Run: go test ./pkg/devbroker -run '^$' -bench Raw09 -benchmem
 
-func bench09Messages() []wire09.Message {
+func bench09Messages() []iggywire.Message {
 	payload := make([]byte, benchPayload)
 	for i := range payload {
 		payload[i] = byte('a' + i%26)
 	}
-	msgs := make([]wire09.Message, benchBatch)
+	msgs := make([]iggywire.Message, benchBatch)
 	for i := range msgs {
-		msgs[i] = wire09.Message{ID: [16]byte{byte(i), byte(i >> 8), 1}, OriginTimestamp: 1_700_000_000_000_000 + uint64(i), Payload: payload}
+		msgs[i] = iggywire.Message{ID: [16]byte{byte(i), byte(i >> 8), 1}, OriginTimestamp: 1_700_000_000_000_000 + uint64(i), Payload: payload}
 	}
 	return msgs
 }
@@ -30,8 +30,8 @@ func BenchmarkRaw09Send(b *testing.B) {
 	srv := testkit.StartBroker(b, testkit.WithStream("bench", map[string]uint32{"events": 1}), testkit.WithRetention(64<<20))
 	c := testkit.DialRaw09(b, srv.Addr())
 	c.Login("iggy", "iggy")
-	frame := c.Frame(wire09.OpSendMessages, 0, sendBody(b, wire09.NumericID(0), wire09.NumericID(0),
-		wire09.Partitioning{Kind: wire09.PartitionByID}, bench09Messages()))
+	frame := c.Frame(wire09.OpSendMessages, 0, sendBody(b, iggywire.NumericID(0), iggywire.NumericID(0),
+		iggywire.Partitioning{Kind: iggywire.PartitionByID}, bench09Messages()))
 	var buf []byte
 	b.SetBytes(benchBatch * benchPayload)
 	for b.Loop() {
@@ -68,8 +68,8 @@ func BenchmarkRaw09Poll(b *testing.B) {
 					}
 				}
 			} else {
-				send := c.Frame(wire09.OpSendMessages, 0, sendBody(b, wire09.NumericID(0), wire09.NumericID(0),
-					wire09.Partitioning{Kind: wire09.PartitionByID}, bench09Messages()))
+				send := c.Frame(wire09.OpSendMessages, 0, sendBody(b, iggywire.NumericID(0), iggywire.NumericID(0),
+					iggywire.Partitioning{Kind: iggywire.PartitionByID}, bench09Messages()))
 				for range tc.batches {
 					c.Write(send)
 					c.Read()
@@ -78,12 +78,12 @@ func BenchmarkRaw09Poll(b *testing.B) {
 			polls := make([][]byte, tc.batches-1)
 			for i := range polls {
 				polls[i] = c.Frame(wire09.OpNonReplicated, wire09.CmdPollMessages, must[[]byte](b)(wire09.AppendPollMessages(nil, wire09.PollMessages{
-					Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(1)}, StreamID: wire09.NumericID(0),
-					TopicID: wire09.NumericID(0), Partition: wire09.SomePartition(0),
-					Strategy: wire09.PollingStrategy{Kind: wire09.PollOffset, Value: uint64(i)*benchBatch + tc.skew}, Count: benchBatch})))
+					Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(1)}, StreamID: iggywire.NumericID(0),
+					TopicID: iggywire.NumericID(0), Partition: iggywire.SomePartition(0),
+					Strategy: iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: uint64(i)*benchBatch + tc.skew}, Count: benchBatch})))
 			}
 			var buf []byte
-			var m wire09.PolledMessage
+			var m iggywire.PolledMessage
 			b.SetBytes(benchBatch * benchPayload)
 			i := 0
 			for b.Loop() {

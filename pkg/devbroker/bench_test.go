@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
-
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 	"github.com/zeebo/xxh3"
@@ -46,7 +47,7 @@ func TestProtocol09LoginAndSessionGate(t *testing.T) {
 		t.Fatalf("ping before login = %+v", r.Header)
 	}
 	for _, code := range []wire09.Command{wire09.CmdGetStreams, wire09.CmdGetClusterMetadata} {
-		if r := c.Do(wire09.OpNonReplicated, code, nil); r.Status() != wire09.StatusUnauthenticated || len(r.Body) != 0 {
+		if r := c.Do(wire09.OpNonReplicated, code, nil); r.Status() != iggywire.StatusUnauthenticated || len(r.Body) != 0 {
 			t.Fatalf("code %d before login = status %d", code, r.Status())
 		}
 	}
@@ -187,7 +188,7 @@ func TestProtocol09RequestNumbersAndDedup(t *testing.T) {
 		t.Fatalf("%d streams, want 2", got)
 	}
 	c.Counter = 1 // below the watermark, no longer cached
-	if r := c.Do(wire09.OpCreateStream, 0, []byte{2, 's', '3'}); r.Rejection(t) != wire09.StatusRequestAlreadyApplied {
+	if r := c.Do(wire09.OpCreateStream, 0, []byte{2, 's', '3'}); r.Rejection(t) != iggywire.StatusRequestAlreadyApplied {
 		t.Fatalf("stale request number = %v", r.Rejection(t))
 	}
 	c.Counter = 10 // gaps are allowed
@@ -206,7 +207,7 @@ func TestProtocol09RequestNumbersAndDedup(t *testing.T) {
 		t.Fatalf("stamped create = %v", r.Rejection(t))
 	}
 	c.Write(stamped(21, []byte{2, 's', '7'}, 12345))
-	if r := c.Read(); r.Status() != wire09.StatusInvalidFormat {
+	if r := c.Read(); r.Status() != iggywire.StatusInvalidFormat {
 		t.Fatalf("wrong request checksum = status %d, want 4", r.Status())
 	}
 	s8 := []byte{2, 's', '8'}
@@ -243,16 +244,16 @@ func countStreams(t *testing.T, c *testkit.Raw09) int {
 func TestProtocol09StreamsAndTopics(t *testing.T) {
 	srv := testkit.StartBroker(t)
 	c := loggedIn09(t, srv)
-	s1 := wire09.NamedID("s1")
+	s1 := iggywire.NamedID("s1")
 	stream, rest, err := wire09.DecodeStream(c.Do(wire09.OpCreateStream, 0, []byte{2, 's', '1'}).Payload(t))
 	if err != nil || stream.ID != 0 || string(stream.Name) != "s1" || stream.TopicsCount != 0 || len(rest) != 0 {
 		t.Fatalf("created stream = %+v, rest %d, %v", stream, len(rest), err)
 	}
-	if r := c.Do(wire09.OpCreateStream, 0, []byte{2, 's', '1'}); r.Rejection(t) != wire09.StatusStreamNameAlreadyExists {
+	if r := c.Do(wire09.OpCreateStream, 0, []byte{2, 's', '1'}); r.Rejection(t) != iggywire.StatusStreamNameAlreadyExists {
 		t.Errorf("duplicate stream = %v", r.Rejection(t))
 	}
 	withOption := append([]byte{2, 's', '9'}, must[[]byte](t)(wire09.AppendOptionUint64(nil, "segment_size", 1))...)
-	if r := c.Do(wire09.OpCreateStream, 0, withOption); r.Status() != wire09.StatusUnsupportedOptionKey {
+	if r := c.Do(wire09.OpCreateStream, 0, withOption); r.Status() != iggywire.StatusUnsupportedOptionKey {
 		t.Errorf("stream with an option = status %d", r.Status())
 	}
 
@@ -269,54 +270,54 @@ func TestProtocol09StreamsAndTopics(t *testing.T) {
 			t.Fatalf("partition %d = %+v, %v", i, p, err)
 		}
 	}
-	if r := c.Do(wire09.OpCreateTopic, 0, body); r.Rejection(t) != wire09.StatusTopicNameAlreadyExists {
+	if r := c.Do(wire09.OpCreateTopic, 0, body); r.Rejection(t) != iggywire.StatusTopicNameAlreadyExists {
 		t.Errorf("duplicate topic = %v", r.Rejection(t))
 	}
-	missing := must[[]byte](t)(wire09.AppendCreateTopic(nil, wire09.CreateTopic{StreamID: wire09.NamedID("nope"), PartitionsCount: 1, Name: []byte("t")}))
-	if r := c.Do(wire09.OpCreateTopic, 0, missing); r.Rejection(t) != wire09.StatusStreamIDNotFound {
+	missing := must[[]byte](t)(wire09.AppendCreateTopic(nil, wire09.CreateTopic{StreamID: iggywire.NamedID("nope"), PartitionsCount: 1, Name: []byte("t")}))
+	if r := c.Do(wire09.OpCreateTopic, 0, missing); r.Rejection(t) != iggywire.StatusStreamIDNotFound {
 		t.Errorf("topic in a missing stream = %v", r.Rejection(t))
 	}
 	unknownKey := must[[]byte](t)(wire09.AppendCreateTopic(nil, wire09.CreateTopic{StreamID: s1, PartitionsCount: 1, Name: []byte("t2"),
 		Options: must[[]byte](t)(wire09.AppendOptionUint64(nil, "retention", 1))}))
-	if r := c.Do(wire09.OpCreateTopic, 0, unknownKey); r.Status() != wire09.StatusUnsupportedOptionKey {
+	if r := c.Do(wire09.OpCreateTopic, 0, unknownKey); r.Status() != iggywire.StatusUnsupportedOptionKey {
 		t.Errorf("unknown option = status %d", r.Status())
 	}
 
-	got, rest, err := wire09.DecodeStream(c.Do(wire09.OpNonReplicated, wire09.CmdGetStream, must[[]byte](t)(wire09.AppendIdentifier(nil, s1))).Payload(t))
+	got, rest, err := wire09.DecodeStream(c.Do(wire09.OpNonReplicated, wire09.CmdGetStream, must[[]byte](t)(iggywire.AppendIdentifier(nil, s1))).Payload(t))
 	if err != nil || got.TopicsCount != 1 {
 		t.Fatalf("get stream = %+v, %v", got, err)
 	}
 	if topic, rest, err = wire09.DecodeTopic(rest); err != nil || string(topic.Name) != "t1" || len(rest) != 0 {
 		t.Fatalf("get stream's topic = %+v, rest %d, %v", topic, len(rest), err)
 	}
-	ref := must[[]byte](t)(wire09.AppendTopicRef(nil, wire09.TopicRef{StreamID: s1, TopicID: wire09.NamedID("t1")}))
+	ref := must[[]byte](t)(iggywire.AppendTopicRef(nil, iggywire.TopicRef{StreamID: s1, TopicID: iggywire.NamedID("t1")}))
 	if _, rest, err := wire09.DecodeTopic(c.Do(wire09.OpNonReplicated, wire09.CmdGetTopic, ref).Payload(t)); err != nil || len(rest) != 3*wire09.PartitionElementSize {
 		t.Fatalf("get topic: rest %d, %v", len(rest), err)
 	}
-	count, _, err := wire09.DecodeTopicsCount(c.Do(wire09.OpNonReplicated, wire09.CmdGetTopics, must[[]byte](t)(wire09.AppendIdentifier(nil, s1))).Payload(t))
+	count, _, err := wire09.DecodeTopicsCount(c.Do(wire09.OpNonReplicated, wire09.CmdGetTopics, must[[]byte](t)(iggywire.AppendIdentifier(nil, s1))).Payload(t))
 	if err != nil || count != 1 {
 		t.Fatalf("get topics = %d, %v", count, err)
 	}
 	for name, r := range map[string]testkit.Reply09{
-		"get missing stream": c.Do(wire09.OpNonReplicated, wire09.CmdGetStream, must[[]byte](t)(wire09.AppendIdentifier(nil, wire09.NamedID("nope")))),
+		"get missing stream": c.Do(wire09.OpNonReplicated, wire09.CmdGetStream, must[[]byte](t)(iggywire.AppendIdentifier(nil, iggywire.NamedID("nope")))),
 		"get missing topic": c.Do(wire09.OpNonReplicated, wire09.CmdGetTopic,
-			must[[]byte](t)(wire09.AppendTopicRef(nil, wire09.TopicRef{StreamID: s1, TopicID: wire09.NumericID(7)}))),
+			must[[]byte](t)(iggywire.AppendTopicRef(nil, iggywire.TopicRef{StreamID: s1, TopicID: iggywire.NumericID(7)}))),
 	} {
 		if r.Status() != 0 || len(r.Body) != 0 {
 			t.Errorf("%s = status %d, %d bytes; want an empty body", name, r.Status(), len(r.Body))
 		}
 	}
 	if r := c.Do(wire09.OpCreatePartitions, 0, must[[]byte](t)(wire09.AppendCreatePartitions(nil,
-		wire09.CreatePartitions{TopicRef: wire09.TopicRef{StreamID: s1, TopicID: wire09.NumericID(0)}, PartitionsCount: 2}))); r.Rejection(t) != 0 {
+		wire09.CreatePartitions{TopicRef: iggywire.TopicRef{StreamID: s1, TopicID: iggywire.NumericID(0)}, PartitionsCount: 2}))); r.Rejection(t) != 0 {
 		t.Fatalf("create partitions = %v", r.Rejection(t))
 	}
 	if r := c.Do(wire09.OpDeleteTopic, 0, ref); r.Rejection(t) != 0 {
 		t.Fatalf("delete topic = %v", r.Rejection(t))
 	}
-	if r := c.Do(wire09.OpDeleteTopic, 0, ref); r.Rejection(t) != wire09.StatusTopicIDNotFound {
+	if r := c.Do(wire09.OpDeleteTopic, 0, ref); r.Rejection(t) != iggywire.StatusTopicIDNotFound {
 		t.Errorf("delete the topic again = %v", r.Rejection(t))
 	}
-	if r := c.Do(wire09.OpDeleteStream, 0, must[[]byte](t)(wire09.AppendIdentifier(nil, s1))); r.Rejection(t) != 0 {
+	if r := c.Do(wire09.OpDeleteStream, 0, must[[]byte](t)(iggywire.AppendIdentifier(nil, s1))); r.Rejection(t) != 0 {
 		t.Fatalf("delete stream = %v", r.Rejection(t))
 	}
 	if n := countStreams(t, c); n != 0 {
@@ -324,22 +325,22 @@ func TestProtocol09StreamsAndTopics(t *testing.T) {
 	}
 }
 
-func sendBody(t testing.TB, stream, topic wire09.Identifier, p wire09.Partitioning, msgs []wire09.Message) []byte {
+func sendBody(t testing.TB, stream, topic iggywire.Identifier, p iggywire.Partitioning, msgs []iggywire.Message) []byte {
 	body := must[[]byte](t)(wire09.AppendSendMetadata(nil, wire09.SendMetadata{StreamID: stream, TopicID: topic, Partitioning: p, MessagesCount: uint32(len(msgs))}))
 	return must[[]byte](t)(wire09.AppendBatch(body, msgs))
 }
 
-func messages(n int, from int) []wire09.Message {
-	out := make([]wire09.Message, n)
+func messages(n int, from int) []iggywire.Message {
+	out := make([]iggywire.Message, n)
 	for i := range out {
-		out[i] = wire09.Message{ID: [16]byte{byte(from + i + 1)}, OriginTimestamp: uint64(1000 + from + i), Payload: []byte{'m', byte('0' + from + i)}}
+		out[i] = iggywire.Message{ID: [16]byte{byte(from + i + 1)}, OriginTimestamp: uint64(1000 + from + i), Payload: []byte{'m', byte('0' + from + i)}}
 	}
 	return out
 }
 
 type polled struct {
-	prefix wire09.PollPrefix
-	msgs   []wire09.PolledMessage
+	prefix iggywire.PollPrefix
+	msgs   []iggywire.PolledMessage
 }
 
 func poll09(t *testing.T, c *testkit.Raw09, p wire09.PollMessages) polled {
@@ -350,7 +351,7 @@ func poll09(t *testing.T, c *testkit.Raw09, p wire09.PollMessages) polled {
 		t.Fatal(err)
 	}
 	out := polled{prefix: it.Prefix()}
-	var m wire09.PolledMessage
+	var m iggywire.PolledMessage
 	for it.Next(&m) {
 		m.Payload = append([]byte(nil), m.Payload...)
 		m.Headers = append([]byte(nil), m.Headers...)
@@ -373,15 +374,15 @@ func offsetsOf(p polled) []uint64 {
 func TestProtocol09SendAndPoll(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("s1", map[string]uint32{"t1": 2}))
 	c := loggedIn09(t, srv)
-	s1, t1 := wire09.NamedID("s1"), wire09.NamedID("t1")
-	p1 := wire09.Partitioning{Kind: wire09.PartitionByID, PartitionID: 1}
+	s1, t1 := iggywire.NamedID("s1"), iggywire.NamedID("t1")
+	p1 := iggywire.Partitioning{Kind: iggywire.PartitionByID, PartitionID: 1}
 
 	r := c.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, p1, messages(3, 0)))
 	conf, err := wire09.DecodeConfirmations(r.Body, nil)
 	if err != nil || len(conf) != 1 || conf[0] != (wire09.Confirmation{StreamID: 0, TopicID: 0, PartitionID: 1, BaseOffset: 0}) {
 		t.Fatalf("confirmation = %+v, %v (status %d)", conf, err, r.Status())
 	}
-	zeroID := []wire09.Message{{Payload: []byte("no id"), OriginTimestamp: 5}, {ID: [16]byte{9}, Payload: []byte("m4"), OriginTimestamp: 6}}
+	zeroID := []iggywire.Message{{Payload: []byte("no id"), OriginTimestamp: 5}, {ID: [16]byte{9}, Payload: []byte("m4"), OriginTimestamp: 6}}
 	if conf, _ := wire09.DecodeConfirmations(c.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, p1, zeroID)).Body, nil); len(conf) != 1 || conf[0].BaseOffset != 3 {
 		t.Fatalf("second confirmation = %+v", conf)
 	}
@@ -392,16 +393,16 @@ func TestProtocol09SendAndPoll(t *testing.T) {
 	faults := []struct {
 		name   string
 		mutate func([]byte) []byte
-		want   wire09.Status
+		want   iggywire.Status
 	}{
-		{"payload byte", func(b []byte) []byte { b[metaLen+256+48] ^= 1; return b }, wire09.StatusInvalidMessageChecksum},
-		{"batch checksum", func(b []byte) []byte { b[metaLen+40] ^= 1; return b }, wire09.StatusInvalidBatchChecksum},
-		{"metadata count", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[metaLen-4:], 3); return b }, wire09.StatusInvalidMessagesCount},
-		{"trailing byte", func(b []byte) []byte { return append(b, 0) }, wire09.StatusInvalidFormat},
+		{"payload byte", func(b []byte) []byte { b[metaLen+256+48] ^= 1; return b }, iggywire.StatusInvalidMessageChecksum},
+		{"batch checksum", func(b []byte) []byte { b[metaLen+40] ^= 1; return b }, iggywire.StatusInvalidBatchChecksum},
+		{"metadata count", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[metaLen-4:], 3); return b }, iggywire.StatusInvalidMessagesCount},
+		{"trailing byte", func(b []byte) []byte { return append(b, 0) }, iggywire.StatusInvalidFormat},
 		{"missing partition", func([]byte) []byte {
-			return sendBody(t, s1, t1, wire09.Partitioning{Kind: wire09.PartitionByID, PartitionID: 9}, messages(1, 0))
-		}, wire09.StatusResourceNotFound},
-		{"missing topic", func([]byte) []byte { return sendBody(t, s1, wire09.NamedID("x"), p1, messages(1, 0)) }, wire09.StatusResourceNotFound},
+			return sendBody(t, s1, t1, iggywire.Partitioning{Kind: iggywire.PartitionByID, PartitionID: 9}, messages(1, 0))
+		}, iggywire.StatusResourceNotFound},
+		{"missing topic", func([]byte) []byte { return sendBody(t, s1, iggywire.NamedID("x"), p1, messages(1, 0)) }, iggywire.StatusResourceNotFound},
 	}
 	for _, f := range faults {
 		if r := c.Do(wire09.OpSendMessages, 0, f.mutate(append([]byte(nil), good...))); r.Status() != f.want || len(r.Body) != 0 {
@@ -409,12 +410,12 @@ func TestProtocol09SendAndPoll(t *testing.T) {
 		}
 	}
 
-	single := func(s wire09.PollingStrategy, count uint32, auto bool) wire09.PollMessages {
-		return wire09.PollMessages{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(7)},
-			StreamID: s1, TopicID: t1, Partition: wire09.SomePartition(1), Strategy: s, Count: count, AutoCommit: auto}
+	single := func(s iggywire.PollingStrategy, count uint32, auto bool) wire09.PollMessages {
+		return wire09.PollMessages{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(7)},
+			StreamID: s1, TopicID: t1, Partition: iggywire.SomePartition(1), Strategy: s, Count: count, AutoCommit: auto}
 	}
-	all := poll09(t, c, single(wire09.PollingStrategy{Kind: wire09.PollFirst}, 100, false))
-	if all.prefix != (wire09.PollPrefix{PartitionID: 1, CurrentOffset: 4, MessagesCount: 5}) || len(all.msgs) != 5 {
+	all := poll09(t, c, single(iggywire.PollingStrategy{Kind: iggywire.PollFirst}, 100, false))
+	if all.prefix != (iggywire.PollPrefix{PartitionID: 1, CurrentOffset: 4, MessagesCount: 5}) || len(all.msgs) != 5 {
 		t.Fatalf("poll first = %+v with %d messages", all.prefix, len(all.msgs))
 	}
 	if m := all.msgs[3]; m.ID != ([16]byte{}) || string(m.Payload) != "no id" || m.OriginTimestamp != 5 || m.Offset != 3 {
@@ -434,13 +435,13 @@ func TestProtocol09SendAndPoll(t *testing.T) {
 		poll wire09.PollMessages
 		want []uint64
 	}{
-		{"offset 1 count 2: a sliced record", single(wire09.PollingStrategy{Kind: wire09.PollOffset, Value: 1}, 2, false), []uint64{1, 2}},
-		{"offset 2 count 10: across records", single(wire09.PollingStrategy{Kind: wire09.PollOffset, Value: 2}, 10, false), []uint64{2, 3, 4}},
-		{"last 2", single(wire09.PollingStrategy{Kind: wire09.PollLast}, 2, false), []uint64{3, 4}},
-		{"timestamp of the second batch", single(wire09.PollingStrategy{Kind: wire09.PollTimestamp, Value: all.msgs[3].Timestamp}, 10, false), fromSecondBatch},
-		{"offset past the end", single(wire09.PollingStrategy{Kind: wire09.PollOffset, Value: 9}, 10, false), nil},
-		{"next with nothing stored, auto-commit", single(wire09.PollingStrategy{Kind: wire09.PollNext}, 2, true), []uint64{0, 1}},
-		{"next after the auto-commit", single(wire09.PollingStrategy{Kind: wire09.PollNext}, 2, true), []uint64{2, 3}},
+		{"offset 1 count 2: a sliced record", single(iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: 1}, 2, false), []uint64{1, 2}},
+		{"offset 2 count 10: across records", single(iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: 2}, 10, false), []uint64{2, 3, 4}},
+		{"last 2", single(iggywire.PollingStrategy{Kind: iggywire.PollLast}, 2, false), []uint64{3, 4}},
+		{"timestamp of the second batch", single(iggywire.PollingStrategy{Kind: iggywire.PollTimestamp, Value: all.msgs[3].Timestamp}, 10, false), fromSecondBatch},
+		{"offset past the end", single(iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: 9}, 10, false), nil},
+		{"next with nothing stored, auto-commit", single(iggywire.PollingStrategy{Kind: iggywire.PollNext}, 2, true), []uint64{0, 1}},
+		{"next after the auto-commit", single(iggywire.PollingStrategy{Kind: iggywire.PollNext}, 2, true), []uint64{2, 3}},
 	}
 	for _, s := range strategies {
 		got := poll09(t, c, s.poll)
@@ -450,11 +451,11 @@ func TestProtocol09SendAndPoll(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		poll wire09.PollMessages
-		want wire09.Status
+		want iggywire.Status
 	}{
-		"missing stream":    {wire09.PollMessages{Consumer: single(wire09.PollingStrategy{}, 1, false).Consumer, StreamID: wire09.NamedID("x"), TopicID: t1, Strategy: wire09.PollingStrategy{Kind: wire09.PollFirst}, Count: 1}, wire09.StatusStreamIDNotFound},
-		"missing topic":     {wire09.PollMessages{Consumer: single(wire09.PollingStrategy{}, 1, false).Consumer, StreamID: s1, TopicID: wire09.NamedID("x"), Strategy: wire09.PollingStrategy{Kind: wire09.PollFirst}, Count: 1}, wire09.StatusTopicIDNotFound},
-		"missing partition": {wire09.PollMessages{Consumer: single(wire09.PollingStrategy{}, 1, false).Consumer, StreamID: s1, TopicID: t1, Partition: wire09.SomePartition(5), Strategy: wire09.PollingStrategy{Kind: wire09.PollFirst}, Count: 1}, wire09.StatusPartitionNotFound},
+		"missing stream":    {wire09.PollMessages{Consumer: single(iggywire.PollingStrategy{}, 1, false).Consumer, StreamID: iggywire.NamedID("x"), TopicID: t1, Strategy: iggywire.PollingStrategy{Kind: iggywire.PollFirst}, Count: 1}, iggywire.StatusStreamIDNotFound},
+		"missing topic":     {wire09.PollMessages{Consumer: single(iggywire.PollingStrategy{}, 1, false).Consumer, StreamID: s1, TopicID: iggywire.NamedID("x"), Strategy: iggywire.PollingStrategy{Kind: iggywire.PollFirst}, Count: 1}, iggywire.StatusTopicIDNotFound},
+		"missing partition": {wire09.PollMessages{Consumer: single(iggywire.PollingStrategy{}, 1, false).Consumer, StreamID: s1, TopicID: t1, Partition: iggywire.SomePartition(5), Strategy: iggywire.PollingStrategy{Kind: iggywire.PollFirst}, Count: 1}, iggywire.StatusPartitionNotFound},
 	} {
 		r := c.Do(wire09.OpNonReplicated, wire09.CmdPollMessages, must[[]byte](t)(wire09.AppendPollMessages(nil, tc.poll)))
 		if r.Status() != tc.want {
@@ -462,16 +463,16 @@ func TestProtocol09SendAndPoll(t *testing.T) {
 		}
 	}
 	// A single consumer without a partition reads partition 0, which is empty.
-	noPartition := single(wire09.PollingStrategy{Kind: wire09.PollFirst}, 10, false)
-	noPartition.Partition = wire09.OptionalPartition{}
+	noPartition := single(iggywire.PollingStrategy{Kind: iggywire.PollFirst}, 10, false)
+	noPartition.Partition = iggywire.OptionalPartition{}
 	if got := poll09(t, c, noPartition); got.prefix.PartitionID != 0 || len(got.msgs) != 0 {
 		t.Errorf("poll without a partition = %+v", got.prefix)
 	}
 	// Keyed sends land where XXH32 of the key says.
 	key := []byte("order-key-1")
-	conf, _ = wire09.DecodeConfirmations(c.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, wire09.Partitioning{Kind: wire09.PartitionByMessageKey, Key: key}, messages(1, 0))).Body, nil)
-	if len(conf) != 1 || conf[0].PartitionID != wire09.XXH32(key)%2 {
-		t.Errorf("keyed send went to %+v, want partition %d", conf, wire09.XXH32(key)%2)
+	conf, _ = wire09.DecodeConfirmations(c.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, iggywire.Partitioning{Kind: iggywire.PartitionByMessageKey, Key: key}, messages(1, 0))).Body, nil)
+	if len(conf) != 1 || conf[0].PartitionID != iggywire.XXH32(key)%2 {
+		t.Errorf("keyed send went to %+v, want partition %d", conf, iggywire.XXH32(key)%2)
 	}
 }
 
@@ -490,11 +491,11 @@ func equalOffsets(a, b []uint64) bool {
 func TestProtocol09Offsets(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("s1", map[string]uint32{"t1": 1}))
 	c := loggedIn09(t, srv)
-	s1, t1 := wire09.NamedID("s1"), wire09.NamedID("t1")
-	if r := c.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, wire09.Partitioning{Kind: wire09.PartitionBalanced}, messages(5, 0))); r.Status() != 0 {
+	s1, t1 := iggywire.NamedID("s1"), iggywire.NamedID("t1")
+	if r := c.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, iggywire.Partitioning{Kind: iggywire.PartitionBalanced}, messages(5, 0))); r.Status() != 0 {
 		t.Fatalf("send = status %d", r.Status())
 	}
-	ref := wire09.ConsumerOffsetRef{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NamedID("reader")}, StreamID: s1, TopicID: t1}
+	ref := iggywire.ConsumerOffsetRef{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NamedID("reader")}, StreamID: s1, TopicID: t1}
 	store := func(offset uint64) testkit.Reply09 {
 		return c.Do(wire09.OpStoreConsumerOffset, 0, must[[]byte](t)(wire09.AppendStoreConsumerOffset(nil,
 			wire09.StoreConsumerOffset{ConsumerOffsetRef: ref, Offset: offset, Ack: wire09.AckQuorum})))
@@ -526,15 +527,15 @@ func TestProtocol09Offsets(t *testing.T) {
 		t.Errorf("delete again = status %d, want 3021", r.Status())
 	}
 	missing := ref
-	missing.TopicID = wire09.NamedID("nope")
+	missing.TopicID = iggywire.NamedID("nope")
 	if r := c.Do(wire09.OpStoreConsumerOffset, 0, must[[]byte](t)(wire09.AppendStoreConsumerOffset(nil,
-		wire09.StoreConsumerOffset{ConsumerOffsetRef: missing, Offset: 1, Ack: 1}))); r.Status() != wire09.StatusResourceNotFound {
+		wire09.StoreConsumerOffset{ConsumerOffsetRef: missing, Offset: 1, Ack: 1}))); r.Status() != iggywire.StatusResourceNotFound {
 		t.Errorf("store to a missing topic = status %d, want 20", r.Status())
 	}
 }
 
 func groupRef(t testing.TB, group string) []byte {
-	return must[[]byte](t)(wire09.AppendGroupRef(nil, wire09.GroupRef{TopicRef: wire09.TopicRef{StreamID: wire09.NamedID("s1"), TopicID: wire09.NamedID("t1")}, GroupID: wire09.NamedID(group)}))
+	return must[[]byte](t)(iggywire.AppendGroupRef(nil, iggywire.GroupRef{TopicRef: iggywire.TopicRef{StreamID: iggywire.NamedID("s1"), TopicID: iggywire.NamedID("t1")}, GroupID: iggywire.NamedID(group)}))
 }
 
 func syncGroup(t *testing.T, c *testkit.Raw09) (uint64, []uint32) {
@@ -556,25 +557,25 @@ func syncGroup(t *testing.T, c *testkit.Raw09) (uint64, []uint32) {
 func TestProtocol09ConsumerGroups(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("s1", map[string]uint32{"t1": 4}))
 	a, b := loggedIn09(t, srv), loggedIn09(t, srv)
-	s1, t1 := wire09.NamedID("s1"), wire09.NamedID("t1")
+	s1, t1 := iggywire.NamedID("s1"), iggywire.NamedID("t1")
 	for p := range uint32(4) {
-		a.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, wire09.Partitioning{Kind: wire09.PartitionByID, PartitionID: p}, messages(2, 0)))
+		a.Do(wire09.OpSendMessages, 0, sendBody(t, s1, t1, iggywire.Partitioning{Kind: iggywire.PartitionByID, PartitionID: p}, messages(2, 0)))
 	}
-	create := must[[]byte](t)(wire09.AppendCreateConsumerGroup(nil, wire09.CreateConsumerGroup{TopicRef: wire09.TopicRef{StreamID: s1, TopicID: t1}, Name: []byte("g1")}))
+	create := must[[]byte](t)(wire09.AppendCreateConsumerGroup(nil, wire09.CreateConsumerGroup{TopicRef: iggywire.TopicRef{StreamID: s1, TopicID: t1}, Name: []byte("g1")}))
 	g, _, err := wire09.DecodeConsumerGroup(a.Do(wire09.OpCreateConsumerGroup, 0, create).Payload(t))
 	if err != nil || string(g.Name) != "g1" || g.PartitionsCount != 4 || g.MembersCount != 0 {
 		t.Fatalf("created group = %+v, %v", g, err)
 	}
-	if r := a.Do(wire09.OpCreateConsumerGroup, 0, create); r.Rejection(t) != wire09.StatusConsumerGroupNameAlreadyExists {
+	if r := a.Do(wire09.OpCreateConsumerGroup, 0, create); r.Rejection(t) != iggywire.StatusConsumerGroupNameAlreadyExists {
 		t.Errorf("duplicate group = %v", r.Rejection(t))
 	}
 	if gen, parts := syncGroup(t, a); parts != nil || gen != 0 {
 		t.Fatalf("sync before join = %d %v, want not a member", gen, parts)
 	}
-	if r := a.Do(wire09.OpLeaveConsumerGroup, 0, groupRef(t, "g1")); r.Rejection(t) != wire09.StatusConsumerGroupMemberNotFound {
+	if r := a.Do(wire09.OpLeaveConsumerGroup, 0, groupRef(t, "g1")); r.Rejection(t) != iggywire.StatusConsumerGroupMemberNotFound {
 		t.Errorf("leave without join = %v", r.Rejection(t))
 	}
-	if r := a.Do(wire09.OpJoinConsumerGroup, 0, groupRef(t, "nope")); r.Rejection(t) != wire09.StatusConsumerGroupIDNotFound {
+	if r := a.Do(wire09.OpJoinConsumerGroup, 0, groupRef(t, "nope")); r.Rejection(t) != iggywire.StatusConsumerGroupIDNotFound {
 		t.Errorf("join a missing group = %v", r.Rejection(t))
 	}
 	a.Do(wire09.OpJoinConsumerGroup, 0, groupRef(t, "g1")).Payload(t)
@@ -589,17 +590,17 @@ func TestProtocol09ConsumerGroups(t *testing.T) {
 		t.Errorf("generation did not grow with a join: %d then %d", genA, genB)
 	}
 
-	groupPoll := func(c *testkit.Raw09, partition wire09.OptionalPartition) polled {
-		return poll09(t, c, wire09.PollMessages{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: wire09.NamedID("g1")},
-			StreamID: s1, TopicID: t1, Partition: partition, Strategy: wire09.PollingStrategy{Kind: wire09.PollNext}, Count: 10, AutoCommit: true})
+	groupPoll := func(c *testkit.Raw09, partition iggywire.OptionalPartition) polled {
+		return poll09(t, c, wire09.PollMessages{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: iggywire.NamedID("g1")},
+			StreamID: s1, TopicID: t1, Partition: partition, Strategy: iggywire.PollingStrategy{Kind: iggywire.PollNext}, Count: 10, AutoCommit: true})
 	}
-	if got := groupPoll(a, wire09.OptionalPartition{}); got.prefix.PartitionID != 0 || len(got.msgs) != 0 {
+	if got := groupPoll(a, iggywire.OptionalPartition{}); got.prefix.PartitionID != 0 || len(got.msgs) != 0 {
 		t.Errorf("group poll without a partition = %+v", got.prefix)
 	}
 	// b joined idle: a hands a partition over once it committed what it polled there.
 	_, partsA = syncGroup(t, a)
 	for _, p := range partsA {
-		if got := groupPoll(a, wire09.SomePartition(p)); len(got.msgs) != 2 || got.prefix.PartitionID != p {
+		if got := groupPoll(a, iggywire.SomePartition(p)); len(got.msgs) != 2 || got.prefix.PartitionID != p {
 			t.Errorf("a polls its partition %d: %+v", p, got.prefix)
 		}
 	}
@@ -608,13 +609,13 @@ func TestProtocol09ConsumerGroups(t *testing.T) {
 	if len(partsA)+len(partsB) != 4 || len(partsB) == 0 || genA != genB {
 		t.Fatalf("after the hand-over a owns %v (gen %d), b owns %v (gen %d)", partsA, genA, partsB, genB)
 	}
-	if got := groupPoll(a, wire09.SomePartition(partsB[0])); got.prefix.PartitionID != wire09.PartitionResync || len(got.msgs) != 0 {
+	if got := groupPoll(a, iggywire.SomePartition(partsB[0])); got.prefix.PartitionID != wire09.PartitionResync || len(got.msgs) != 0 {
 		t.Errorf("a polls b's partition: %+v, want the resync sentinel", got.prefix)
 	}
-	notOwned := must[[]byte](t)(wire09.AppendStoreConsumerOffset(nil, wire09.StoreConsumerOffset{ConsumerOffsetRef: wire09.ConsumerOffsetRef{
-		Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: wire09.NamedID("g1")}, StreamID: s1, TopicID: t1,
-		Partition: wire09.SomePartition(partsB[0])}, Offset: 0, Ack: 1}))
-	if r := a.Do(wire09.OpStoreConsumerOffset, 0, notOwned); r.Status() != wire09.StatusResourceNotFound {
+	notOwned := must[[]byte](t)(wire09.AppendStoreConsumerOffset(nil, wire09.StoreConsumerOffset{ConsumerOffsetRef: iggywire.ConsumerOffsetRef{
+		Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: iggywire.NamedID("g1")}, StreamID: s1, TopicID: t1,
+		Partition: iggywire.SomePartition(partsB[0])}, Offset: 0, Ack: 1}))
+	if r := a.Do(wire09.OpStoreConsumerOffset, 0, notOwned); r.Status() != iggywire.StatusResourceNotFound {
 		t.Errorf("group offset write by a non-owner = status %d, want 20", r.Status())
 	}
 	if r := b.Do(wire09.OpStoreConsumerOffset, 0, notOwned); r.Rejection(t) != 0 {
@@ -655,7 +656,7 @@ func TestProtocol09ConsumerGroups(t *testing.T) {
 	if r := a.Do(wire09.OpDeleteConsumerGroup, 0, groupRef(t, "g1")); r.Rejection(t) != 0 {
 		t.Fatal("delete group")
 	}
-	if r := a.Do(wire09.OpNonReplicated, wire09.CmdGetConsumerGroups, must[[]byte](t)(wire09.AppendTopicRef(nil, wire09.TopicRef{StreamID: s1, TopicID: t1}))); len(r.Body) != 0 {
+	if r := a.Do(wire09.OpNonReplicated, wire09.CmdGetConsumerGroups, must[[]byte](t)(iggywire.AppendTopicRef(nil, iggywire.TopicRef{StreamID: s1, TopicID: t1}))); len(r.Body) != 0 {
 		t.Errorf("groups after delete: %x", r.Body)
 	}
 }
@@ -666,7 +667,7 @@ func TestProtocol09HeartbeatEvictsSilentMembers(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("s1", map[string]uint32{"t1": 1}), testkit.WithHeartbeat(testHeartbeat))
 	idle := loggedIn09(t, srv)
 	member := loggedIn09(t, srv)
-	create := must[[]byte](t)(wire09.AppendCreateConsumerGroup(nil, wire09.CreateConsumerGroup{TopicRef: wire09.TopicRef{StreamID: wire09.NamedID("s1"), TopicID: wire09.NamedID("t1")}, Name: []byte("g1")}))
+	create := must[[]byte](t)(wire09.AppendCreateConsumerGroup(nil, wire09.CreateConsumerGroup{TopicRef: iggywire.TopicRef{StreamID: iggywire.NamedID("s1"), TopicID: iggywire.NamedID("t1")}, Name: []byte("g1")}))
 	member.Do(wire09.OpCreateConsumerGroup, 0, create).Payload(t)
 	member.Do(wire09.OpJoinConsumerGroup, 0, groupRef(t, "g1")).Payload(t)
 	r := member.Read() // nothing sent: the next frame is the eviction

@@ -10,14 +10,14 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
-// Frame limits (spec §1.4).
+// Connection buffers.
 const (
-	maxControlPayload = 10 << 20 // any command but SendMessages
-	maxSendPayload    = 1 << 30  // SendMessages; far above what the SDK can send
-	bufferSize        = 64 << 10
-	keepBufferCap     = 16 << 20 // a larger request buffer is dropped after use
+	bufferSize    = 64 << 10
+	keepBufferCap = 16 << 20 // a larger request or reply buffer is dropped after use
 )
 
 // session is one connection's identity and login state. Only the
@@ -43,9 +43,10 @@ type connection struct {
 	w    *bufio.Writer
 
 	request []byte   // reused request buffer
-	reply   encoder  // reused response payload buffer
+	out     []byte   // reused reply body (metadata answers)
+	head    []byte   // reused 0.8 reply head
 	ends    []uint32 // reused message boundaries of a SendMessages request
-	polled  []byte   // reused copy of the messages of a poll reply
+	polled  []byte   // reused poll reply: the prefix, then a copy of the messages
 
 	s09 state09 // the 0.9 session, on a 0.9 connection
 }
@@ -71,7 +72,7 @@ func (s *Server) serveConn(conn net.Conn, data *store) {
 		sess.v09.Store(true)
 		err = c.serve09()
 	} else if err == nil {
-		err = c.serve()
+		err = c.serve08()
 	}
 	switch {
 	case v09:
@@ -80,11 +81,36 @@ func (s *Server) serveConn(conn net.Conn, data *store) {
 		}
 	case errors.Is(err, os.ErrDeadlineExceeded) && s.isStopping():
 		// Stop woke us between requests: say goodbye like the real server.
-		c.writeStatus(StatusDisconnected)
+		c.reply08(nil, iggywire.StatusDisconnected)
 		_ = c.w.Flush()
 	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 		s.log.Debug("client connection closed", "client_id", sess.clientID, "error", err)
 	}
+}
+
+// finishRequest sends the replies written and lets go of a request or poll buffer grown past
+// keepBufferCap.
+func (c *connection) finishRequest() error {
+	if cap(c.request) > keepBufferCap {
+		c.request = nil
+	}
+	if cap(c.polled) > keepBufferCap {
+		c.polled = nil
+	}
+	return c.w.Flush()
+}
+
+// handler answers one request of either protocol: the reply body, or the status of a refusal.
+// A 0.9 metadata handler puts a committed rejection in the body's result section instead.
+type handler func(c *connection, body []byte) ([]byte, iggywire.Status)
+
+// statusOf is the status a handler answers an error with: its iggywire.Status, else 1 (error).
+func statusOf(err error) iggywire.Status {
+	var status iggywire.Status
+	if errors.As(err, &status) {
+		return status
+	}
+	return iggywire.StatusError
 }
 
 // speaks09 tells which protocol the connection speaks: the configured one, or
@@ -103,50 +129,6 @@ func (c *connection) speaks09() (bool, error) {
 	}
 	return binary.LittleEndian.Uint32(head) == 0, nil
 }
-
-// serve reads frames until the peer goes away or a frame cannot be trusted;
-// it returns the reason the connection ends.
-func (c *connection) serve() error {
-	var header [8]byte
-	for {
-		if _, err := io.ReadFull(c.r, header[:]); err != nil {
-			return err
-		}
-		length := binary.LittleEndian.Uint32(header[0:4])
-		code := binary.LittleEndian.Uint32(header[4:8])
-		if length < 4 {
-			// The frame has no extent; like the real server, answer and read on.
-			if err := c.finish(StatusInvalidCommand); err != nil {
-				return err
-			}
-			continue
-		}
-		size := uint64(length - 4)
-		limit := uint64(maxControlPayload)
-		if code == codeSendMessages {
-			limit = maxSendPayload
-		}
-		if size > limit {
-			// The real server would answer without draining and then read the
-			// payload as frames; closing is the only way to stay in sync.
-			c.writeStatus(StatusInvalidCommand)
-			_ = c.w.Flush()
-			return errFrameTooLarge
-		}
-		payload, err := c.readPayload(int(size))
-		if err != nil {
-			return err
-		}
-		if err := c.finish(c.dispatch(code, payload)); err != nil {
-			return err
-		}
-		if cap(c.request) > keepBufferCap {
-			c.request = nil
-		}
-	}
-}
-
-var errFrameTooLarge = errors.New("request frame above the size limit")
 
 // readPayload reads n bytes into the reused buffer. It grows the buffer only
 // as bytes actually arrive, so a frame that lies about its length cannot make
@@ -170,38 +152,4 @@ func (c *connection) readPayload(n int) ([]byte, error) {
 	}
 	c.request = buf
 	return buf, nil
-}
-
-// finish writes the error status of a failed command (handlers write their
-// own OK replies) and flushes.
-func (c *connection) finish(err error) error {
-	if err != nil {
-		var status Status
-		if !errors.As(err, &status) || status == StatusOK {
-			status = StatusError
-		}
-		c.writeStatus(status)
-	}
-	return c.w.Flush()
-}
-
-func (c *connection) writeStatus(status Status) {
-	var frame [8]byte
-	binary.LittleEndian.PutUint32(frame[0:4], uint32(status))
-	_, _ = c.w.Write(frame[:])
-}
-
-// ok writes an OK reply with the given payload. A 1-byte payload would make
-// the SDK skip it and desync, and no reply here has one.
-func (c *connection) ok(payload []byte) {
-	var frame [8]byte
-	binary.LittleEndian.PutUint32(frame[4:8], uint32(len(payload)))
-	_, _ = c.w.Write(frame[:])
-	_, _ = c.w.Write(payload)
-}
-
-// newReply returns the reused reply encoder, emptied.
-func (c *connection) newReply() *encoder {
-	c.reply.buf = c.reply.buf[:0]
-	return &c.reply
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 	"github.com/zeebo/xxh3"
 )
@@ -35,11 +36,10 @@ type state09 struct {
 
 	cachedRequest  uint64 // the request number whose reply is cached (0: none)
 	cachedChecksum wire09.U128
-	cachedStatus   wire09.Status
+	cachedStatus   iggywire.Status
 	cachedBody     []byte
 
 	header [wire09.HeaderSize]byte // reused reply header
-	out    []byte                  // reused reply body
 	parts  []uint32                // reused partition list
 }
 
@@ -72,14 +72,8 @@ func (c *connection) serve09() error {
 		if err := c.handle09(&h, wire09.Body(frame)); err != nil {
 			return err
 		}
-		if err := c.w.Flush(); err != nil {
+		if err := c.finishRequest(); err != nil {
 			return err
-		}
-		if cap(c.request) > keepBufferCap {
-			c.request = nil
-		}
-		if cap(c.polled) > keepBufferCap {
-			c.polled = nil
 		}
 	}
 }
@@ -89,7 +83,7 @@ func (c *connection) serve09() error {
 func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	st := &c.s09
 	if !h.RequestChecksum.IsZero() && h.RequestChecksum != (wire09.U128{Lo: xxh3.Hash(body)}) {
-		c.reply09(h, wire09.StatusInvalidFormat, nil)
+		c.reply09(h, iggywire.StatusInvalidFormat, nil)
 		return nil
 	}
 	switch h.Operation {
@@ -102,9 +96,9 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 		case h.Code == wire09.CmdPing:
 			c.reply09(h, 0, nil)
 		case !st.bound:
-			c.reply09(h, wire09.StatusUnauthenticated, nil)
+			c.reply09(h, iggywire.StatusUnauthenticated, nil)
 		default:
-			reply, status := c.nonReplicated09(h.Code, body)
+			reply, status := c.route(route09{wire09.OpNonReplicated, h.Code}, body)
 			c.reply09(h, status, reply)
 		}
 		return nil
@@ -124,7 +118,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 		c.endSession()
 		c.reply09(h, 0, nil)
 	case h.Operation.PartitionPlane():
-		reply, status := c.partition09(h.Operation, body)
+		reply, status := c.route(route09{op: h.Operation}, body)
 		c.reply09(h, status, reply)
 	case h.Request == st.cachedRequest && !h.RequestChecksum.IsZero() && !st.cachedChecksum.IsZero() && h.RequestChecksum != st.cachedChecksum:
 		// The same number for another body: a client bug the server drops.
@@ -132,9 +126,9 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 	case h.Request == st.cachedRequest:
 		c.reply09(h, st.cachedStatus, st.cachedBody) // a replay: the same answer, not run again
 	case h.Request <= st.watermark:
-		c.reply09(h, 0, wire09.AppendResultRejection(st.out[:0], wire09.StatusRequestAlreadyApplied))
+		c.reply09(h, 0, wire09.AppendResultRejection(c.out[:0], iggywire.StatusRequestAlreadyApplied))
 	default:
-		reply, status := c.metadata09(h.Operation, body)
+		reply, status := c.route(route09{op: h.Operation}, body)
 		st.watermark = h.Request
 		st.cachedRequest, st.cachedChecksum, st.cachedStatus = h.Request, h.RequestChecksum, status
 		st.cachedBody = append(st.cachedBody[:0], reply...)
@@ -145,7 +139,7 @@ func (c *connection) handle09(h *wire09.RequestHeader, body []byte) error {
 
 // reply09 writes a reply echoing the request's number, operation, timestamp
 // and checksum. A non-zero status goes with an empty body.
-func (c *connection) reply09(h *wire09.RequestHeader, status wire09.Status, body []byte) {
+func (c *connection) reply09(h *wire09.RequestHeader, status iggywire.Status, body []byte) {
 	client := h.Client
 	if c.s09.bound {
 		client = c.s09.client
@@ -209,10 +203,10 @@ func (c *connection) register09(h *wire09.RequestHeader, body []byte) error {
 	st.bound, st.client, st.session = true, h.Client, c.srv.nextSession09.Add(1)
 	c.sess.authenticated = true
 	c.sess.userID.Store(rootUserID)
-	st.out = wire09.AppendResultOK(st.out[:0])
-	st.out = wire09.AppendLoginReply(st.out, wire09.LoginReply{UserID: rootUserID, Session: st.session,
+	c.out = wire09.AppendResultOK(c.out[:0])
+	c.out = wire09.AppendLoginReply(c.out, wire09.LoginReply{UserID: rootUserID, Session: st.session,
 		ProtocolVersion: wire09.ProtocolVersion, ServerVersion: []byte(serverVersion)})
-	c.reply09(h, 0, st.out)
+	c.reply09(h, 0, c.out)
 	return nil
 }
 
@@ -238,115 +232,107 @@ func (c *connection) endSession() {
 	c.sess.authenticated = false
 }
 
-// nonReplicated09 answers a NonReplicated command of a bound session.
-func (c *connection) nonReplicated09(code wire09.Command, body []byte) ([]byte, wire09.Status) {
-	switch code {
-	case wire09.CmdGetClusterMetadata:
-		return c.clusterMetadata09(), 0
-	case wire09.CmdPollMessages:
-		return c.poll09(body)
-	case wire09.CmdGetConsumerOffset:
-		return c.getOffset09(body)
-	case wire09.CmdGetStream, wire09.CmdGetStreams:
-		return c.getStreams09(code, body)
-	case wire09.CmdGetTopic, wire09.CmdGetTopics:
-		return c.getTopics09(code, body)
-	case wire09.CmdGetConsumerGroup, wire09.CmdGetConsumerGroups:
-		return c.getGroups09(code, body)
-	case wire09.CmdSyncConsumerGroup:
-		return c.syncGroup09(body)
-	case wire09.CmdFlushUnsavedBuffer:
-		return nil, wire09.StatusFeatureUnavailable
-	}
-	if wire09.OperationOf(code) != wire09.OpNonReplicated {
-		return nil, wire09.StatusFeatureUnavailable // a replicated command sent as NonReplicated
-	}
-	return nil, wire09.StatusInvalidCommand
+// route09 names what a 0.9 request asks for: its operation, and the command of a NonReplicated one.
+type route09 struct {
+	op   wire09.Operation
+	code wire09.Command
 }
 
-// metadata09 runs a metadata operation and returns its result-framed reply.
-func (c *connection) metadata09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
-	switch op {
-	case wire09.OpCreateStream, wire09.OpDeleteStream:
-		return c.streamOp09(op, body)
-	case wire09.OpCreateTopic:
-		return c.createTopic09(body)
-	case wire09.OpDeleteTopic:
-		return c.deleteTopic09(body)
-	case wire09.OpCreatePartitions:
-		return c.createPartitions09(body)
-	case wire09.OpCreateConsumerGroup:
-		return c.createGroup09(body)
-	case wire09.OpDeleteConsumerGroup, wire09.OpJoinConsumerGroup, wire09.OpLeaveConsumerGroup:
-		return c.groupOp09(op, body)
-	}
-	c.srv.log.Warn("0.9 operation not supported by the dev broker", "operation", fmt.Sprint(op))
-	return nil, wire09.StatusFeatureUnavailable
+// handlers09 answers the requests of a bound session: reads (NonReplicated commands), metadata
+// operations (each returns its result-framed reply) and partition-plane operations.
+var handlers09 = map[route09]handler{
+	{wire09.OpNonReplicated, wire09.CmdGetClusterMetadata}: (*connection).clusterMetadata09,
+	{wire09.OpNonReplicated, wire09.CmdPollMessages}:       (*connection).poll09,
+	{wire09.OpNonReplicated, wire09.CmdGetConsumerOffset}:  (*connection).getOffset09,
+	{wire09.OpNonReplicated, wire09.CmdGetStream}:          (*connection).getStream09,
+	{wire09.OpNonReplicated, wire09.CmdGetStreams}:         (*connection).getStreams09,
+	{wire09.OpNonReplicated, wire09.CmdGetTopic}:           (*connection).getTopic09,
+	{wire09.OpNonReplicated, wire09.CmdGetTopics}:          (*connection).getTopics09,
+	{wire09.OpNonReplicated, wire09.CmdGetConsumerGroup}:   (*connection).getGroup09,
+	{wire09.OpNonReplicated, wire09.CmdGetConsumerGroups}:  (*connection).getGroups09,
+	{wire09.OpNonReplicated, wire09.CmdSyncConsumerGroup}:  (*connection).syncGroup09,
+	{wire09.OpCreateStream, 0}:                             (*connection).createStream09,
+	{wire09.OpCreateTopic, 0}:                              (*connection).createTopic09,
+	{wire09.OpCreateConsumerGroup, 0}:                      (*connection).createGroup09,
+	{wire09.OpSendMessages, 0}:                             (*connection).send09,
+	{wire09.OpStoreConsumerOffset, 0}:                      (*connection).storeOffset09,
+	{wire09.OpDeleteConsumerOffset, 0}:                     (*connection).deleteOffset09,
+	{wire09.OpDeleteStream, 0}: commit09(wire09.DecodeIdentifier, func(c *connection, id iggywire.Identifier) error {
+		return c.data.deleteStream(id)
+	}),
+	{wire09.OpDeleteTopic, 0}: commit09(iggywire.DecodeTopicRef, func(c *connection, ref iggywire.TopicRef) error {
+		return c.data.deleteTopic(ref)
+	}),
+	{wire09.OpCreatePartitions, 0}: commit09(wire09.DecodeCreatePartitions, func(c *connection, req wire09.CreatePartitions) error {
+		return c.data.createPartitions(req.TopicRef, req.PartitionsCount)
+	}),
+	{wire09.OpDeletePartitions, 0}: commit09(wire09.DecodeCreatePartitions, func(c *connection, req wire09.CreatePartitions) error {
+		return c.data.deletePartitions(req.TopicRef, req.PartitionsCount)
+	}),
+	{wire09.OpDeleteConsumerGroup, 0}: commit09(iggywire.DecodeGroupRef, func(c *connection, g iggywire.GroupRef) error {
+		return c.data.deleteGroup(g)
+	}),
+	{wire09.OpJoinConsumerGroup, 0}: commit09(iggywire.DecodeGroupRef, func(c *connection, g iggywire.GroupRef) error {
+		return c.data.joinGroup(g, c.sess.clientID)
+	}),
+	{wire09.OpLeaveConsumerGroup, 0}: commit09(iggywire.DecodeGroupRef, func(c *connection, g iggywire.GroupRef) error {
+		return c.data.leaveGroup(g, c.sess.clientID)
+	}),
 }
 
-// partition09 runs a partition-plane operation.
-func (c *connection) partition09(op wire09.Operation, body []byte) ([]byte, wire09.Status) {
-	switch op {
-	case wire09.OpSendMessages:
-		return c.send09(body)
-	case wire09.OpStoreConsumerOffset:
-		return c.storeOffset09(body)
-	default:
-		return c.deleteOffset09(body)
+// request09 answers a request whose body decode decodes: its decode error's status, or fn's answer.
+func request09[R any](body []byte, decode func([]byte) (R, error), fn func(R) ([]byte, iggywire.Status)) ([]byte, iggywire.Status) {
+	req, err := decode(body)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return fn(req)
+}
+
+// commit09 is the handler of a metadata operation that decodes its body with decode and does op,
+// with an empty result section when it succeeds (committed).
+func commit09[R any](decode func([]byte) (R, error), op func(c *connection, req R) error) handler {
+	return func(c *connection, body []byte) ([]byte, iggywire.Status) {
+		return request09(body, decode, func(req R) ([]byte, iggywire.Status) { return c.committed(op(c, req), nil) })
 	}
 }
 
-// statusOf is the 0.9 status of a handler or decoder error.
-func statusOf(err error) wire09.Status {
-	var broker Status
-	if errors.As(err, &broker) {
-		return wire09.Status(broker)
+// route runs the handler of r. What has none is FeatureUnavailable: a replicated command sent as
+// NonReplicated, a flush, an operation the dev broker does not do; an unknown command is
+// InvalidCommand.
+func (c *connection) route(r route09, body []byte) ([]byte, iggywire.Status) {
+	if h, ok := handlers09[r]; ok {
+		return h(c, body)
 	}
-	var status wire09.Status
-	if errors.As(err, &status) {
-		return status
+	switch {
+	case r.op != wire09.OpNonReplicated:
+		c.srv.log.Warn("0.9 operation not supported by the dev broker", "operation", fmt.Sprint(r.op))
+	case r.code != wire09.CmdFlushUnsavedBuffer && wire09.OperationOf(r.code) == wire09.OpNonReplicated:
+		return nil, iggywire.StatusInvalidCommand
 	}
-	return wire09.StatusError
+	return nil, iggywire.StatusFeatureUnavailable
 }
 
-// rejected is a committed business rejection: a result section with the code.
-func (c *connection) rejected(err error) ([]byte, wire09.Status) {
-	c.s09.out = wire09.AppendResultRejection(c.s09.out[:0], statusOf(err))
-	return c.s09.out, 0
+// committed answers a metadata operation: a pre-commit refusal (a decode error, or an argument
+// the store refuses before it looks anything up) in the header status, any other error as a
+// committed rejection in the result section, success as reply (which starts with the result
+// section, framed).
+func (c *connection) committed(err error, reply func() []byte) ([]byte, iggywire.Status) {
+	var inv invalidArgument
+	switch {
+	case errors.As(err, &inv):
+		return nil, inv.status
+	case err != nil:
+		c.out = wire09.AppendResultRejection(c.out[:0], statusOf(err))
+		return c.out, 0
+	case reply != nil:
+		return reply(), 0
+	}
+	return c.framed(), 0
 }
 
 // framed starts a successful result-framed reply body.
 func (c *connection) framed() []byte {
-	c.s09.out = wire09.AppendResultOK(c.s09.out[:0])
-	return c.s09.out
-}
-
-// inTopic runs fn with the topic ref names, under the store's read lock;
-// when it does not resolve, missing answers instead.
-func (c *connection) inTopic(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(st *stream, t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
-	s := c.data
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	st, t, err := s.resolveTopic(toIdent(ref.StreamID), toIdent(ref.TopicID))
-	if err != nil {
-		return missing(err)
-	}
-	return fn(st, t)
-}
-
-// inGroups is inTopic holding the consumer-group lock too.
-func (c *connection) inGroups(ref wire09.TopicRef, missing func(error) ([]byte, wire09.Status), fn func(t *topic) ([]byte, wire09.Status)) ([]byte, wire09.Status) {
-	return c.inTopic(ref, missing, func(_ *stream, t *topic) ([]byte, wire09.Status) {
-		c.data.groupMu.Lock()
-		defer c.data.groupMu.Unlock()
-		return fn(t)
-	})
-}
-
-// denyStatus answers a read whose target does not resolve with the error's status.
-func denyStatus(err error) ([]byte, wire09.Status) { return nil, statusOf(err) }
-
-// toIdent is the broker's identifier for a decoded 0.9 one.
-func toIdent(id wire09.Identifier) ident {
-	return ident{numeric: id.Kind == wire09.IDNumeric, id: id.ID, name: id.Name}
+	c.out = wire09.AppendResultOK(c.out[:0])
+	return c.out
 }

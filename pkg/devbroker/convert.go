@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 	"github.com/zeebo/xxh3"
 )
@@ -50,16 +51,11 @@ func appendRecordAsMessages(dst []byte, b *batch, first, last int) []byte {
 	for i := first; i < last; i++ {
 		f := b.data[b.messageStart(i):b.ends[i]]
 		start := len(dst)
-		dst = append(dst, make([]byte, messageHdrSize)...)
-		m := dst[start:]
-		copy(m[8:24], f[8:24])
-		le.PutUint64(m[24:], base+uint64(le.Uint32(f[24:])))
-		le.PutUint64(m[32:], b.timestamp)
-		le.PutUint64(m[40:], origin+uint64(le.Uint32(f[28:])))
-		le.PutUint32(m[48:], le.Uint32(f[32:])) // user headers length
-		le.PutUint32(m[52:], le.Uint32(f[36:])) // payload length
-		dst = append(dst, f[frameHdrSize:]...)  // payload then user headers, in both layouts
-		le.PutUint64(dst[start:], xxh3.Hash(dst[start+8:]))
+		dst = wire08.AppendMessageHeader(dst, wire08.MessageHeader{ID: [16]byte(f[8:24]),
+			Offset: base + uint64(le.Uint32(f[24:])), Timestamp: b.timestamp, OriginTimestamp: origin + uint64(le.Uint32(f[28:])),
+			HeadersLength: le.Uint32(f[32:]), PayloadLength: le.Uint32(f[36:])})
+		dst = append(dst, f[frameHdrSize:]...) // payload then user headers, in both layouts
+		wire08.SealMessage(dst[start:])
 	}
 	return dst
 }
@@ -77,7 +73,7 @@ func appendRecordSlice(dst []byte, b *batch, first, last int) []byte {
 // 0.9 batch records based at the batch's first offset. Origin timestamps
 // further apart than a u32 of microseconds go into separate records.
 func appendMessagesAsRecords(dst []byte, b *batch, first, last int, partitionID uint32) []byte {
-	origin := func(i int) uint64 { return binary.LittleEndian.Uint64(b.data[b.messageStart(i)+40:]) }
+	origin := func(i int) uint64 { return wire08.DecodeMessageHeader(b.data[b.messageStart(i):]).OriginTimestamp }
 	for s := first; s < last; {
 		lo, hi := origin(s), origin(s)
 		e := s + 1
@@ -100,15 +96,16 @@ func appendMessagesRecord(dst []byte, b *batch, first, last int, origin uint64, 
 	dst = append(dst, make([]byte, recordHeaderSize)...)
 	for i := first; i < last; i++ {
 		m := b.data[b.messageStart(i):b.ends[i]]
+		h := wire08.DecodeMessageHeader(m)
 		fs := len(dst)
 		dst = append(dst, make([]byte, frameHdrSize)...)
 		f := dst[fs:]
-		copy(f[8:24], m[8:24])
+		copy(f[8:24], h.ID[:])
 		le.PutUint32(f[24:], uint32(i))
-		le.PutUint32(f[28:], uint32(le.Uint64(m[40:])-origin))
-		le.PutUint32(f[32:], le.Uint32(m[48:]))
-		le.PutUint32(f[36:], le.Uint32(m[52:]))
-		dst = append(dst, m[messageHdrSize:]...)
+		le.PutUint32(f[28:], uint32(h.OriginTimestamp-origin))
+		le.PutUint32(f[32:], h.HeadersLength)
+		le.PutUint32(f[36:], h.PayloadLength)
+		dst = append(dst, m[wire08.MessageHeaderSize:]...)
 		le.PutUint64(dst[fs:], xxh3.Hash(dst[fs+8:]))
 	}
 	rec := dst[start:]

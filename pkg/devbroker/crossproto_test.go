@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
-
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
@@ -16,7 +16,7 @@ import (
 // send: frame checksums, batch checksum, layout.
 func verifyRecords(t *testing.T, body []byte) {
 	t.Helper()
-	_, records, err := wire09.DecodePollPrefix(body)
+	_, records, err := iggywire.DecodePollPrefix(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestCrossProtocolMessagesAndOffsets(t *testing.T) {
 	sdk := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, sdk, 2) // "demo"/"events", created over 0.8
 	raw := loggedIn09(t, srv)
-	demo, events := wire09.NamedID("demo"), wire09.NamedID("events")
+	demo, events := iggywire.NamedID("demo"), iggywire.NamedID("events")
 
 	// 0.8 -> 0.9: ids (explicit and server-filled), payloads, user headers, timestamps.
 	key, err := iggcon.NewHeaderKeyString("k")
@@ -63,13 +63,13 @@ func TestCrossProtocolMessagesAndOffsets(t *testing.T) {
 	}
 	pollFrom := func(partition uint32, offset uint64, count uint32) []byte {
 		return raw.Do(wire09.OpNonReplicated, wire09.CmdPollMessages, must[[]byte](t)(wire09.AppendPollMessages(nil, wire09.PollMessages{
-			Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(1)}, StreamID: demo, TopicID: events,
-			Partition: wire09.SomePartition(partition), Strategy: wire09.PollingStrategy{Kind: wire09.PollOffset, Value: offset}, Count: count}))).Payload(t)
+			Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(1)}, StreamID: demo, TopicID: events,
+			Partition: iggywire.SomePartition(partition), Strategy: iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: offset}, Count: count}))).Payload(t)
 	}
 	body := pollFrom(1, 0, 10)
 	verifyRecords(t, body)
-	got := poll09(t, raw, wire09.PollMessages{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(1)},
-		StreamID: demo, TopicID: events, Partition: wire09.SomePartition(1), Strategy: wire09.PollingStrategy{Kind: wire09.PollFirst}, Count: 10})
+	got := poll09(t, raw, wire09.PollMessages{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(1)},
+		StreamID: demo, TopicID: events, Partition: iggywire.SomePartition(1), Strategy: iggywire.PollingStrategy{Kind: iggywire.PollFirst}, Count: 10})
 	if len(got.msgs) != 3 || got.prefix.CurrentOffset != 2 {
 		t.Fatalf("0.9 poll of 0.8 messages = %+v, %d messages", got.prefix, len(got.msgs))
 	}
@@ -86,18 +86,18 @@ func TestCrossProtocolMessagesAndOffsets(t *testing.T) {
 	slice := pollFrom(1, 1, 1) // part of a 0.8 batch: a record whose frame delta places it
 	verifyRecords(t, slice)
 	it, _ := wire09.NewPollIterator(slice)
-	var m wire09.PolledMessage
+	var m iggywire.PolledMessage
 	if !it.Next(&m) || m.Offset != 1 || string(m.Payload) != "plain" {
 		t.Errorf("sliced 0.8 batch = %+v, %v", m, it.Err())
 	}
 
 	// 0.9 -> 0.8: ids stay as sent (zero too), headers and payloads unchanged.
-	tlv := must[[]byte](t)(wire09.AppendTLV(nil, wire09.TLVEntry{KeyKind: wire09.KindString, Key: []byte("k"), ValueKind: wire09.KindString, Value: []byte("v")}))
-	sent := []wire09.Message{
+	tlv := must[[]byte](t)(wire09.AppendTLV(nil, wire09.TLVEntry{KeyKind: iggywire.KindString, Key: []byte("k"), ValueKind: iggywire.KindString, Value: []byte("v")}))
+	sent := []iggywire.Message{
 		{ID: [16]byte{0xaa, 1}, OriginTimestamp: 1_700_000_000_000_000, Payload: []byte("from 0.9"), Headers: tlv},
 		{OriginTimestamp: 1_700_000_000_000_001, Payload: []byte("zero id")},
 	}
-	raw.Do(wire09.OpSendMessages, 0, sendBody(t, demo, events, wire09.Partitioning{Kind: wire09.PartitionByID, PartitionID: 0}, sent))
+	raw.Do(wire09.OpSendMessages, 0, sendBody(t, demo, events, iggywire.Partitioning{Kind: iggywire.PartitionByID, PartitionID: 0}, sent))
 	if err := sdk.SendMessages(stream, topic, iggcon.PartitionId(0), []iggcon.IggyMessage{plain}); err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +118,14 @@ func TestCrossProtocolMessagesAndOffsets(t *testing.T) {
 	}
 	mixed := pollFrom(0, 0, 10) // a 0.9 record then a converted 0.8 batch
 	verifyRecords(t, mixed)
-	if p, _, _ := wire09.DecodePollPrefix(mixed); p.MessagesCount != 3 || p.CurrentOffset != 2 {
+	if p, _, _ := iggywire.DecodePollPrefix(mixed); p.MessagesCount != 3 || p.CurrentOffset != 2 {
 		t.Errorf("mixed poll prefix = %+v", p)
 	}
 
 	// Offsets: stored over 0.9 under a consumer name, read over 0.8, and back.
 	raw.Do(wire09.OpStoreConsumerOffset, 0, must[[]byte](t)(wire09.AppendStoreConsumerOffset(nil, wire09.StoreConsumerOffset{
-		ConsumerOffsetRef: wire09.ConsumerOffsetRef{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NamedID("reader")},
-			StreamID: demo, TopicID: events, Partition: wire09.SomePartition(0)}, Offset: 1, Ack: wire09.AckQuorum}))).Payload(t)
+		ConsumerOffsetRef: iggywire.ConsumerOffsetRef{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NamedID("reader")},
+			StreamID: demo, TopicID: events, Partition: iggywire.SomePartition(0)}, Offset: 1, Ack: wire09.AckQuorum}))).Payload(t)
 	offset, err := sdk.GetConsumerOffset(consumer, stream, topic, ptr(uint32(0)))
 	if err != nil || offset == nil || offset.StoredOffset != 1 {
 		t.Fatalf("0.8 reads the 0.9 offset: %+v, %v", offset, err)
@@ -134,15 +134,15 @@ func TestCrossProtocolMessagesAndOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	o, found, err := wire09.DecodeConsumerOffset(raw.Do(wire09.OpNonReplicated, wire09.CmdGetConsumerOffset, must[[]byte](t)(wire09.AppendGetConsumerOffset(nil,
-		wire09.ConsumerOffsetRef{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NamedID("reader")}, StreamID: demo, TopicID: events}))).Payload(t))
+		iggywire.ConsumerOffsetRef{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NamedID("reader")}, StreamID: demo, TopicID: events}))).Payload(t))
 	if err != nil || !found || o.StoredOffset != 2 {
 		t.Fatalf("0.9 reads the 0.8 offset: %+v %v %v", o, found, err)
 	}
 
 	// One group, members over both protocols: the partitions split between them.
-	create := must[[]byte](t)(wire09.AppendCreateConsumerGroup(nil, wire09.CreateConsumerGroup{TopicRef: wire09.TopicRef{StreamID: demo, TopicID: events}, Name: []byte("g1")}))
+	create := must[[]byte](t)(wire09.AppendCreateConsumerGroup(nil, wire09.CreateConsumerGroup{TopicRef: iggywire.TopicRef{StreamID: demo, TopicID: events}, Name: []byte("g1")}))
 	raw.Do(wire09.OpCreateConsumerGroup, 0, create).Payload(t)
-	joinRef := must[[]byte](t)(wire09.AppendGroupRef(nil, wire09.GroupRef{TopicRef: wire09.TopicRef{StreamID: demo, TopicID: events}, GroupID: wire09.NamedID("g1")}))
+	joinRef := must[[]byte](t)(iggywire.AppendGroupRef(nil, iggywire.GroupRef{TopicRef: iggywire.TopicRef{StreamID: demo, TopicID: events}, GroupID: iggywire.NamedID("g1")}))
 	raw.Do(wire09.OpJoinConsumerGroup, 0, joinRef).Payload(t)
 	if err := sdk.JoinConsumerGroup(stream, topic, id(t, "g1")); err != nil {
 		t.Fatal(err)

@@ -4,8 +4,9 @@
 //
 // Over 0.8 it answers the commands the official Go SDK v0.8.0 sends for the
 // connectors runtime (login with password or personal access token, cluster
-// metadata, streams, topics, partitions, send and poll, consumer offsets,
-// consumer groups) with the real server's layouts, status codes and quirks, as
+// metadata, streams, topics, partitions added and deleted, send and poll,
+// consumer offsets, consumer groups) with the real server's layouts, status
+// codes and quirks, as
 // described in spec/iggy-protocol.md. Over 0.9 it does what
 // spec/iggy-protocol-0.9.md §13 asks of a test broker (sessions, request
 // numbers, metadata dedup, evictions, checksummed batch records, Sync and
@@ -38,13 +39,22 @@
 // pkg/testkit wraps this as StartBroker. The binary cmd/iggy-dev-server runs
 // it configured by environment variables (ConfigFromEnv).
 //
-// Files: server.go (lifecycle), conn.go (0.8 framing and the protocol
-// choice), handlers.go, handlers_messages.go and handlers_groups.go (0.8
-// commands), conn09.go (0.9 framing, session gate, request numbers, dedup,
-// evictions), handlers09.go, handlers09_messages.go and handlers09_groups.go
-// (0.9 operations), state.go and groups.go (the data model), messages.go
-// (0.8 message layout), convert.go (0.9 records: storing and converting
-// between the formats), wire.go (0.8 primitive decoding), status.go (0.8
-// status codes), env.go (the binary's environment), inspect.go (in-process
-// helpers for tests).
+// Layers: a connection reads its protocol's frames (conn08.go, conn09.go) and looks each request
+// up in its protocol's table of handlers, all of one signature (handler, conn.go): decode with
+// pkg/wire08 or pkg/wire09, call the store, encode the answer. The store alone resolves entities,
+// validates and applies every rule both protocols share (store_topics.go, store_groups.go,
+// store_messages.go); a handler only says the outcome in its protocol's terms.
+//
+// Files: server.go (lifecycle), conn.go (a connection: the session, the protocol choice, reading
+// a payload, the handler type), conn08.go (0.8 framing and its handler table), handlers08.go
+// (0.8 session, cluster, clients, streams, topics, partitions), handlers08_messages.go (0.8 send,
+// poll, offsets), handlers08_groups.go (0.8 consumer groups), conn09.go (0.9 framing, session
+// gate, request numbers, dedup, evictions and its handler tables), handlers09.go,
+// handlers09_messages.go and handlers09_groups.go (the same for 0.9), state.go (the data model
+// and its lookups), store_topics.go (streams, topics, partitions and their snapshots),
+// store_groups.go (consumer-group operations, memberships of a connection), store_messages.go
+// (send, poll and offset rules, storing 0.8 messages, retention), groups.go (how partitions are
+// dealt to members), convert.go (0.9 records: storing and converting between the formats),
+// env.go (the binary's environment), inspect.go (in-process helpers for tests). Status codes are
+// pkg/iggywire's, one table for both protocols.
 package devbroker

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -17,18 +18,18 @@ func FuzzConnection09(f *testing.F) {
 		return wire09.AppendRequest(nil, &h, body)
 	}
 	login, _ := wire09.AppendLoginPassword(nil, wire09.LoginPrefix{ProtocolVersion: wire09.ProtocolVersion, SDKName: []byte("f"), SDKVersion: []byte("1")}, []byte("iggy"), []byte("iggy"))
-	demo, events := wire09.NamedID("demo"), wire09.NumericID(0)
-	ref := wire09.TopicRef{StreamID: demo, TopicID: events}
-	group, _ := wire09.AppendGroupRef(nil, wire09.GroupRef{TopicRef: ref, GroupID: wire09.NamedID("g")})
-	send, _ := wire09.AppendSendMetadata(nil, wire09.SendMetadata{StreamID: demo, TopicID: events, Partitioning: wire09.Partitioning{Kind: wire09.PartitionBalanced}, MessagesCount: 1})
-	send, _ = wire09.AppendBatch(send, []wire09.Message{{ID: [16]byte{1}, OriginTimestamp: 5, Payload: []byte("hi")}})
-	poll, _ := wire09.AppendPollMessages(nil, wire09.PollMessages{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: wire09.NamedID("g")},
-		StreamID: demo, TopicID: events, Partition: wire09.SomePartition(0), Strategy: wire09.PollingStrategy{Kind: wire09.PollNext}, Count: 5, AutoCommit: true})
-	store, _ := wire09.AppendStoreConsumerOffset(nil, wire09.StoreConsumerOffset{ConsumerOffsetRef: wire09.ConsumerOffsetRef{
-		Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(1)}, StreamID: demo, TopicID: events}, Offset: 0, Ack: 1})
+	demo, events := iggywire.NamedID("demo"), iggywire.NumericID(0)
+	ref := iggywire.TopicRef{StreamID: demo, TopicID: events}
+	group, _ := iggywire.AppendGroupRef(nil, iggywire.GroupRef{TopicRef: ref, GroupID: iggywire.NamedID("g")})
+	send, _ := wire09.AppendSendMetadata(nil, wire09.SendMetadata{StreamID: demo, TopicID: events, Partitioning: iggywire.Partitioning{Kind: iggywire.PartitionBalanced}, MessagesCount: 1})
+	send, _ = wire09.AppendBatch(send, []iggywire.Message{{ID: [16]byte{1}, OriginTimestamp: 5, Payload: []byte("hi")}})
+	poll, _ := wire09.AppendPollMessages(nil, wire09.PollMessages{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: iggywire.NamedID("g")},
+		StreamID: demo, TopicID: events, Partition: iggywire.SomePartition(0), Strategy: iggywire.PollingStrategy{Kind: iggywire.PollNext}, Count: 5, AutoCommit: true})
+	store, _ := wire09.AppendStoreConsumerOffset(nil, wire09.StoreConsumerOffset{ConsumerOffsetRef: iggywire.ConsumerOffsetRef{
+		Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(1)}, StreamID: demo, TopicID: events}, Offset: 0, Ack: 1})
 	topic, _ := wire09.AppendCreateTopic(nil, wire09.CreateTopic{StreamID: demo, PartitionsCount: 2, Name: []byte("t")})
 	stream := []byte{1, 's'}
-	refBody, _ := wire09.AppendTopicRef(nil, ref)
+	refBody, _ := iggywire.AppendTopicRef(nil, ref)
 	requests := [][]byte{
 		frame(wire09.OpNonReplicated, wire09.CmdPing, 1, 0, nil),
 		frame(wire09.OpRegister, 0, 0, 0, login),

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
 // Fuzz targets over the frame reader, every command decoder and the handlers
@@ -46,10 +49,10 @@ func newFuzzConnection(t testing.TB, input []byte, out *bytes.Buffer) *connectio
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp, err := data.createTopic(st, "events", topicSettings{partitions: 2, compression: 1})
-	if err != nil {
+	if _, err := data.createTopic(iggywire.NumericID(st.id), "events", topicSettings{partitions: 2, compression: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
+	tp := data.streams[st.id].topics[0]
 	msg := unhex(t, "0000000000000000 00000000000000000000000000000000 0000000000000000 0000000000000000"+
 		"00401e18240a0600 00000000 05000000 0000000000000000 68656c6c6f")
 	tp.partitions[0].append(append(msg, msg...), []uint32{69, 138}, 10)
@@ -95,7 +98,7 @@ func FuzzConnection(f *testing.F) {
 	f.Fuzz(func(t *testing.T, input []byte) {
 		var out bytes.Buffer
 		c := newFuzzConnection(t, input, &out)
-		_ = c.serve()
+		_ = c.serve08()
 		_ = c.w.Flush()
 		checkReplies(t, out.Bytes())
 	})
@@ -103,22 +106,23 @@ func FuzzConnection(f *testing.F) {
 
 func FuzzDecodeSend(f *testing.F) {
 	for _, s := range seedFrames(f) {
-		if binary.LittleEndian.Uint32(s[4:]) == codeSendMessages {
+		if wire08.Command(binary.LittleEndian.Uint32(s[4:])) == wire08.CmdSendMessages {
 			f.Add(s[8:])
 		}
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		req, err := decodeSend(payload, nil)
+		req, err := wire08.DecodeSendMessages(payload, nil)
 		if err != nil {
 			return
 		}
-		if len(req.ends) != int(req.count) || req.ends[len(req.ends)-1] != uint32(len(req.messages)) {
-			t.Fatalf("accepted %d messages with ends %v over %d bytes", req.count, req.ends, len(req.messages))
+		if len(req.Ends) != int(req.Count) || req.Ends[len(req.Ends)-1] != uint32(len(req.Messages)) {
+			t.Fatalf("accepted %d messages with ends %v over %d bytes", req.Count, req.Ends, len(req.Messages))
 		}
 		start := uint32(0)
-		for _, end := range req.ends {
-			msg := req.messages[start:end]
-			size := messageHdrSize + binary.LittleEndian.Uint32(msg[52:]) + binary.LittleEndian.Uint32(msg[48:])
+		for _, end := range req.Ends {
+			msg := req.Messages[start:end]
+			h := wire08.DecodeMessageHeader(msg)
+			size := wire08.MessageHeaderSize + h.PayloadLength + h.HeadersLength
 			if size != end-start {
 				t.Fatalf("message of %d bytes has header lengths adding to %d", end-start, size)
 			}

@@ -177,7 +177,7 @@ func (g *group) fullRebalance() {
 }
 
 // resetPartitions makes the group cover partitions [0, count) after
-// CreatePartitions, and deals them anew.
+// CreatePartitions or DeletePartitions, and deals them anew.
 func (g *group) resetPartitions(count uint32) {
 	g.partitions = g.partitions[:0]
 	for p := range count {

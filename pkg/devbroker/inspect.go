@@ -1,9 +1,13 @@
 package devbroker
 
 import (
-	"encoding/binary"
+	"cmp"
+	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -25,10 +29,7 @@ func (s *Server) CreateStream(name string) (uint32, error) {
 	if err := validName(name); err != nil {
 		return 0, fmt.Errorf("create stream %q: %w", name, err)
 	}
-	data := s.currentData()
-	data.mu.Lock()
-	defer data.mu.Unlock()
-	st, err := data.createStream(name)
+	st, err := s.currentData().createStream(name)
 	if err != nil {
 		return 0, fmt.Errorf("create stream %q: %w", name, err)
 	}
@@ -41,14 +42,10 @@ func (s *Server) CreateTopic(streamName, name string, partitions uint32) (uint32
 	if err := validName(name); err != nil {
 		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, err)
 	}
-	data := s.currentData()
-	data.mu.Lock()
-	defer data.mu.Unlock()
-	st := data.streamsByName[streamName]
-	if st == nil {
-		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, ErrStreamNotFound)
+	t, err := s.currentData().createTopic(iggywire.NamedID(streamName), name, topicSettings{partitions: partitions, compression: 1}, nil)
+	if errors.Is(err, iggywire.StatusStreamIDNotFound) {
+		err = ErrStreamNotFound
 	}
-	t, err := data.createTopic(st, name, topicSettings{partitions: partitions, compression: 1})
 	if err != nil {
 		return 0, fmt.Errorf("create topic %q in stream %q: %w", name, streamName, err)
 	}
@@ -71,7 +68,7 @@ func (s *Server) GroupPolls(streamName, topicName, groupName string) (uint64, er
 	}
 	data.groupMu.Lock()
 	defer data.groupMu.Unlock()
-	g := t.findGroup(ident{name: []byte(groupName)})
+	g := t.findGroup(iggywire.NamedID(groupName))
 	if g == nil {
 		return 0, fmt.Errorf("polls of group %q on %s/%s: %w", groupName, streamName, topicName, ErrGroupNotFound)
 	}
@@ -111,22 +108,14 @@ func (s *Server) Messages(streamName, topicName string) ([]StoredMessage, error)
 	return out, nil
 }
 
-// parseStored copies one stored message out of the wire layout (spec §5.1).
+// parseStored copies one stored 0.8 message.
 func parseStored(partitionID uint32, msg []byte) StoredMessage {
-	le := binary.LittleEndian
-	headersLen := le.Uint32(msg[48:])
-	payloadLen := le.Uint32(msg[52:])
-	m := StoredMessage{
-		Partition:       partitionID,
-		Checksum:        le.Uint64(msg[0:]),
-		Offset:          le.Uint64(msg[24:]),
-		Timestamp:       le.Uint64(msg[32:]),
-		OriginTimestamp: le.Uint64(msg[40:]),
-		Payload:         append([]byte(nil), msg[messageHdrSize:messageHdrSize+payloadLen]...),
-	}
-	copy(m.ID[:], msg[8:24])
-	if headersLen > 0 {
-		m.UserHeaders = append([]byte(nil), msg[messageHdrSize+payloadLen:]...)
+	h := wire08.DecodeMessageHeader(msg)
+	body := msg[wire08.MessageHeaderSize:]
+	m := StoredMessage{Partition: partitionID, Checksum: h.Checksum, Offset: h.Offset, Timestamp: h.Timestamp,
+		OriginTimestamp: h.OriginTimestamp, ID: h.ID, Payload: append([]byte(nil), body[:h.PayloadLength]...)}
+	if h.HeadersLength > 0 {
+		m.UserHeaders = append([]byte(nil), body[h.PayloadLength:]...)
 	}
 	return m
 }
@@ -134,8 +123,8 @@ func parseStored(partitionID uint32, msg []byte) StoredMessage {
 // parseRecord copies the messages of a stored 0.9 batch record (spec 0.9 §11.2).
 func parseRecord(partitionID uint32, b *batch) []StoredMessage {
 	var out []StoredMessage
-	it, _ := wire09.NewPollIterator(append(wire09.AppendPollPrefix(nil, wire09.PollPrefix{MessagesCount: uint32(len(b.ends))}), b.data...))
-	var m wire09.PolledMessage
+	it, _ := wire09.NewPollIterator(append(iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{MessagesCount: uint32(len(b.ends))}), b.data...))
+	var m iggywire.PolledMessage
 	for it.Next(&m) {
 		sm := StoredMessage{Partition: partitionID, Offset: m.Offset, ID: m.ID, Checksum: m.Checksum,
 			Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp, Payload: append([]byte(nil), m.Payload...)}
@@ -144,5 +133,29 @@ func parseRecord(partitionID uint32, b *batch) []StoredMessage {
 		}
 		out = append(out, sm)
 	}
+	return out
+}
+
+// Client is one connection the broker serves, as tests see it.
+type Client struct {
+	ID       uint32
+	Address  string // the peer's address
+	Protocol string // Protocol08 or Protocol09
+}
+
+// Clients lists the connections the broker serves now, by id: a client that reconnects shows up
+// under a new id.
+func (s *Server) Clients() []Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Client, 0, len(s.clients))
+	for id, sess := range s.clients {
+		p := Protocol08
+		if sess.v09.Load() {
+			p = Protocol09
+		}
+		out = append(out, Client{ID: id, Address: sess.address, Protocol: p})
+	}
+	slices.SortFunc(out, func(a, b Client) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }

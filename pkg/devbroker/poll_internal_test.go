@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
 func TestPollReplyIsBoundedBetweenBatches(t *testing.T) {
@@ -22,9 +24,7 @@ func TestPollReplyIsBoundedBetweenBatches(t *testing.T) {
 		p.append(append(msg, msg...), []uint32{69, 138}, 20)
 	}
 	poll := unhex(t, "01 0104 01000000 010400000000 010400000000 01 00000000 03 0000000000000000 64000000 01")
-	if err := c.dispatch(codePollMessages, poll); err != nil {
-		t.Fatal(err)
-	}
+	c.reply08(c.dispatch08(wire08.CmdPollMessages, poll))
 	_ = c.w.Flush()
 	reply := out.Bytes()
 	// Two batches (276 bytes) pass the 200-byte bound; the third is left for the next poll.

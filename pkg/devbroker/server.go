@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // DefaultAddress is where the real server and the SDK meet by default.
@@ -243,7 +245,7 @@ func (s *Server) initialData() (*store, error) {
 			if err := validName(tc.Name); err != nil {
 				return nil, fmt.Errorf("configured topic %q in stream %q: %w", tc.Name, sc.Name, err)
 			}
-			if _, err := data.createTopic(st, tc.Name, topicSettings{partitions: tc.Partitions, compression: 1}); err != nil {
+			if _, err := data.createTopic(iggywire.NumericID(st.id), tc.Name, topicSettings{partitions: tc.Partitions, compression: 1}, nil); err != nil {
 				return nil, fmt.Errorf("create configured topic %q in stream %q: %w", tc.Name, sc.Name, err)
 			}
 		}

@@ -4,6 +4,9 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
 )
 
 // The in-memory data model: streams hold topics, topics hold partitions and
@@ -16,11 +19,10 @@ import (
 
 // Defaults the real server resolves when CreateTopic sends 0.
 const (
-	neverExpire    = ^uint64(0)
-	unlimitedSize  = ^uint64(0)
-	minTopicSize   = 1 << 30 // the default segment size: a smaller max_topic_size is rejected
-	maxPartitions  = 1000
-	messageHdrSize = 64
+	neverExpire   = ^uint64(0)
+	unlimitedSize = ^uint64(0)
+	minTopicSize  = 1 << 30 // the default segment size: a smaller max_topic_size is rejected
+	maxPartitions = 1000
 )
 
 type store struct {
@@ -150,7 +152,7 @@ type batch struct {
 // read the same whichever protocol sent it.
 func (b *batch) messageBytes() uint64 {
 	if b.record {
-		return uint64(len(b.data)) - recordHeaderSize + uint64(len(b.ends))*(messageHdrSize-frameHdrSize)
+		return uint64(len(b.data)) - recordHeaderSize + uint64(len(b.ends))*(wire08.MessageHeaderSize-frameHdrSize)
 	}
 	return uint64(len(b.data))
 }
@@ -184,6 +186,13 @@ func allocID[T any](slots *[]*T, free *[]uint32) uint32 {
 	return uint32(len(*slots) - 1)
 }
 
+// freeSlot empties slot id for reuse and forgets its name.
+func freeSlot[T any](slots []*T, free *[]uint32, byName map[string]*T, id uint32, name string) {
+	slots[id] = nil
+	*free = append(*free, id)
+	delete(byName, name)
+}
+
 func lookupSlot[T any](slots []*T, id uint32) *T {
 	if uint64(id) < uint64(len(slots)) {
 		return slots[id]
@@ -192,27 +201,27 @@ func lookupSlot[T any](slots []*T, id uint32) *T {
 }
 
 // findStream resolves an identifier; callers hold store.mu.
-func (s *store) findStream(id ident) *stream {
-	if id.numeric {
-		return lookupSlot(s.streams, id.id)
+func (s *store) findStream(id iggywire.Identifier) *stream {
+	if id.IsNumeric() {
+		return lookupSlot(s.streams, id.ID)
 	}
-	return s.streamsByName[string(id.name)]
+	return s.streamsByName[string(id.Name)]
 }
 
-func (st *stream) findTopic(id ident) *topic {
-	if id.numeric {
-		return lookupSlot(st.topics, id.id)
+func (st *stream) findTopic(id iggywire.Identifier) *topic {
+	if id.IsNumeric() {
+		return lookupSlot(st.topics, id.ID)
 	}
-	return st.topicsByName[string(id.name)]
+	return st.topicsByName[string(id.Name)]
 }
 
 // findGroup resolves a group; callers hold store.groupMu.
-func (t *topic) findGroup(id ident) *group {
-	if id.numeric {
-		return lookupSlot(t.groups, id.id)
+func (t *topic) findGroup(id iggywire.Identifier) *group {
+	if id.IsNumeric() {
+		return lookupSlot(t.groups, id.ID)
 	}
 	for _, g := range t.groups {
-		if g != nil && g.name == string(id.name) {
+		if g != nil && g.name == string(id.Name) {
 			return g
 		}
 	}
@@ -220,82 +229,17 @@ func (t *topic) findGroup(id ident) *group {
 }
 
 // resolveTopic finds stream and topic, answering 1009 or 2010; callers hold store.mu.
-func (s *store) resolveTopic(streamID, topicID ident) (*stream, *topic, error) {
+func (s *store) resolveTopic(ref iggywire.TopicRef) (*stream, *topic, error) {
+	streamID, topicID := ref.StreamID, ref.TopicID
 	st := s.findStream(streamID)
 	if st == nil {
-		return nil, nil, StatusStreamIDNotFound
+		return nil, nil, iggywire.StatusStreamIDNotFound
 	}
 	t := st.findTopic(topicID)
 	if t == nil {
-		return st, nil, StatusTopicIDNotFound
+		return st, nil, iggywire.StatusTopicIDNotFound
 	}
 	return st, t, nil
-}
-
-func (s *store) createStream(name string) (*stream, error) {
-	if _, taken := s.streamsByName[name]; taken {
-		return nil, StatusStreamNameAlreadyExists
-	}
-	id := allocID(&s.streams, &s.freeStreamIDs)
-	st := &stream{id: id, name: name, createdAt: s.clock(), topicsByName: map[string]*topic{}}
-	s.streams[id] = st
-	s.streamsByName[name] = st
-	return st, nil
-}
-
-func (s *store) deleteStream(st *stream) {
-	s.streams[st.id] = nil
-	s.freeStreamIDs = append(s.freeStreamIDs, st.id)
-	delete(s.streamsByName, st.name)
-}
-
-type topicSettings struct {
-	partitions        uint32
-	compression       uint8
-	messageExpiry     uint64
-	maxTopicSize      uint64
-	replicationFactor uint8
-}
-
-func (s *store) createTopic(st *stream, name string, cfg topicSettings) (*topic, error) {
-	if cfg.partitions > maxPartitions {
-		return nil, StatusTooManyPartitions
-	}
-	if cfg.maxTopicSize != 0 && cfg.maxTopicSize != unlimitedSize && cfg.maxTopicSize < minTopicSize {
-		return nil, StatusInvalidTopicSize
-	}
-	if _, taken := st.topicsByName[name]; taken {
-		return nil, StatusTopicNameAlreadyExists
-	}
-	if cfg.messageExpiry == 0 {
-		cfg.messageExpiry = neverExpire
-	}
-	if cfg.maxTopicSize == 0 {
-		cfg.maxTopicSize = unlimitedSize
-	}
-	if cfg.replicationFactor == 0 {
-		cfg.replicationFactor = 1
-	}
-	id := allocID(&st.topics, &st.freeTopicIDs)
-	t := &topic{
-		id:                id,
-		name:              name,
-		createdAt:         s.clock(),
-		compression:       cfg.compression,
-		messageExpiry:     cfg.messageExpiry,
-		maxTopicSize:      cfg.maxTopicSize,
-		replicationFactor: cfg.replicationFactor,
-	}
-	t.addPartitions(cfg.partitions, t.createdAt, s.retainBytes)
-	st.topics[id] = t
-	st.topicsByName[name] = t
-	return t, nil
-}
-
-func (st *stream) deleteTopic(t *topic) {
-	st.topics[t.id] = nil
-	st.freeTopicIDs = append(st.freeTopicIDs, t.id)
-	delete(st.topicsByName, t.name)
 }
 
 // addPartitions appends count partitions with the next ids; callers hold store.mu.

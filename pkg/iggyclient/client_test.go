@@ -14,6 +14,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -171,12 +172,12 @@ func TestSendPollRoundTrip(t *testing.T) {
 
 		sent := []iggyclient.OutMessage{
 			{ID: [16]byte{15: 1}, Payload: []byte("first"), Headers: []iggyclient.HeaderEntry{
-				{KeyKind: iggyclient.KindString, Key: []byte("trace"), Kind: iggyclient.KindString, Value: []byte("abc")},
-				{KeyKind: iggyclient.KindString, Key: []byte("n"), Kind: iggyclient.KindUint32, Value: []byte{7, 0, 0, 0}},
+				{KeyKind: iggywire.KindString, Key: []byte("trace"), Kind: iggywire.KindString, Value: []byte("abc")},
+				{KeyKind: iggywire.KindString, Key: []byte("n"), Kind: iggywire.KindUint32, Value: []byte{7, 0, 0, 0}},
 			}},
 			{Payload: []byte("second, no headers, server-made id")},
 			{ID: [16]byte{15: 3}, Payload: []byte{0, 1, 2, 255}, Headers: []iggyclient.HeaderEntry{
-				{KeyKind: iggyclient.KindRaw, Key: []byte{0xff}, Kind: iggyclient.KindBool, Value: []byte{1}},
+				{KeyKind: iggywire.KindRaw, Key: []byte{0xff}, Kind: iggywire.KindBool, Value: []byte{1}},
 			}},
 		}
 		if err := c.Send(ctx, "demo", "orders", iggyclient.Partitioning{}, sent); err != nil {
@@ -284,7 +285,7 @@ func TestSendRejectsInvalidMessages(t *testing.T) {
 			{"no messages", iggyclient.Partitioning{}, nil, "no messages"},
 			{"empty payload", iggyclient.Partitioning{}, []iggyclient.OutMessage{ok, {}}, "message 1: payload is 0 bytes"},
 			{"payload over 10 MB", iggyclient.Partitioning{}, []iggyclient.OutMessage{{Payload: make([]byte, 10_000_001)}}, "payload is 10000001 bytes"},
-			{"bad header", iggyclient.Partitioning{}, []iggyclient.OutMessage{{Payload: []byte("x"), Headers: []iggyclient.HeaderEntry{{Key: []byte("k"), Kind: iggyclient.KindInt64, Value: []byte{1}}}}}, "is 1 bytes, want 8"},
+			{"bad header", iggyclient.Partitioning{}, []iggyclient.OutMessage{{Payload: []byte("x"), Headers: []iggyclient.HeaderEntry{{Key: []byte("k"), Kind: iggywire.KindInt64, Value: []byte{1}}}}}, "is 1 bytes, want 8"},
 			{"unknown partitioning", iggyclient.Partitioning{Kind: "random"}, []iggyclient.OutMessage{ok}, `unknown partitioning kind "random"`},
 			{"empty messages key", iggyclient.Partitioning{Kind: iggyclient.PartitionByMessageKey}, []iggyclient.OutMessage{ok}, "messages key is 0 bytes"},
 			{"long messages key", iggyclient.Partitioning{Kind: iggyclient.PartitionByMessageKey, Key: make([]byte, 256)}, []iggyclient.OutMessage{ok}, "messages key is 256 bytes"},

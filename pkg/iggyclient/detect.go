@@ -12,6 +12,10 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+	"github.com/iggy-connectors-go/runtime/pkg/wire08"
+	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // DetectTimeout bounds one protocol detection: connecting, asking in 0.9 and, failing that,
@@ -34,24 +38,17 @@ func detectWithRetry(ctx context.Context, o api.Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	retry := o.ReconnectBackoff()
-	var lastErr error
-	for attempt := 1; ; attempt++ {
+	retry := engine.NewRetry(&o, nil)
+	for {
+		if err := retry.Wait(ctx); err != nil {
+			return "", err
+		}
 		p, err := detect(ctx, o.Address, tlsConfig)
 		var unreachable unreachableError
 		if !errors.As(err, &unreachable) {
 			return p, err
 		}
-		// A dial cut short by the caller's deadline says nothing about the server: the error
-		// names the last real failure.
-		if lastErr == nil || ctx.Err() == nil {
-			lastErr = err
-		}
-		err = lastErr
-		o.Logger.Warn("iggy server unreachable, retrying", "address", o.Address, "attempt", attempt, "error", err)
-		if werr := retry.Wait(ctx); werr != nil {
-			return "", fmt.Errorf("%w (after %d attempts, last: %w)", werr, attempt, err)
-		}
+		retry.Unreachable(ctx, err)
 	}
 }
 
@@ -72,15 +69,17 @@ func detect(ctx context.Context, address string, tlsConfig *tls.Config) (string,
 		return "", err
 	case looksLike09Reply(first):
 		return api.Protocol09, nil
-	case len(first) >= 8 && binary.LittleEndian.Uint32(first) != 0 && binary.LittleEndian.Uint32(first[4:]) == 0:
-		return api.Protocol08, nil
+	case len(first) >= wire08.ReplyHeadSize && error08(first):
+		return api.Protocol08, nil // InvalidCommand to what reads as a frame without extent
 	}
-	second, err := ask(ctx, address, tlsConfig, ping08, func(b []byte) bool { return len(b) >= 8 })
+	second, err := ask(ctx, address, tlsConfig, ping08, func(b []byte) bool { return len(b) >= wire08.ReplyHeadSize })
 	switch {
 	case err != nil && !errors.Is(err, errNoAnswer):
 		return "", err
-	case len(second) >= 8 && binary.LittleEndian.Uint32(second) == 0 && binary.LittleEndian.Uint32(second[4:]) == 0:
-		return api.Protocol08, nil
+	case len(second) >= wire08.ReplyHeadSize:
+		if status, length := wire08.DecodeReplyHead(second); status == iggywire.StatusOK && length == 0 {
+			return api.Protocol08, nil // Ping's empty OK
+		}
 	}
 	return "", fmt.Errorf("%w within %s (first answer %d bytes, second %d bytes)", ErrUnknownProtocol, DetectTimeout, len(first), len(second))
 }
@@ -128,30 +127,43 @@ func ask(ctx context.Context, address string, tlsConfig *tls.Config, req []byte,
 }
 
 // answered09or08 tells when the answer to ping09 is complete: a 0.9 reply header is 256 bytes
-// (its first 16, the unsealed checksum, are zero); a 0.8 error reply is 8 bytes, a non-zero
-// status and a zero length (errors carry no payload).
+// (its first 16, the unsealed checksum, are zero); a 0.8 error reply is a reply head alone, a
+// non-zero status (errors carry no payload).
 func answered09or08(b []byte) bool {
-	return len(b) >= 256 || (len(b) >= 8 && binary.LittleEndian.Uint32(b) != 0)
+	return len(b) >= wire09.HeaderSize || (len(b) >= wire08.ReplyHeadSize && wire08Status(b) != iggywire.StatusOK)
 }
 
-// ping08 is a 0.8 Ping: length 4, code 1 (iggy-protocol.md §1).
-var ping08 = []byte{4, 0, 0, 0, 1, 0, 0, 0}
+// wire08Status is the status of a 0.8 reply head.
+func wire08Status(b []byte) iggywire.Status {
+	status, _ := wire08.DecodeReplyHead(b)
+	return status
+}
 
-// ping09 is a 0.9 Ping request header before login: size 256, frame type 5 (request), a random
-// non-zero client id, request 1, operation 2 (NonReplicated) with command code 1.
+// error08 reports a 0.8 error reply: a non-zero status without a payload.
+func error08(b []byte) bool {
+	status, length := wire08.DecodeReplyHead(b)
+	return status != iggywire.StatusOK && length == 0
+}
+
+// ping08 is a 0.8 Ping.
+var ping08 = wire08.AppendRequest(nil, wire08.CmdPing, nil)
+
+// ping09 is a 0.9 Ping request header before login: a random non-zero client id, request 1,
+// operation NonReplicated with the Ping command.
 func ping09() []byte {
-	b := make([]byte, 256)
-	binary.LittleEndian.PutUint32(b[48:], 256)
-	b[60] = 5
-	_, _ = rand.Read(b[128:144])
-	b[128] |= 1
-	binary.LittleEndian.PutUint64(b[168:], 1)
-	b[176] = 2
-	binary.LittleEndian.PutUint32(b[196:], 1)
-	return b
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	id[0] |= 1
+	return wire09.AppendRequestHeader(nil, &wire09.RequestHeader{Size: wire09.HeaderSize,
+		Client:  wire09.U128{Lo: binary.LittleEndian.Uint64(id[:]), Hi: binary.LittleEndian.Uint64(id[8:])},
+		Request: 1, Operation: wire09.OpNonReplicated, Code: wire09.CmdPing})
 }
 
-// looksLike09Reply: a whole 256-byte header of type reply (8) or eviction (13) sized 256 or more.
+// looksLike09Reply: a whole 256-byte header of a reply or an eviction, sized 256 or more.
 func looksLike09Reply(b []byte) bool {
-	return len(b) >= 256 && (b[60] == 8 || b[60] == 13) && binary.LittleEndian.Uint32(b[48:]) >= 256
+	if len(b) < wire09.HeaderSize {
+		return false
+	}
+	t := wire09.FrameTypeOf(b)
+	return (t == wire09.FrameReply || t == wire09.FrameEviction) && wire09.FrameSize(b) >= wire09.HeaderSize
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v08"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
 )
@@ -16,8 +17,20 @@ type implementation struct {
 }
 
 var implementations = map[string]implementation{
-	api.Protocol08: {v08.Dial, v08.DialAdmin},
-	api.Protocol09: {v09.Dial, v09.DialAdmin},
+	api.Protocol08: over(v08.NewProtocol),
+	api.Protocol09: over(v09.NewProtocol),
+}
+
+// over is the implementation of one protocol on the engine.
+func over[C engine.Conn](newProtocol func(*engine.Engine[C]) engine.Protocol[C]) implementation {
+	return implementation{
+		dial: func(ctx context.Context, o api.Options) (api.Client, error) {
+			return engine.DialClient(ctx, o, newProtocol)
+		},
+		dialAdmin: func(ctx context.Context, o api.Options) (api.Admin, error) {
+			return engine.DialAdmin(ctx, o, newProtocol)
+		},
+	}
 }
 
 // Dial connects to the server and logs in, speaking o.Protocol; with ProtocolAuto (the default)

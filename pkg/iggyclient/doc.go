@@ -10,14 +10,21 @@
 // errors, are defined in the subpackage api and named here again, so callers import only this
 // package.
 //
-// Two implementations stand behind them, one subpackage per protocol:
-//   - v08: Iggy 0.8.x, over the official Go SDK v0.8.0;
-//   - v09: Iggy 0.9.x (256-byte VSR headers, sessions, checksummed batches), our own client on
-//     pkg/wire09, since no 0.9 Go SDK is served.
+// One engine (subpackage engine) implements them for both protocols: the connection and
+// session (dial, TLS, login, heartbeat, a deadline on every request from the call's context and
+// Options.RequestTimeout, replies bounded by what was asked for, one reconnect loop with backoff,
+// groups rejoined) and the api surface. Each protocol is a sibling subpackage supplying its
+// framing and commands:
+//   - v08: Iggy 0.8.x, on pkg/wire08 (the official Go SDK v0.8.0 is the tests' reference);
+//   - v09: Iggy 0.9.x (256-byte VSR headers, sessions, checksummed batches), on pkg/wire09,
+//     since no 0.9 Go SDK is served.
 //
 // Options.Protocol ([iggy] protocol) picks one; with "auto", the default, Dial asks the server
 // first (detect.go: a 0.9 Ping, then a 0.8 Ping, within DetectTimeout) and logs the protocol
 // it chose. The pumps never see which protocol is spoken.
+//
+// Options.OnState hears the connection go (a request timed out, the server went away) and come
+// back: the runner shows a stall in last_error and /ready from it.
 //
 // Files: iggyclient.go (the names of api), dial.go (Dial, DialAdmin and the implementations),
 // detect.go (protocol detection).

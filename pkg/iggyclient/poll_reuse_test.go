@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
@@ -22,8 +23,8 @@ func TestPollWithReusedBuffersMatchesTheSDKPoll(t *testing.T) {
 			m := iggyclient.OutMessage{Payload: fmt.Appendf(nil, `{"n":%d,"pad":"%*s"}`, i, i%40, "")}
 			if i%3 == 0 {
 				m.Headers = []iggyclient.HeaderEntry{
-					{KeyKind: iggyclient.KindString, Key: []byte("trace"), Kind: iggyclient.KindString, Value: fmt.Appendf(nil, "t-%d", i)},
-					{KeyKind: iggyclient.KindString, Key: []byte("n"), Kind: iggyclient.KindUint64, Value: []byte{byte(i), 0, 0, 0, 0, 0, 0, 0}},
+					{KeyKind: iggywire.KindString, Key: []byte("trace"), Kind: iggywire.KindString, Value: fmt.Appendf(nil, "t-%d", i)},
+					{KeyKind: iggywire.KindString, Key: []byte("n"), Kind: iggywire.KindUint64, Value: []byte{byte(i), 0, 0, 0, 0, 0, 0, 0}},
 				}
 			}
 			out = append(out, m)

@@ -1,7 +1,8 @@
 // Package testkit holds helpers shared by the tests of several packages: a
 // running dev broker, logged-in official-SDK clients for it and topics filled
 // through them (fill.go), the project's own client dialled to it (client.go),
-// a raw Iggy 0.9 connection driven frame by frame (raw09.go),
+// a raw Iggy 0.9 connection driven frame by frame (raw09.go), a TCP proxy that makes a server look
+// hung or hostile (proxy.go),
 // runner and supervisor processes, test plugins compiled from C, OTLP
 // receivers, TLS certificates, a real Prometheus server (prometheus.go),
 // metrics expositions of any format read back into families (exposition.go:

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -165,7 +166,7 @@ func (c *Raw09) ExpectClosed() {
 func (c *Raw09) Close() { _ = c.conn.Close() }
 
 // Status is the reply's header status (0 for an eviction).
-func (r Reply09) Status() wire09.Status { return r.Header.Status }
+func (r Reply09) Status() iggywire.Status { return r.Header.Status }
 
 // Payload strips the result section of a result-framed reply (or returns the
 // body of any other reply) and fails the test on an eviction, a status or a
@@ -193,7 +194,7 @@ func (r Reply09) Payload(tb testing.TB) []byte {
 
 // Rejection is the code of a committed rejection (0 for a success), failing
 // the test on anything that is not a result-framed reply.
-func (r Reply09) Rejection(tb testing.TB) wire09.Status {
+func (r Reply09) Rejection(tb testing.TB) iggywire.Status {
 	tb.Helper()
 	if r.Eviction != nil || r.Header.Status != 0 {
 		tb.Fatalf("want a result-framed reply, got eviction %v status %v", r.Eviction, r.Header.Status)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/zeebo/xxh3"
 )
 
@@ -43,11 +44,11 @@ type BatchHeader struct {
 // bytes zero, length at least 256. It does not look at the frames.
 func DecodeBatchHeader(record []byte) (BatchHeader, error) {
 	if len(record) < BatchHeaderSize {
-		return BatchHeader{}, malformed("batch: " + itoa(len(record)) + " bytes, need the 256-byte header")
+		return BatchHeader{}, iggywire.Malformed("batch: " + itoa(len(record)) + " bytes, need the 256-byte header")
 	}
 	for _, c := range record[offBatchReserved:BatchHeaderSize] {
 		if c != 0 {
-			return BatchHeader{}, malformed("batch header reserved bytes are not zero")
+			return BatchHeader{}, iggywire.Malformed("batch header reserved bytes are not zero")
 		}
 	}
 	h := BatchHeader{
@@ -60,7 +61,7 @@ func DecodeBatchHeader(record []byte) (BatchHeader, error) {
 		Count:           binary.LittleEndian.Uint32(record[offBatchCount:]),
 	}
 	if h.Length < BatchHeaderSize {
-		return BatchHeader{}, malformed(fmt.Sprintf("batch length %d is below 256", h.Length))
+		return BatchHeader{}, iggywire.Malformed(fmt.Sprintf("batch length %d is below 256", h.Length))
 	}
 	return h, nil
 }
@@ -81,7 +82,7 @@ func (f *frame) headers() []byte  { return f.raw[FrameHeaderSize+int(f.payloadLe
 // nextFrame reads the frame at the start of b.
 func nextFrame(b []byte) (frame, error) {
 	if len(b) < FrameHeaderSize {
-		return frame{}, malformed("batch: " + itoa(len(b)) + " bytes left, a message frame header needs 48")
+		return frame{}, iggywire.Malformed("batch: " + itoa(len(b)) + " bytes left, a message frame header needs 48")
 	}
 	f := frame{
 		offsetDelta: binary.LittleEndian.Uint32(b[offFrameOffsetDelta:]),
@@ -90,11 +91,11 @@ func nextFrame(b []byte) (frame, error) {
 		payloadLen:  binary.LittleEndian.Uint32(b[offFramePayloadLen:]),
 	}
 	if binary.LittleEndian.Uint64(b[offFrameReserved:]) != 0 {
-		return frame{}, malformed("message frame reserved bytes are not zero")
+		return frame{}, iggywire.Malformed("message frame reserved bytes are not zero")
 	}
 	size := uint64(FrameHeaderSize) + uint64(f.payloadLen) + uint64(f.headersLen)
 	if size > uint64(len(b)) {
-		return frame{}, malformed(fmt.Sprintf("message frame of %d bytes overruns the batch (%d bytes left)", size, len(b)))
+		return frame{}, iggywire.Malformed(fmt.Sprintf("message frame of %d bytes overruns the batch (%d bytes left)", size, len(b)))
 	}
 	f.raw = b[:size:size]
 	return f, nil
@@ -127,21 +128,12 @@ func batchChecksum(record []byte) uint64 {
 	return h.Sum64()
 }
 
-// Message is one message to encode into a batch. Headers are raw user-header
-// bytes (a TLV block, §9), written as given.
-type Message struct {
-	ID              [16]byte // u128 LE; the server never fills a zero id
-	OriginTimestamp uint64   // µs
-	Payload         []byte
-	Headers         []byte
-}
-
 // AppendBatch appends a batch record holding msgs, with frame checksums and
 // the batch checksum computed over zero partition/offset/timestamp fields,
 // as a producer sends it (§11.2, §11.3).
-func AppendBatch(dst []byte, msgs []Message) ([]byte, error) {
+func AppendBatch(dst []byte, msgs []iggywire.Message) ([]byte, error) {
 	if len(msgs) == 0 {
-		return dst, errorf(StatusInvalidMessagesCount, "batch: no messages")
+		return dst, iggywire.Errorf(iggywire.StatusInvalidMessagesCount, "batch: no messages")
 	}
 	origin := msgs[0].OriginTimestamp
 	for _, m := range msgs[1:] {
@@ -152,10 +144,10 @@ func AppendBatch(dst []byte, msgs []Message) ([]byte, error) {
 	for i, m := range msgs {
 		delta := m.OriginTimestamp - origin
 		if delta > 0xFFFFFFFF {
-			return dst[:start], errorf(StatusInvalidMessageTimestampDelta, fmt.Sprintf("batch: message %d is %d µs after the batch origin, above u32", i, delta))
+			return dst[:start], iggywire.Errorf(iggywire.StatusInvalidMessageTimestampDelta, fmt.Sprintf("batch: message %d is %d µs after the batch origin, above u32", i, delta))
 		}
 		if uint64(len(m.Payload)) > 0xFFFFFFFF || uint64(len(m.Headers)) > 0xFFFFFFFF {
-			return dst[:start], malformed(fmt.Sprintf("batch: message %d is larger than 4 GiB", i))
+			return dst[:start], iggywire.Malformed(fmt.Sprintf("batch: message %d is larger than 4 GiB", i))
 		}
 		fs := len(dst)
 		dst = append(dst, make([]byte, FrameHeaderSize)...)
@@ -180,18 +172,18 @@ func AppendBatch(dst []byte, msgs []Message) ([]byte, error) {
 // VerifyBatch checks a record fully, as the server does at send admission:
 // header layout, length equal to len(record), frames covering it exactly and
 // numbering message_count (at least one), every frame checksum
-// (StatusInvalidMessageChecksum) and the batch checksum
-// (StatusInvalidBatchChecksum). Layout faults are StatusInvalidFormat.
+// (iggywire.StatusInvalidMessageChecksum) and the batch checksum
+// (iggywire.StatusInvalidBatchChecksum). Layout faults are iggywire.StatusInvalidFormat.
 func VerifyBatch(record []byte) (BatchHeader, error) {
 	h, err := DecodeBatchHeader(record)
 	if err != nil {
 		return BatchHeader{}, err
 	}
 	if h.Length != uint64(len(record)) {
-		return BatchHeader{}, malformed(fmt.Sprintf("batch length %d does not match the %d bytes sent", h.Length, len(record)))
+		return BatchHeader{}, iggywire.Malformed(fmt.Sprintf("batch length %d does not match the %d bytes sent", h.Length, len(record)))
 	}
 	if h.Count == 0 {
-		return BatchHeader{}, errorf(StatusInvalidMessagesCount, "batch: message count is 0")
+		return BatchHeader{}, iggywire.Errorf(iggywire.StatusInvalidMessagesCount, "batch: message count is 0")
 	}
 	rest := record[BatchHeaderSize:]
 	var n uint32
@@ -201,16 +193,16 @@ func VerifyBatch(record []byte) (BatchHeader, error) {
 			return BatchHeader{}, fmt.Errorf("message %d: %w", n, err)
 		}
 		if got := xxh3.Hash(f.raw[8:]); got != f.checksum() {
-			return BatchHeader{}, errorf(StatusInvalidMessageChecksum, fmt.Sprintf("message %d: checksum %#x, computed %#x", n, f.checksum(), got))
+			return BatchHeader{}, iggywire.Errorf(iggywire.StatusInvalidMessageChecksum, fmt.Sprintf("message %d: checksum %#x, computed %#x", n, f.checksum(), got))
 		}
 		n++
 		rest = rest[len(f.raw):]
 	}
 	if n != h.Count {
-		return BatchHeader{}, malformed(fmt.Sprintf("batch: message count %d, frames hold %d", h.Count, n))
+		return BatchHeader{}, iggywire.Malformed(fmt.Sprintf("batch: message count %d, frames hold %d", h.Count, n))
 	}
 	if got := batchChecksum(record); got != h.Checksum {
-		return BatchHeader{}, errorf(StatusInvalidBatchChecksum, fmt.Sprintf("batch checksum %#x, computed %#x", h.Checksum, got))
+		return BatchHeader{}, iggywire.Errorf(iggywire.StatusInvalidBatchChecksum, fmt.Sprintf("batch checksum %#x, computed %#x", h.Checksum, got))
 	}
 	return h, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -23,28 +24,28 @@ func TestVerifyBatchFaults(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func([]byte) []byte
-		want   wire09.Status
+		want   iggywire.Status
 		detail string
 	}{
-		{"payload byte flipped", func(b []byte) []byte { b[256+48] ^= 1; return b }, wire09.StatusInvalidMessageChecksum, "message 0"},
-		{"second frame id changed", func(b []byte) []byte { b[secondFrame+9] = 1; return b }, wire09.StatusInvalidMessageChecksum, "message 1"},
-		{"frame checksum changed", func(b []byte) []byte { b[256] ^= 1; return b }, wire09.StatusInvalidMessageChecksum, "message 0"},
-		{"batch checksum changed", func(b []byte) []byte { b[40] ^= 1; return b }, wire09.StatusInvalidBatchChecksum, "batch checksum"},
-		{"stamped without recompute", func(b []byte) []byte { b[8] = 5; return b }, wire09.StatusInvalidBatchChecksum, "batch checksum"},
-		{"count zero", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[48:], 0); return b }, wire09.StatusInvalidMessagesCount, "count is 0"},
-		{"count above frames", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[48:], 3); return b }, wire09.StatusInvalidFormat, "frames hold 2"},
-		{"reserved header byte", func(b []byte) []byte { b[100] = 1; return b }, wire09.StatusInvalidFormat, "reserved"},
-		{"reserved frame byte", func(b []byte) []byte { b[256+44] = 1; return b }, wire09.StatusInvalidFormat, "reserved"},
-		{"length below 256", func(b []byte) []byte { binary.LittleEndian.PutUint64(b[32:], 100); return b }, wire09.StatusInvalidFormat, "below 256"},
-		{"length above bytes", func(b []byte) []byte { binary.LittleEndian.PutUint64(b[32:], 400); return b }, wire09.StatusInvalidFormat, "does not match"},
-		{"trailing byte", func(b []byte) []byte { return append(b, 0) }, wire09.StatusInvalidFormat, "does not match"},
-		{"truncated", func(b []byte) []byte { return b[:300] }, wire09.StatusInvalidFormat, "does not match"},
-		{"header only", func(b []byte) []byte { return b[:100] }, wire09.StatusInvalidFormat, "256-byte header"},
-		{"frame overruns", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[256+36:], 1000); return b }, wire09.StatusInvalidFormat, "overruns"},
+		{"payload byte flipped", func(b []byte) []byte { b[256+48] ^= 1; return b }, iggywire.StatusInvalidMessageChecksum, "message 0"},
+		{"second frame id changed", func(b []byte) []byte { b[secondFrame+9] = 1; return b }, iggywire.StatusInvalidMessageChecksum, "message 1"},
+		{"frame checksum changed", func(b []byte) []byte { b[256] ^= 1; return b }, iggywire.StatusInvalidMessageChecksum, "message 0"},
+		{"batch checksum changed", func(b []byte) []byte { b[40] ^= 1; return b }, iggywire.StatusInvalidBatchChecksum, "batch checksum"},
+		{"stamped without recompute", func(b []byte) []byte { b[8] = 5; return b }, iggywire.StatusInvalidBatchChecksum, "batch checksum"},
+		{"count zero", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[48:], 0); return b }, iggywire.StatusInvalidMessagesCount, "count is 0"},
+		{"count above frames", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[48:], 3); return b }, iggywire.StatusInvalidFormat, "frames hold 2"},
+		{"reserved header byte", func(b []byte) []byte { b[100] = 1; return b }, iggywire.StatusInvalidFormat, "reserved"},
+		{"reserved frame byte", func(b []byte) []byte { b[256+44] = 1; return b }, iggywire.StatusInvalidFormat, "reserved"},
+		{"length below 256", func(b []byte) []byte { binary.LittleEndian.PutUint64(b[32:], 100); return b }, iggywire.StatusInvalidFormat, "below 256"},
+		{"length above bytes", func(b []byte) []byte { binary.LittleEndian.PutUint64(b[32:], 400); return b }, iggywire.StatusInvalidFormat, "does not match"},
+		{"trailing byte", func(b []byte) []byte { return append(b, 0) }, iggywire.StatusInvalidFormat, "does not match"},
+		{"truncated", func(b []byte) []byte { return b[:300] }, iggywire.StatusInvalidFormat, "does not match"},
+		{"header only", func(b []byte) []byte { return b[:100] }, iggywire.StatusInvalidFormat, "256-byte header"},
+		{"frame overruns", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[256+36:], 1000); return b }, iggywire.StatusInvalidFormat, "overruns"},
 	}
 	for _, tt := range tests {
 		_, err := wire09.VerifyBatch(tt.mutate(goldenRecord(t)))
-		var werr *wire09.Error
+		var werr *iggywire.Error
 		if !errors.As(err, &werr) || werr.Status != tt.want || !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.detail) {
 			t.Errorf("%s: %v, want status %d mentioning %q", tt.name, err, tt.want, tt.detail)
 		}
@@ -52,15 +53,15 @@ func TestVerifyBatchFaults(t *testing.T) {
 }
 
 func TestAppendBatchFaults(t *testing.T) {
-	if _, err := wire09.AppendBatch(nil, nil); !errors.Is(err, wire09.StatusInvalidMessagesCount) {
+	if _, err := wire09.AppendBatch(nil, nil); !errors.Is(err, iggywire.StatusInvalidMessagesCount) {
 		t.Errorf("no messages: %v", err)
 	}
-	far := []wire09.Message{{OriginTimestamp: 0}, {OriginTimestamp: 1 << 32}}
-	if out, err := wire09.AppendBatch([]byte("x"), far); !errors.Is(err, wire09.StatusInvalidMessageTimestampDelta) || string(out) != "x" {
+	far := []iggywire.Message{{OriginTimestamp: 0}, {OriginTimestamp: 1 << 32}}
+	if out, err := wire09.AppendBatch([]byte("x"), far); !errors.Is(err, iggywire.StatusInvalidMessageTimestampDelta) || string(out) != "x" {
 		t.Errorf("delta above u32: %v, left %q", err, out)
 	}
 	// The origin is the minimum, whatever the order.
-	record, err := wire09.AppendBatch(nil, []wire09.Message{{OriginTimestamp: 20}, {OriginTimestamp: 10}})
+	record, err := wire09.AppendBatch(nil, []iggywire.Message{{OriginTimestamp: 20}, {OriginTimestamp: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestStampBatch(t *testing.T) {
 func TestPollIteratorFaults(t *testing.T) {
 	record := goldenRecord(t)
 	body := func(count uint32, records ...[]byte) []byte {
-		b := wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: 1, CurrentOffset: 1, MessagesCount: count})
+		b := iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: 1, CurrentOffset: 1, MessagesCount: count})
 		for _, r := range records {
 			b = append(b, r...)
 		}
@@ -101,7 +102,7 @@ func TestPollIteratorFaults(t *testing.T) {
 	}{
 		{"two records", body(4, record, record), 4, true},
 		{"empty poll", body(0), 0, true},
-		{"resync sentinel", wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: wire09.PartitionResync}), 0, true},
+		{"resync sentinel", iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: wire09.PartitionResync}), 0, true},
 		{"prefix counts fewer", body(1, record), 1, false},
 		{"prefix counts more", body(3, record), 2, false},
 		{"truncated record", body(2, record[:300]), 0, false},
@@ -117,7 +118,7 @@ func TestPollIteratorFaults(t *testing.T) {
 			t.Errorf("%s: prefix: %v", tt.name, err)
 			continue
 		}
-		var m wire09.PolledMessage
+		var m iggywire.PolledMessage
 		n := 0
 		for it.Next(&m) {
 			n++
@@ -137,7 +138,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	msgs := goldenMessages()
 	buf := make([]byte, 0, 4096)
 	record := goldenRecord(t)
-	poll := wire09.AppendPollPrefix(nil, wire09.PollPrefix{MessagesCount: 2})
+	poll := iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{MessagesCount: 2})
 	poll = append(poll, record...)
 	var sink uint64
 	allocs := testing.AllocsPerRun(100, func() {
@@ -148,7 +149,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		wire09.StampBatch(out, 1, 2, 3)
 		out = wire09.AppendSlice(out[len(out):], out, 1, 1)
 		it, _ := wire09.NewPollIterator(poll)
-		var m wire09.PolledMessage
+		var m iggywire.PolledMessage
 		for it.Next(&m) {
 			sink += m.Offset + uint64(len(m.Payload))
 		}

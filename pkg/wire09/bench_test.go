@@ -3,17 +3,18 @@ package wire09_test
 import (
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // Codec costs per 1,000-message batch of 100-byte payloads.
 // Run: go test ./pkg/wire09 -run '^$' -bench . -benchmem
 
-func benchBatch(b *testing.B) ([]wire09.Message, []byte) {
+func benchBatch(b *testing.B) ([]iggywire.Message, []byte) {
 	payload := make([]byte, 100)
-	msgs := make([]wire09.Message, 1000)
+	msgs := make([]iggywire.Message, 1000)
 	for i := range msgs {
-		msgs[i] = wire09.Message{ID: [16]byte{byte(i), 1}, OriginTimestamp: uint64(i), Payload: payload}
+		msgs[i] = iggywire.Message{ID: [16]byte{byte(i), 1}, OriginTimestamp: uint64(i), Payload: payload}
 	}
 	record, err := wire09.AppendBatch(nil, msgs)
 	if err != nil {
@@ -51,8 +52,8 @@ func BenchmarkAppendSlice(b *testing.B) {
 
 func BenchmarkPollIterator(b *testing.B) {
 	_, record := benchBatch(b)
-	body := append(wire09.AppendPollPrefix(nil, wire09.PollPrefix{MessagesCount: 1000}), record...)
-	var m wire09.PolledMessage
+	body := append(iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{MessagesCount: 1000}), record...)
+	var m iggywire.PolledMessage
 	for b.Loop() {
 		it, _ := wire09.NewPollIterator(body)
 		for it.Next(&m) {

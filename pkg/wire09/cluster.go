@@ -1,5 +1,7 @@
 package wire09
 
+import "github.com/iggy-connectors-go/runtime/pkg/iggywire"
+
 // Cluster node roles and statuses (§10.1).
 const (
 	RoleLeader      uint8 = 0
@@ -23,15 +25,15 @@ type ClusterMetadata struct {
 
 // AppendClusterMetadata appends the reply body.
 func AppendClusterMetadata(dst []byte, m ClusterMetadata) []byte {
-	dst = appendString32(dst, m.Name)
-	dst = appendU32(dst, uint32(len(m.Nodes)))
+	dst = iggywire.AppendString32(dst, m.Name)
+	dst = iggywire.AppendU32(dst, uint32(len(m.Nodes)))
 	for _, n := range m.Nodes {
-		dst = appendString32(dst, n.Name)
-		dst = appendString32(dst, n.IP)
-		dst = appendU16(dst, n.TCPPort)
-		dst = appendU16(dst, n.QUICPort)
-		dst = appendU16(dst, n.HTTPPort)
-		dst = appendU16(dst, n.WSPort)
+		dst = iggywire.AppendString32(dst, n.Name)
+		dst = iggywire.AppendString32(dst, n.IP)
+		dst = iggywire.AppendU16(dst, n.TCPPort)
+		dst = iggywire.AppendU16(dst, n.QUICPort)
+		dst = iggywire.AppendU16(dst, n.HTTPPort)
+		dst = iggywire.AppendU16(dst, n.WSPort)
 		dst = append(dst, n.Role, n.Status)
 	}
 	return dst
@@ -39,23 +41,23 @@ func AppendClusterMetadata(dst []byte, m ClusterMetadata) []byte {
 
 // DecodeClusterMetadata decodes the reply; more than 64 nodes is an error, as in the Go SDK.
 func DecodeClusterMetadata(body []byte) (ClusterMetadata, error) {
-	r := newReader("cluster metadata", body)
-	m := ClusterMetadata{Name: r.string32("cluster name")}
-	count := r.u32("node count")
-	if r.err == nil && count > maxClusterNodes {
-		r.failf("%d nodes, at most %d", count, maxClusterNodes)
+	r := iggywire.NewReader("cluster metadata", body)
+	m := ClusterMetadata{Name: r.String32("cluster name")}
+	count := r.U32("node count")
+	if r.Err() == nil && count > maxClusterNodes {
+		r.Failf("%d nodes, at most %d", count, maxClusterNodes)
 	}
-	if r.err != nil {
-		return ClusterMetadata{}, r.err
+	if r.Err() != nil {
+		return ClusterMetadata{}, r.Err()
 	}
 	m.Nodes = make([]ClusterNode, 0, count)
 	for range count {
-		n := ClusterNode{Name: r.string32("node name"), IP: r.string32("node ip")}
-		n.TCPPort, n.QUICPort, n.HTTPPort, n.WSPort = r.u16("tcp port"), r.u16("quic port"), r.u16("http port"), r.u16("websocket port")
-		n.Role, n.Status = r.u8("role"), r.u8("status")
+		n := ClusterNode{Name: r.String32("node name"), IP: r.String32("node ip")}
+		n.TCPPort, n.QUICPort, n.HTTPPort, n.WSPort = r.U16("tcp port"), r.U16("quic port"), r.U16("http port"), r.U16("websocket port")
+		n.Role, n.Status = r.U8("role"), r.U8("status")
 		m.Nodes = append(m.Nodes, n)
 	}
-	if err := r.end(); err != nil {
+	if err := r.End(); err != nil {
 		return ClusterMetadata{}, err
 	}
 	return m, nil

@@ -1,5 +1,7 @@
 package wire09
 
+import "github.com/iggy-connectors-go/runtime/pkg/iggywire"
+
 // HeaderSize is the fixed header of every frame in both directions (§3).
 const HeaderSize = 256
 
@@ -250,22 +252,22 @@ const (
 
 // Status is the error a client reports for the eviction, as the Go SDK maps it
 // (§3.4). An unknown reason is InvalidCommand, never a retryable error.
-func (r EvictionReason) Status() Status {
+func (r EvictionReason) Status() iggywire.Status {
 	switch r {
 	case EvictNoSession, EvictSessionTooLow, EvictSessionReleaseMismatch, EvictUserInactive, EvictSessionError:
-		return StatusUnauthenticated
+		return iggywire.StatusUnauthenticated
 	case EvictInvalidCredentials:
-		return StatusInvalidCredentials
+		return iggywire.StatusInvalidCredentials
 	case EvictInvalidToken:
-		return StatusInvalidPersonalAccessToken
+		return iggywire.StatusInvalidPersonalAccessToken
 	case EvictStaleClient:
-		return StatusStaleClient
+		return iggywire.StatusStaleClient
 	case EvictIncompatibleProtocol:
-		return StatusIncompatibleProtocolVersion
+		return iggywire.StatusIncompatibleProtocolVersion
 	case EvictMalformedLogin:
-		return StatusInvalidFormat
+		return iggywire.StatusInvalidFormat
 	}
-	return StatusInvalidCommand
+	return iggywire.StatusInvalidCommand
 }
 
 func (r EvictionReason) String() string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -94,17 +95,17 @@ func FuzzRequestBodies(f *testing.F) {
 		_, _ = wire09.ParseTopicOptions(body)
 		_, _ = wire09.ValidateTLV(body)
 		if id, err := wire09.DecodeIdentifier(body); err == nil {
-			if again, err := wire09.AppendIdentifier(nil, id); err != nil || !bytes.Equal(again, body) {
+			if again, err := iggywire.AppendIdentifier(nil, id); err != nil || !bytes.Equal(again, body) {
 				t.Fatalf("identifier does not round-trip: %x -> %x (%v)", body, again, err)
 			}
 		}
-		if r, err := wire09.DecodeTopicRef(body); err == nil {
-			if again, err := wire09.AppendTopicRef(nil, r); err != nil || !bytes.Equal(again, body) {
+		if r, err := iggywire.DecodeTopicRef(body); err == nil {
+			if again, err := iggywire.AppendTopicRef(nil, r); err != nil || !bytes.Equal(again, body) {
 				t.Fatalf("topic ref does not round-trip: %x -> %x (%v)", body, again, err)
 			}
 		}
-		if g, err := wire09.DecodeGroupRef(body); err == nil {
-			if again, err := wire09.AppendGroupRef(nil, g); err != nil || !bytes.Equal(again, body) {
+		if g, err := iggywire.DecodeGroupRef(body); err == nil {
+			if again, err := iggywire.AppendGroupRef(nil, g); err != nil || !bytes.Equal(again, body) {
 				t.Fatalf("group ref does not round-trip: %x -> %x (%v)", body, again, err)
 			}
 		}
@@ -157,7 +158,7 @@ func FuzzPollIterator(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var m wire09.PolledMessage
+		var m iggywire.PolledMessage
 		n := uint32(0)
 		for it.Next(&m) {
 			n++

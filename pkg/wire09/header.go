@@ -3,6 +3,8 @@ package wire09
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Header offsets (§3). Fields are read and written by offset because frame
@@ -79,7 +81,7 @@ type ReplyHeader struct {
 	Timestamp       uint64
 	Request         uint64
 	Operation       Operation
-	Status          Status
+	Status          iggywire.Status
 }
 
 // EvictionHeader is the session-terminal notice (§3.4); it has no body.
@@ -98,8 +100,11 @@ func FrameTypeOf(header []byte) FrameType { return FrameType(header[offCommand])
 
 // SetFrameSize writes len(frame) into the frame's size field, for frames
 // built by appending the body after the header.
-func SetFrameSize(frame []byte) {
-	binary.LittleEndian.PutUint32(frame[offSize:], uint32(len(frame)))
+func SetFrameSize(frame []byte) { PutFrameSize(frame, uint32(len(frame))) }
+
+// PutFrameSize writes size into a header's size field.
+func PutFrameSize(header []byte, size uint32) {
+	binary.LittleEndian.PutUint32(header[offSize:], size)
 }
 
 // appendZeroHeader appends 256 zero bytes and returns the buffer and the new header.
@@ -225,7 +230,7 @@ func DecodeReplyHeader(b []byte) (ReplyHeader, error) {
 		Timestamp:       binary.LittleEndian.Uint64(b[offRepTimestamp:]),
 		Request:         binary.LittleEndian.Uint64(b[offRepRequest:]),
 		Operation:       Operation(b[offRepOperation]),
-		Status:          Status(binary.LittleEndian.Uint32(b[offRepStatus:])),
+		Status:          iggywire.Status(binary.LittleEndian.Uint32(b[offRepStatus:])),
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -158,11 +159,11 @@ func TestOperations(t *testing.T) {
 }
 
 func TestEvictionMapping(t *testing.T) {
-	want := map[wire09.EvictionReason]wire09.Status{
-		1: wire09.StatusUnauthenticated, 2: wire09.StatusInvalidCommand, 6: wire09.StatusInvalidCommand,
-		7: wire09.StatusUnauthenticated, 9: wire09.StatusInvalidCredentials, 10: wire09.StatusInvalidPersonalAccessToken,
-		11: wire09.StatusUnauthenticated, 13: wire09.StatusStaleClient, 14: wire09.StatusIncompatibleProtocolVersion,
-		15: wire09.StatusInvalidFormat, 99: wire09.StatusInvalidCommand,
+	want := map[wire09.EvictionReason]iggywire.Status{
+		1: iggywire.StatusUnauthenticated, 2: iggywire.StatusInvalidCommand, 6: iggywire.StatusInvalidCommand,
+		7: iggywire.StatusUnauthenticated, 9: iggywire.StatusInvalidCredentials, 10: iggywire.StatusInvalidPersonalAccessToken,
+		11: iggywire.StatusUnauthenticated, 13: iggywire.StatusStaleClient, 14: iggywire.StatusIncompatibleProtocolVersion,
+		15: iggywire.StatusInvalidFormat, 99: iggywire.StatusInvalidCommand,
 	}
 	for reason, status := range want {
 		if got := reason.Status(); got != status {
@@ -177,38 +178,5 @@ func TestEvictionMapping(t *testing.T) {
 	msg := (&wire09.EvictionError{EvictionHeader: ev}).Error()
 	if !strings.Contains(msg, "incompatible protocol") || !strings.Contains(msg, "11264") {
 		t.Errorf("eviction message %q", msg)
-	}
-}
-
-func TestParseIdentifier(t *testing.T) {
-	tests := []struct {
-		in      string
-		numeric bool
-		id      uint32
-		bad     bool
-	}{
-		{"0", true, 0, false},
-		{"42", true, 42, false},
-		{"4294967295", true, 4294967295, false},
-		{"4294967296", false, 0, false},
-		{"-1", false, 0, false},
-		{"+1", false, 0, false},
-		{"orders", false, 0, false},
-		{"", false, 0, true},
-		{strings.Repeat("x", 255), false, 0, false},
-		{strings.Repeat("x", 256), false, 0, true},
-	}
-	for _, tt := range tests {
-		id, err := wire09.ParseIdentifier(tt.in)
-		if (err != nil) != tt.bad {
-			t.Errorf("%q: %v", tt.in, err)
-			continue
-		}
-		if tt.bad {
-			continue
-		}
-		if id.IsNumeric() != tt.numeric || id.ID != tt.id || (!tt.numeric && string(id.Name) != tt.in) || id.String() != tt.in {
-			t.Errorf("%q = %+v", tt.in, id)
-		}
 	}
 }

@@ -1,78 +1,52 @@
 package wire09
 
-// ConsumerOffsetRef is what every offset request names (§10.4). It is the
-// whole GetConsumerOffset (120) request.
-type ConsumerOffsetRef struct {
-	Consumer  Consumer
-	StreamID  Identifier
-	TopicID   Identifier
-	Partition OptionalPartition
-}
-
-func appendOffsetRef(dst []byte, o ConsumerOffsetRef) ([]byte, error) {
-	dst, err := AppendConsumer(dst, o.Consumer)
-	if err != nil {
-		return dst, err
-	}
-	if dst, err = AppendIdentifier(dst, o.StreamID); err != nil {
-		return dst, err
-	}
-	if dst, err = AppendIdentifier(dst, o.TopicID); err != nil {
-		return dst, err
-	}
-	return AppendOptionalPartition(dst, o.Partition), nil
-}
-
-func (r *reader) offsetRef() ConsumerOffsetRef {
-	return ConsumerOffsetRef{Consumer: r.consumer(), StreamID: r.identifier("stream id"),
-		TopicID: r.identifier("topic id"), Partition: r.optionalPartition()}
-}
+import "github.com/iggy-connectors-go/runtime/pkg/iggywire"
 
 // AppendGetConsumerOffset appends the GetConsumerOffset request body.
-func AppendGetConsumerOffset(dst []byte, o ConsumerOffsetRef) ([]byte, error) {
-	return appendOffsetRef(dst, o)
+func AppendGetConsumerOffset(dst []byte, o iggywire.ConsumerOffsetRef) ([]byte, error) {
+	return iggywire.AppendConsumerOffsetRef(dst, o)
 }
 
 // DecodeGetConsumerOffset decodes the GetConsumerOffset request body.
-func DecodeGetConsumerOffset(body []byte) (ConsumerOffsetRef, error) {
-	r := newReader("get consumer offset", body)
-	o := r.offsetRef()
-	return o, r.end()
+func DecodeGetConsumerOffset(body []byte) (iggywire.ConsumerOffsetRef, error) {
+	r := iggywire.NewReader("get consumer offset", body)
+	o := r.ConsumerOffsetRef()
+	return o, r.End()
 }
 
 // StoreConsumerOffset is the StoreConsumerOffset (121 -> op 161) request.
 type StoreConsumerOffset struct {
-	ConsumerOffsetRef
+	iggywire.ConsumerOffsetRef
 	Offset uint64
 	Ack    uint8
 }
 
 // AppendStoreConsumerOffset appends the request body.
 func AppendStoreConsumerOffset(dst []byte, s StoreConsumerOffset) ([]byte, error) {
-	dst, err := appendOffsetRef(dst, s.ConsumerOffsetRef)
+	dst, err := iggywire.AppendConsumerOffsetRef(dst, s.ConsumerOffsetRef)
 	if err != nil {
 		return dst, err
 	}
-	return append(appendU64(dst, s.Offset), s.Ack), nil
+	return append(iggywire.AppendU64(dst, s.Offset), s.Ack), nil
 }
 
 // DecodeStoreConsumerOffset decodes the request body.
 func DecodeStoreConsumerOffset(body []byte) (StoreConsumerOffset, error) {
-	r := newReader("store consumer offset", body)
-	s := StoreConsumerOffset{ConsumerOffsetRef: r.offsetRef(), Offset: r.u64("offset")}
-	s.Ack = r.ack()
-	return s, r.end()
+	r := iggywire.NewReader("store consumer offset", body)
+	s := StoreConsumerOffset{ConsumerOffsetRef: r.ConsumerOffsetRef(), Offset: r.U64("offset")}
+	s.Ack = readAck(&r)
+	return s, r.End()
 }
 
 // DeleteConsumerOffset is the DeleteConsumerOffset (122 -> op 162) request.
 type DeleteConsumerOffset struct {
-	ConsumerOffsetRef
+	iggywire.ConsumerOffsetRef
 	Ack uint8
 }
 
 // AppendDeleteConsumerOffset appends the request body.
 func AppendDeleteConsumerOffset(dst []byte, d DeleteConsumerOffset) ([]byte, error) {
-	dst, err := appendOffsetRef(dst, d.ConsumerOffsetRef)
+	dst, err := iggywire.AppendConsumerOffsetRef(dst, d.ConsumerOffsetRef)
 	if err != nil {
 		return dst, err
 	}
@@ -81,10 +55,10 @@ func AppendDeleteConsumerOffset(dst []byte, d DeleteConsumerOffset) ([]byte, err
 
 // DecodeDeleteConsumerOffset decodes the request body.
 func DecodeDeleteConsumerOffset(body []byte) (DeleteConsumerOffset, error) {
-	r := newReader("delete consumer offset", body)
-	d := DeleteConsumerOffset{ConsumerOffsetRef: r.offsetRef()}
-	d.Ack = r.ack()
-	return d, r.end()
+	r := iggywire.NewReader("delete consumer offset", body)
+	d := DeleteConsumerOffset{ConsumerOffsetRef: r.ConsumerOffsetRef()}
+	d.Ack = readAck(&r)
+	return d, r.End()
 }
 
 // ConsumerOffset is the 20-byte GetConsumerOffset reply; an empty body means
@@ -97,9 +71,9 @@ type ConsumerOffset struct {
 
 // AppendConsumerOffset appends the reply body.
 func AppendConsumerOffset(dst []byte, o ConsumerOffset) []byte {
-	dst = appendU32(dst, o.PartitionID)
-	dst = appendU64(dst, o.CurrentOffset)
-	return appendU64(dst, o.StoredOffset)
+	dst = iggywire.AppendU32(dst, o.PartitionID)
+	dst = iggywire.AppendU64(dst, o.CurrentOffset)
+	return iggywire.AppendU64(dst, o.StoredOffset)
 }
 
 // DecodeConsumerOffset decodes the reply body; found is false for an empty body.
@@ -107,9 +81,9 @@ func DecodeConsumerOffset(body []byte) (o ConsumerOffset, found bool, err error)
 	if len(body) == 0 {
 		return ConsumerOffset{}, false, nil
 	}
-	r := newReader("consumer offset", body)
-	o = ConsumerOffset{PartitionID: r.u32("partition id"), CurrentOffset: r.u64("current offset"), StoredOffset: r.u64("stored offset")}
-	if err := r.end(); err != nil {
+	r := iggywire.NewReader("consumer offset", body)
+	o = ConsumerOffset{PartitionID: r.U32("partition id"), CurrentOffset: r.U64("current offset"), StoredOffset: r.U64("stored offset")}
+	if err := r.End(); err != nil {
 		return ConsumerOffset{}, false, err
 	}
 	return o, true, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -23,31 +24,31 @@ func TestValidateOptions(t *testing.T) {
 	many := func(n int) []byte {
 		var b []byte
 		for i := range n {
-			b = append(b, option(t, wire09.KindString, "k"+itoa(i), wire09.KindUint8, []byte{1})...)
+			b = append(b, option(t, iggywire.KindString, "k"+itoa(i), iggywire.KindUint8, []byte{1})...)
 		}
 		return b
 	}
 	tests := []struct {
 		name   string
 		block  []byte
-		status wire09.Status // 0 = valid
+		status iggywire.Status // 0 = valid
 		detail string
 	}{
 		{"empty", nil, 0, ""},
 		{"golden", goldenOptionsBlock, 0, ""},
 		{"1024 entries", many(1024), 0, ""},
-		{"1025 entries", many(1025), wire09.StatusOptionsBlockTooLarge, "1024"},
-		{"above 100000 bytes", make([]byte, 100_001), wire09.StatusOptionsBlockTooLarge, "100000"},
-		{"raw key", option(t, wire09.KindRaw, "k", wire09.KindString, []byte("v")), wire09.StatusInvalidFormat, "must be a string"},
-		{"duplicate key", append(option(t, wire09.KindString, "k", wire09.KindUint64, u64), option(t, wire09.KindString, "k", wire09.KindString, []byte("v"))...),
-			wire09.StatusInvalidFormat, "duplicate"},
-		{"bool of 2 bytes", []byte{2, 1, 0, 0, 0, 'k', 3, 2, 0, 0, 0, 1, 1}, wire09.StatusInvalidFormat, "must be 1"},
-		{"uint64 of 4 bytes", []byte{2, 1, 0, 0, 0, 'k', 12, 4, 0, 0, 0, 1, 1, 1, 1}, wire09.StatusInvalidFormat, "must be 8"},
-		{"value missing", []byte{2, 1, 0, 0, 0, 'k'}, wire09.StatusInvalidFormat, "value kind"},
-		{"kind zero", []byte{0, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}, wire09.StatusInvalidFormat, "reserved"},
-		{"empty key", []byte{2, 0, 0, 0, 0, 2, 1, 0, 0, 0, 'v'}, wire09.StatusInvalidFormat, "1..255"},
-		{"length 256", append([]byte{2, 0, 1, 0, 0}, make([]byte, 256)...), wire09.StatusInvalidFormat, "1..255"},
-		{"value cut short", []byte{2, 1, 0, 0, 0, 'k', 2, 5, 0, 0, 0, 'v'}, wire09.StatusInvalidFormat, "needs 5 bytes"},
+		{"1025 entries", many(1025), iggywire.StatusOptionsBlockTooLarge, "1024"},
+		{"above 100000 bytes", make([]byte, 100_001), iggywire.StatusOptionsBlockTooLarge, "100000"},
+		{"raw key", option(t, iggywire.KindRaw, "k", iggywire.KindString, []byte("v")), iggywire.StatusInvalidFormat, "must be a string"},
+		{"duplicate key", append(option(t, iggywire.KindString, "k", iggywire.KindUint64, u64), option(t, iggywire.KindString, "k", iggywire.KindString, []byte("v"))...),
+			iggywire.StatusInvalidFormat, "duplicate"},
+		{"bool of 2 bytes", []byte{2, 1, 0, 0, 0, 'k', 3, 2, 0, 0, 0, 1, 1}, iggywire.StatusInvalidFormat, "must be 1"},
+		{"uint64 of 4 bytes", []byte{2, 1, 0, 0, 0, 'k', 12, 4, 0, 0, 0, 1, 1, 1, 1}, iggywire.StatusInvalidFormat, "must be 8"},
+		{"value missing", []byte{2, 1, 0, 0, 0, 'k'}, iggywire.StatusInvalidFormat, "value kind"},
+		{"kind zero", []byte{0, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}, iggywire.StatusInvalidFormat, "reserved"},
+		{"empty key", []byte{2, 0, 0, 0, 0, 2, 1, 0, 0, 0, 'v'}, iggywire.StatusInvalidFormat, "1..255"},
+		{"length 256", append([]byte{2, 0, 1, 0, 0}, make([]byte, 256)...), iggywire.StatusInvalidFormat, "1..255"},
+		{"value cut short", []byte{2, 1, 0, 0, 0, 'k', 2, 5, 0, 0, 0, 'v'}, iggywire.StatusInvalidFormat, "needs 5 bytes"},
 	}
 	for _, tt := range tests {
 		_, err := wire09.ValidateOptions(tt.block)
@@ -58,7 +59,7 @@ func TestValidateOptions(t *testing.T) {
 			t.Errorf("%s: %v, want status %d mentioning %q", tt.name, err, tt.status, tt.detail)
 		}
 	}
-	if _, err := wire09.AppendTLV(nil, wire09.TLVEntry{KeyKind: wire09.KindString, Key: []byte("k"), ValueKind: wire09.KindInt32, Value: []byte{1}}); err == nil {
+	if _, err := wire09.AppendTLV(nil, wire09.TLVEntry{KeyKind: iggywire.KindString, Key: []byte("k"), ValueKind: iggywire.KindInt32, Value: []byte{1}}); err == nil {
 		t.Error("an Int32 of 1 byte encodes")
 	}
 }
@@ -78,19 +79,19 @@ func TestTopicOptions(t *testing.T) {
 	tests := []struct {
 		name  string
 		block []byte
-		want  wire09.Status
+		want  iggywire.Status
 	}{
-		{"unknown key", option(t, wire09.KindString, "retention", wire09.KindUint64, make([]byte, 8)), wire09.StatusUnsupportedOptionKey},
-		{"expiry as string", option(t, wire09.KindString, "message_expiry", wire09.KindString, []byte("7 days")), wire09.StatusInvalidOptionValue},
-		{"compression zstd", option(t, wire09.KindString, "compression_algorithm", wire09.KindString, []byte("zstd")), wire09.StatusInvalidOptionValue},
-		{"malformed", []byte{2, 1}, wire09.StatusInvalidFormat},
+		{"unknown key", option(t, iggywire.KindString, "retention", iggywire.KindUint64, make([]byte, 8)), iggywire.StatusUnsupportedOptionKey},
+		{"expiry as string", option(t, iggywire.KindString, "message_expiry", iggywire.KindString, []byte("7 days")), iggywire.StatusInvalidOptionValue},
+		{"compression zstd", option(t, iggywire.KindString, "compression_algorithm", iggywire.KindString, []byte("zstd")), iggywire.StatusInvalidOptionValue},
+		{"malformed", []byte{2, 1}, iggywire.StatusInvalidFormat},
 	}
 	for _, tt := range tests {
 		if _, err := wire09.ParseTopicOptions(tt.block); !errors.Is(err, tt.want) {
 			t.Errorf("%s: %v, want %d", tt.name, err, tt.want)
 		}
 	}
-	none := option(t, wire09.KindString, "compression_algorithm", wire09.KindString, []byte("none"))
+	none := option(t, iggywire.KindString, "compression_algorithm", iggywire.KindString, []byte("none"))
 	if o, err := wire09.ParseTopicOptions(none); err != nil || o.Compression != wire09.CompressionNone {
 		t.Errorf("compression none = %+v, %v", o, err)
 	}

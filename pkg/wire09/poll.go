@@ -3,26 +3,16 @@ package wire09
 import (
 	"encoding/binary"
 	"fmt"
-)
 
-// PolledMessage is one message of a poll reply. Payload and Headers alias
-// the reply body.
-type PolledMessage struct {
-	Offset          uint64 // base_offset + offset_delta
-	Timestamp       uint64 // the batch's base timestamp (µs)
-	OriginTimestamp uint64 // origin_timestamp + timestamp_delta (µs)
-	ID              [16]byte
-	Checksum        uint64 // as stored; not verified (§3.6)
-	Payload         []byte
-	Headers         []byte
-}
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
+)
 
 // PollIterator walks the records of a poll reply without allocating. It
 // checks the layout (record headers, frames covering each record, the sum of
 // frames equal to the prefix's messages_count) but not the checksums, as
 // both SDKs do.
 type PollIterator struct {
-	prefix  PollPrefix
+	prefix  iggywire.PollPrefix
 	records []byte // records not yet entered
 	frames  []byte // frames left in the current record
 	left    uint32 // frames the current record still announces
@@ -33,7 +23,7 @@ type PollIterator struct {
 
 // NewPollIterator decodes the prefix of a poll reply body.
 func NewPollIterator(body []byte) (PollIterator, error) {
-	p, records, err := DecodePollPrefix(body)
+	p, records, err := iggywire.DecodePollPrefix(body)
 	if err != nil {
 		return PollIterator{}, err
 	}
@@ -41,22 +31,22 @@ func NewPollIterator(body []byte) (PollIterator, error) {
 }
 
 // Prefix is the reply's prefix.
-func (it *PollIterator) Prefix() PollPrefix { return it.prefix }
+func (it *PollIterator) Prefix() iggywire.PollPrefix { return it.prefix }
 
 // Next fills m with the next message and reports whether there was one. At
 // the end (or on a fault) it returns false; Err tells which.
-func (it *PollIterator) Next(m *PolledMessage) bool {
+func (it *PollIterator) Next(m *iggywire.PolledMessage) bool {
 	if it.err != nil {
 		return false
 	}
 	for it.left == 0 {
 		if len(it.frames) != 0 {
-			it.err = malformed(fmt.Sprintf("poll reply: %d bytes after the announced frames of a record", len(it.frames)))
+			it.err = iggywire.Malformed(fmt.Sprintf("poll reply: %d bytes after the announced frames of a record", len(it.frames)))
 			return false
 		}
 		if len(it.records) == 0 {
 			if it.seen != it.prefix.MessagesCount {
-				it.err = malformed(fmt.Sprintf("poll reply: prefix counts %d messages, records hold %d", it.prefix.MessagesCount, it.seen))
+				it.err = iggywire.Malformed(fmt.Sprintf("poll reply: prefix counts %d messages, records hold %d", it.prefix.MessagesCount, it.seen))
 			}
 			return false
 		}
@@ -66,11 +56,11 @@ func (it *PollIterator) Next(m *PolledMessage) bool {
 			return false
 		}
 		if h.Length > uint64(len(it.records)) {
-			it.err = malformed(fmt.Sprintf("poll reply: record of %d bytes, %d left", h.Length, len(it.records)))
+			it.err = iggywire.Malformed(fmt.Sprintf("poll reply: record of %d bytes, %d left", h.Length, len(it.records)))
 			return false
 		}
 		if h.Count == 0 {
-			it.err = malformed("poll reply: record with zero messages")
+			it.err = iggywire.Malformed("poll reply: record with zero messages")
 			return false
 		}
 		it.base = h
@@ -87,7 +77,7 @@ func (it *PollIterator) Next(m *PolledMessage) bool {
 	it.left--
 	it.seen++
 	if it.seen > it.prefix.MessagesCount {
-		it.err = malformed(fmt.Sprintf("poll reply: prefix counts %d messages, records hold more", it.prefix.MessagesCount))
+		it.err = iggywire.Malformed(fmt.Sprintf("poll reply: prefix counts %d messages, records hold more", it.prefix.MessagesCount))
 		return false
 	}
 	m.Offset = it.base.BaseOffset + uint64(f.offsetDelta)

@@ -5,46 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// TLV kinds of user headers and options (§9).
-const (
-	KindRaw     uint8 = 1
-	KindString  uint8 = 2
-	KindBool    uint8 = 3
-	KindInt8    uint8 = 4
-	KindInt16   uint8 = 5
-	KindInt32   uint8 = 6
-	KindInt64   uint8 = 7
-	KindInt128  uint8 = 8
-	KindUint8   uint8 = 9
-	KindUint16  uint8 = 10
-	KindUint32  uint8 = 11
-	KindUint64  uint8 = 12
-	KindUint128 uint8 = 13
-	KindFloat   uint8 = 14
-	KindDouble  uint8 = 15
-)
-
-// KindSize is the exact value size of a fixed-size kind, 0 for the variable ones (raw, string).
-// The kinds and their sizes are the same in 0.8's user headers.
-func KindSize(kind uint8) int {
-	switch kind {
-	case KindBool, KindInt8, KindUint8:
-		return 1
-	case KindInt16, KindUint16:
-		return 2
-	case KindInt32, KindUint32, KindFloat:
-		return 4
-	case KindInt64, KindUint64, KindDouble:
-		return 8
-	case KindInt128, KindUint128:
-		return 16
-	}
-	return 0
-}
 
 // Options block limits (§9).
 const (
@@ -70,31 +35,31 @@ func AppendTLV(dst []byte, e TLVEntry) ([]byte, error) {
 	if err := checkTLVField("value of "+strconv.Quote(string(e.Key)), e.ValueKind, e.Value); err != nil {
 		return dst, err
 	}
-	dst = appendString32(append(dst, e.KeyKind), e.Key)
-	return appendString32(append(dst, e.ValueKind), e.Value), nil
+	dst = iggywire.AppendString32(append(dst, e.KeyKind), e.Key)
+	return iggywire.AppendString32(append(dst, e.ValueKind), e.Value), nil
 }
 
 // AppendOption appends a string-keyed option entry.
 func AppendOption(dst []byte, key string, valueKind uint8, value []byte) ([]byte, error) {
-	return AppendTLV(dst, TLVEntry{KeyKind: KindString, Key: []byte(key), ValueKind: valueKind, Value: value})
+	return AppendTLV(dst, TLVEntry{KeyKind: iggywire.KindString, Key: []byte(key), ValueKind: valueKind, Value: value})
 }
 
 // AppendOptionUint64 appends a Uint64 option.
 func AppendOptionUint64(dst []byte, key string, v uint64) ([]byte, error) {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)
-	return AppendOption(dst, key, KindUint64, b[:])
+	return AppendOption(dst, key, iggywire.KindUint64, b[:])
 }
 
 func checkTLVField(field string, kind uint8, b []byte) error {
 	if kind == 0 {
-		return fmt.Errorf("TLV %s kind 0 is reserved: %w", field, StatusInvalidFormat)
+		return fmt.Errorf("TLV %s kind 0 is reserved: %w", field, iggywire.StatusInvalidFormat)
 	}
 	if len(b) == 0 || len(b) > maxTLVField {
-		return fmt.Errorf("TLV %s is %d bytes, must be 1..255: %w", field, len(b), StatusInvalidFormat)
+		return fmt.Errorf("TLV %s is %d bytes, must be 1..255: %w", field, len(b), iggywire.StatusInvalidFormat)
 	}
-	if size := KindSize(kind); size != 0 && len(b) != size {
-		return fmt.Errorf("TLV %s of kind %d is %d bytes, must be %d: %w", field, kind, len(b), size, StatusInvalidFormat)
+	if size := iggywire.KindSize(kind); size != 0 && len(b) != size {
+		return fmt.Errorf("TLV %s of kind %d is %d bytes, must be %d: %w", field, kind, len(b), size, iggywire.StatusInvalidFormat)
 	}
 	return nil
 }
@@ -102,21 +67,23 @@ func checkTLVField(field string, kind uint8, b []byte) error {
 // TLVIterator walks a TLV block without copying. Next returns false at the
 // end or on the first malformed entry; Err tells which.
 type TLVIterator struct {
-	r reader
+	r iggywire.Reader
 }
 
 // NewTLVIterator iterates the entries of block.
-func NewTLVIterator(block []byte) TLVIterator { return TLVIterator{r: newReader("TLV block", block)} }
+func NewTLVIterator(block []byte) TLVIterator {
+	return TLVIterator{r: iggywire.NewReader("TLV block", block)}
+}
 
 // Next returns the next entry.
 func (it *TLVIterator) Next() (TLVEntry, bool) {
-	if it.r.err != nil || it.r.remaining() == 0 {
+	if it.r.Err() != nil || it.r.Remaining() == 0 {
 		return TLVEntry{}, false
 	}
 	var e TLVEntry
 	e.KeyKind, e.Key = it.field("key")
 	e.ValueKind, e.Value = it.field("value")
-	if it.r.err != nil {
+	if it.r.Err() != nil {
 		return TLVEntry{}, false
 	}
 	return e, true
@@ -124,29 +91,29 @@ func (it *TLVIterator) Next() (TLVEntry, bool) {
 
 func (it *TLVIterator) field(field string) (uint8, []byte) {
 	r := &it.r
-	at := r.pos
-	kind := r.u8(field + " kind")
-	n := r.u32(field + " length")
-	if r.err != nil {
+	at := r.Pos()
+	kind := r.U8(field + " kind")
+	n := r.U32(field + " length")
+	if r.Err() != nil {
 		return 0, nil
 	}
 	if kind == 0 {
-		r.failf("%s kind 0 at byte %d is reserved", field, at)
+		r.Failf("%s kind 0 at byte %d is reserved", field, at)
 		return 0, nil
 	}
 	if n == 0 || n > maxTLVField {
-		r.failf("%s length %d at byte %d, must be 1..255", field, n, at)
+		r.Failf("%s length %d at byte %d, must be 1..255", field, n, at)
 		return 0, nil
 	}
-	b := r.take(int(n), field)
-	if size := KindSize(kind); r.err == nil && size != 0 && int(n) != size {
-		r.failf("%s of kind %d at byte %d is %d bytes, must be %d", field, kind, at, n, size)
+	b := r.Take(int(n), field)
+	if size := iggywire.KindSize(kind); r.Err() == nil && size != 0 && int(n) != size {
+		r.Failf("%s of kind %d at byte %d is %d bytes, must be %d", field, kind, at, n, size)
 	}
 	return kind, b
 }
 
 // Err is the first malformed entry met, or nil.
-func (it *TLVIterator) Err() error { return it.r.err }
+func (it *TLVIterator) Err() error { return it.r.Err() }
 
 // ValidateTLV checks a user-headers block and returns its entry count.
 func ValidateTLV(block []byte) (int, error) {
@@ -160,27 +127,27 @@ func ValidateTLV(block []byte) (int, error) {
 
 // ValidateOptions checks an options block (§9): well-formed entries, string
 // keys only, no duplicate key, at most 1024 entries and 100 000 bytes.
-// Limits give StatusOptionsBlockTooLarge, the rest StatusInvalidFormat.
+// Limits give iggywire.StatusOptionsBlockTooLarge, the rest iggywire.StatusInvalidFormat.
 func ValidateOptions(block []byte) (int, error) {
 	if len(block) > MaxOptionsBytes {
-		return 0, errorf(StatusOptionsBlockTooLarge, "options block is "+itoa(len(block))+" bytes, at most 100000")
+		return 0, iggywire.Errorf(iggywire.StatusOptionsBlockTooLarge, "options block is "+itoa(len(block))+" bytes, at most 100000")
 	}
 	it := NewTLVIterator(block)
 	n := 0
 	for e, ok := it.Next(); ok; e, ok = it.Next() {
 		n++
 		if n > MaxOptions {
-			return 0, errorf(StatusOptionsBlockTooLarge, "options block has more than 1024 entries")
+			return 0, iggywire.Errorf(iggywire.StatusOptionsBlockTooLarge, "options block has more than 1024 entries")
 		}
-		if e.KeyKind != KindString {
-			return 0, malformed("option key " + strconv.Quote(string(e.Key)) + " has kind " + itoa(int(e.KeyKind)) + ", must be a string (2)")
+		if e.KeyKind != iggywire.KindString {
+			return 0, iggywire.Malformed("option key " + strconv.Quote(string(e.Key)) + " has kind " + itoa(int(e.KeyKind)) + ", must be a string (2)")
 		}
 		// Blocks are small; a quadratic scan avoids allocating a set.
 		dup := NewTLVIterator(block)
 		for i := 1; i < n; i++ {
 			prev, _ := dup.Next()
 			if bytes.Equal(prev.Key, e.Key) {
-				return 0, malformed("duplicate option key " + strconv.Quote(string(e.Key)))
+				return 0, iggywire.Malformed("duplicate option key " + strconv.Quote(string(e.Key)))
 			}
 		}
 	}
@@ -191,4 +158,4 @@ func ValidateOptions(block []byte) (int, error) {
 }
 
 // AppendOptionsPrefixed appends a response element's options: u32 length, block.
-func AppendOptionsPrefixed(dst, block []byte) []byte { return appendString32(dst, block) }
+func AppendOptionsPrefixed(dst, block []byte) []byte { return iggywire.AppendString32(dst, block) }

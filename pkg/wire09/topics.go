@@ -3,6 +3,8 @@ package wire09
 import (
 	"encoding/binary"
 	"strconv"
+
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // Topic option keys this package understands (§10.3).
@@ -46,14 +48,14 @@ func AppendTopicOptions(dst []byte, o TopicOptions) ([]byte, error) {
 		}
 	}
 	if o.Compression == CompressionGzip {
-		return AppendOption(dst, OptionCompressionAlgorithm, KindString, []byte("gzip"))
+		return AppendOption(dst, OptionCompressionAlgorithm, iggywire.KindString, []byte("gzip"))
 	}
 	return dst, nil
 }
 
 // ParseTopicOptions validates a topic options block and reads the keys we
-// use. An unknown key is StatusUnsupportedOptionKey, a bad value
-// StatusInvalidOptionValue. message_expiry and max_topic_size must be Uint64
+// use. An unknown key is iggywire.StatusUnsupportedOptionKey, a bad value
+// iggywire.StatusInvalidOptionValue. message_expiry and max_topic_size must be Uint64
 // (human-readable strings are not supported by this package).
 func ParseTopicOptions(block []byte) (TopicOptions, error) {
 	if _, err := ValidateOptions(block); err != nil {
@@ -65,8 +67,8 @@ func ParseTopicOptions(block []byte) (TopicOptions, error) {
 		key := string(e.Key)
 		switch key {
 		case OptionMessageExpiry, OptionMaxTopicSize:
-			if e.ValueKind != KindUint64 {
-				return TopicOptions{}, errorf(StatusInvalidOptionValue, "option "+key+" has value kind "+strconv.Itoa(int(e.ValueKind))+", want Uint64 (12)")
+			if e.ValueKind != iggywire.KindUint64 {
+				return TopicOptions{}, iggywire.Errorf(iggywire.StatusInvalidOptionValue, "option "+key+" has value kind "+strconv.Itoa(int(e.ValueKind))+", want Uint64 (12)")
 			}
 			v := binary.LittleEndian.Uint64(e.Value)
 			if key == OptionMessageExpiry {
@@ -76,16 +78,16 @@ func ParseTopicOptions(block []byte) (TopicOptions, error) {
 			}
 		case OptionCompressionAlgorithm:
 			switch {
-			case e.ValueKind == KindString && string(e.Value) == "none":
+			case e.ValueKind == iggywire.KindString && string(e.Value) == "none":
 				o.Compression = CompressionNone
-			case e.ValueKind == KindString && string(e.Value) == "gzip":
+			case e.ValueKind == iggywire.KindString && string(e.Value) == "gzip":
 				o.Compression = CompressionGzip
 			default:
-				return TopicOptions{}, errorf(StatusInvalidOptionValue, "option compression_algorithm must be the string \"none\" or \"gzip\"")
+				return TopicOptions{}, iggywire.Errorf(iggywire.StatusInvalidOptionValue, "option compression_algorithm must be the string \"none\" or \"gzip\"")
 			}
 		default:
 			if !otherTopicOptions[key] {
-				return TopicOptions{}, errorf(StatusUnsupportedOptionKey, "unsupported topic option "+strconv.Quote(key))
+				return TopicOptions{}, iggywire.Errorf(iggywire.StatusUnsupportedOptionKey, "unsupported topic option "+strconv.Quote(key))
 			}
 		}
 	}
@@ -94,7 +96,7 @@ func ParseTopicOptions(block []byte) (TopicOptions, error) {
 
 // CreateTopic is the CreateTopic (302 -> op 132) request.
 type CreateTopic struct {
-	StreamID        Identifier
+	StreamID        iggywire.Identifier
 	PartitionsCount uint32
 	Name            []byte
 	Options         []byte
@@ -102,54 +104,32 @@ type CreateTopic struct {
 
 // AppendCreateTopic appends the request body.
 func AppendCreateTopic(dst []byte, c CreateTopic) ([]byte, error) {
-	if err := checkName("topic name", c.Name, 1); err != nil {
+	if err := iggywire.CheckName("topic name", c.Name, 1); err != nil {
 		return dst, err
 	}
-	dst, err := AppendIdentifier(dst, c.StreamID)
+	dst, err := iggywire.AppendIdentifier(dst, c.StreamID)
 	if err != nil {
 		return dst, err
 	}
-	dst = appendU32(dst, c.PartitionsCount)
-	dst = appendName8(dst, c.Name)
+	dst = iggywire.AppendU32(dst, c.PartitionsCount)
+	dst = iggywire.AppendName8(dst, c.Name)
 	return append(dst, c.Options...), nil
 }
 
 // DecodeCreateTopic decodes the request; the options block is validated as a
 // block, ParseTopicOptions reads its keys.
 func DecodeCreateTopic(body []byte) (CreateTopic, error) {
-	r := newReader("create topic", body)
-	c := CreateTopic{StreamID: r.identifier("stream id"), PartitionsCount: r.u32("partitions count")}
-	c.Name = r.name8("topic name", 1)
-	c.Options = r.rest()
-	if r.err != nil {
-		return CreateTopic{}, r.err
+	r := iggywire.NewReader("create topic", body)
+	c := CreateTopic{StreamID: r.Identifier("stream id"), PartitionsCount: r.U32("partitions count")}
+	c.Name = r.Name8("topic name", 1)
+	c.Options = r.Rest()
+	if r.Err() != nil {
+		return CreateTopic{}, r.Err()
 	}
 	if _, err := ValidateOptions(c.Options); err != nil {
 		return CreateTopic{}, err
 	}
 	return c, nil
-}
-
-// TopicRef names a topic: the GetTopic (300), DeleteTopic and PurgeTopic
-// request, and the GetConsumerGroups (601) request.
-type TopicRef struct {
-	StreamID, TopicID Identifier
-}
-
-// AppendTopicRef appends stream id then topic id.
-func AppendTopicRef(dst []byte, t TopicRef) ([]byte, error) {
-	dst, err := AppendIdentifier(dst, t.StreamID)
-	if err != nil {
-		return dst, err
-	}
-	return AppendIdentifier(dst, t.TopicID)
-}
-
-// DecodeTopicRef decodes a body that is exactly stream id then topic id.
-func DecodeTopicRef(body []byte) (TopicRef, error) {
-	r := newReader("topic reference", body)
-	t := TopicRef{StreamID: r.identifier("stream id"), TopicID: r.identifier("topic id")}
-	return t, r.end()
 }
 
 // Topic is the topic element (§10.3).
@@ -169,32 +149,32 @@ type Topic struct {
 
 // AppendTopic appends one topic element.
 func AppendTopic(dst []byte, t Topic) []byte {
-	dst = appendU32(dst, t.ID)
-	dst = appendU64(dst, t.CreatedAt)
-	dst = appendU32(dst, t.PartitionsCount)
-	dst = appendU64(dst, t.MessageExpiry)
+	dst = iggywire.AppendU32(dst, t.ID)
+	dst = iggywire.AppendU64(dst, t.CreatedAt)
+	dst = iggywire.AppendU32(dst, t.PartitionsCount)
+	dst = iggywire.AppendU64(dst, t.MessageExpiry)
 	dst = append(dst, t.Compression)
-	dst = appendU64(dst, t.MaxTopicSize)
-	dst = appendU64(dst, t.SizeBytes)
-	dst = appendU64(dst, t.MessagesCount)
-	dst = appendName8(dst, t.Name)
+	dst = iggywire.AppendU64(dst, t.MaxTopicSize)
+	dst = iggywire.AppendU64(dst, t.SizeBytes)
+	dst = iggywire.AppendU64(dst, t.MessagesCount)
+	dst = iggywire.AppendName8(dst, t.Name)
 	dst = AppendOptionsPrefixed(dst, t.Options)
 	return AppendOptionsPrefixed(dst, t.DerivedOptions)
 }
 
 // DecodeTopic decodes one topic element and returns the bytes after it.
 func DecodeTopic(b []byte) (Topic, []byte, error) {
-	r := newReader("topic", b)
-	t := Topic{ID: r.u32("id"), CreatedAt: r.u64("created at"), PartitionsCount: r.u32("partitions count"),
-		MessageExpiry: r.u64("message expiry"), Compression: r.u8("compression"), MaxTopicSize: r.u64("max topic size"),
-		SizeBytes: r.u64("size"), MessagesCount: r.u64("messages count")}
-	t.Name = r.name8("name", 1)
-	t.Options = r.string32("options")
-	t.DerivedOptions = r.string32("derived options")
-	if r.err != nil {
-		return Topic{}, nil, r.err
+	r := iggywire.NewReader("topic", b)
+	t := Topic{ID: r.U32("id"), CreatedAt: r.U64("created at"), PartitionsCount: r.U32("partitions count"),
+		MessageExpiry: r.U64("message expiry"), Compression: r.U8("compression"), MaxTopicSize: r.U64("max topic size"),
+		SizeBytes: r.U64("size"), MessagesCount: r.U64("messages count")}
+	t.Name = r.Name8("name", 1)
+	t.Options = r.String32("options")
+	t.DerivedOptions = r.String32("derived options")
+	if r.Err() != nil {
+		return Topic{}, nil, r.Err()
 	}
-	return t, r.buf[r.pos:], nil
+	return t, r.Rest(), nil
 }
 
 // Partition is the 40-byte partition element.
@@ -212,55 +192,57 @@ const PartitionElementSize = 40
 
 // AppendPartition appends one partition element.
 func AppendPartition(dst []byte, p Partition) []byte {
-	dst = appendU32(dst, p.ID)
-	dst = appendU64(dst, p.CreatedAt)
-	dst = appendU32(dst, p.SegmentsCount)
-	dst = appendU64(dst, p.CurrentOffset)
-	dst = appendU64(dst, p.SizeBytes)
-	return appendU64(dst, p.MessagesCount)
+	dst = iggywire.AppendU32(dst, p.ID)
+	dst = iggywire.AppendU64(dst, p.CreatedAt)
+	dst = iggywire.AppendU32(dst, p.SegmentsCount)
+	dst = iggywire.AppendU64(dst, p.CurrentOffset)
+	dst = iggywire.AppendU64(dst, p.SizeBytes)
+	return iggywire.AppendU64(dst, p.MessagesCount)
 }
 
 // DecodePartition decodes one partition element and returns the bytes after it.
 func DecodePartition(b []byte) (Partition, []byte, error) {
-	r := newReader("partition", b)
-	p := Partition{ID: r.u32("id"), CreatedAt: r.u64("created at"), SegmentsCount: r.u32("segments count"),
-		CurrentOffset: r.u64("current offset"), SizeBytes: r.u64("size"), MessagesCount: r.u64("messages count")}
-	if r.err != nil {
-		return Partition{}, nil, r.err
+	r := iggywire.NewReader("partition", b)
+	p := Partition{ID: r.U32("id"), CreatedAt: r.U64("created at"), SegmentsCount: r.U32("segments count"),
+		CurrentOffset: r.U64("current offset"), SizeBytes: r.U64("size"), MessagesCount: r.U64("messages count")}
+	if r.Err() != nil {
+		return Partition{}, nil, r.Err()
 	}
-	return p, r.buf[r.pos:], nil
+	return p, r.Rest(), nil
 }
 
 // DecodeTopicsCount reads the u32 count that starts a GetTopics (301) reply
 // and returns the topic elements after it.
 func DecodeTopicsCount(body []byte) (uint32, []byte, error) {
-	r := newReader("topics", body)
-	n := r.u32("count")
-	if r.err != nil {
-		return 0, nil, r.err
+	r := iggywire.NewReader("topics", body)
+	n := r.U32("count")
+	if r.Err() != nil {
+		return 0, nil, r.Err()
 	}
-	return n, r.buf[r.pos:], nil
+	return n, r.Rest(), nil
 }
 
-// CreatePartitions is the CreatePartitions (402 -> op 136) request.
+// CreatePartitions is the CreatePartitions (402 -> op 136) request, and the
+// DeletePartitions (403 -> op 137) one, laid out alike: a topic and how many
+// partitions to add, or to remove from the end.
 type CreatePartitions struct {
-	TopicRef
+	iggywire.TopicRef
 	PartitionsCount uint32
 }
 
 // AppendCreatePartitions appends the request body.
 func AppendCreatePartitions(dst []byte, c CreatePartitions) ([]byte, error) {
-	dst, err := AppendTopicRef(dst, c.TopicRef)
+	dst, err := iggywire.AppendTopicRef(dst, c.TopicRef)
 	if err != nil {
 		return dst, err
 	}
-	return appendU32(dst, c.PartitionsCount), nil
+	return iggywire.AppendU32(dst, c.PartitionsCount), nil
 }
 
-// DecodeCreatePartitions decodes the request body.
+// DecodeCreatePartitions decodes the request body (of DeletePartitions too).
 func DecodeCreatePartitions(body []byte) (CreatePartitions, error) {
-	r := newReader("create partitions", body)
-	c := CreatePartitions{TopicRef: TopicRef{StreamID: r.identifier("stream id"), TopicID: r.identifier("topic id")},
-		PartitionsCount: r.u32("partitions count")}
-	return c, r.end()
+	r := iggywire.NewReader("partitions", body)
+	c := CreatePartitions{TopicRef: iggywire.TopicRef{StreamID: r.Identifier("stream id"), TopicID: r.Identifier("topic id")},
+		PartitionsCount: r.U32("partitions count")}
+	return c, r.End()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -69,13 +70,13 @@ func TestHeaderGoldenFrame(t *testing.T) {
 func TestRequestVectors(t *testing.T) {
 	must := mustBody(t)
 	loginPrefix := wire09.LoginPrefix{ProtocolVersion: wire09.ProtocolVersion, SDKName: []byte("go-sdk"), SDKVersion: []byte("0.9.0-edge.4")}
-	s1 := wire09.NamedID("s1")
-	g1 := wire09.NamedID("g1")
-	topic0 := wire09.NumericID(0)
+	s1 := iggywire.NamedID("s1")
+	g1 := iggywire.NamedID("g1")
+	topic0 := iggywire.NumericID(0)
 	topicOptions := must(wire09.AppendTopicOptions(nil, wire09.TopicOptions{MessageExpiry: 60_000_000, MaxTopicSize: 1 << 30}))
 	sendBody := must(wire09.AppendSendMetadata(nil, wire09.SendMetadata{StreamID: s1, TopicID: topic0,
-		Partitioning: wire09.Partitioning{Kind: wire09.PartitionByID, PartitionID: 2}, MessagesCount: 1}))
-	sendBody = must(wire09.AppendBatch(sendBody, []wire09.Message{{ID: [16]byte{1}, OriginTimestamp: 1_700_000_000_000_000, Payload: []byte("hello")}}))
+		Partitioning: iggywire.Partitioning{Kind: iggywire.PartitionByID, PartitionID: 2}, MessagesCount: 1}))
+	sendBody = must(wire09.AppendBatch(sendBody, []iggywire.Message{{ID: [16]byte{1}, OriginTimestamp: 1_700_000_000_000_000, Payload: []byte("hello")}}))
 
 	tests := []struct {
 		name   string
@@ -94,7 +95,7 @@ func TestRequestVectors(t *testing.T) {
 			must(wire09.AppendCreateStream(nil, wire09.CreateStream{Name: []byte("s1")})),
 			map[int]string{48: "03010000", 168: "01", 176: "80", 184: "0500000000000000"}, "02 7331"},
 		{"R5 get stream", requestHeader(wire09.OpNonReplicated, 2, 5, wire09.CmdGetStream),
-			must(wire09.AppendIdentifier(nil, s1)),
+			must(iggywire.AppendIdentifier(nil, s1)),
 			map[int]string{48: "04010000", 168: "02", 176: "02", 184: "05", 196: "c8000000"}, "02 02 7331"},
 		{"R6 create topic", requestHeader(wire09.OpCreateTopic, 2, 5, 0),
 			must(wire09.AppendCreateTopic(nil, wire09.CreateTopic{StreamID: s1, PartitionsCount: 3, Name: []byte("t1"), Options: topicOptions})),
@@ -102,20 +103,20 @@ func TestRequestVectors(t *testing.T) {
 			"02027331 03000000 02 7431" + "02 0e000000" + hex.EncodeToString([]byte("message_expiry")) + "0c 08000000 0087930300000000" +
 				"02 0e000000" + hex.EncodeToString([]byte("max_topic_size")) + "0c 08000000 0000004000000000"},
 		{"R7 store offset", requestHeader(wire09.OpStoreConsumerOffset, 3, 5, 0),
-			must(wire09.AppendStoreConsumerOffset(nil, wire09.StoreConsumerOffset{ConsumerOffsetRef: wire09.ConsumerOffsetRef{
-				Consumer: wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(0)}, StreamID: s1, TopicID: topic0,
-				Partition: wire09.SomePartition(2)}, Offset: 10, Ack: wire09.AckQuorum})),
+			must(wire09.AppendStoreConsumerOffset(nil, wire09.StoreConsumerOffset{ConsumerOffsetRef: iggywire.ConsumerOffsetRef{
+				Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(0)}, StreamID: s1, TopicID: topic0,
+				Partition: iggywire.SomePartition(2)}, Offset: 10, Ack: wire09.AckQuorum})),
 			map[int]string{48: "1f010000", 168: "03", 176: "a1", 184: "05"},
 			"01 01 04 00000000 02 02 7331 01 04 00000000 01 02000000 0a00000000000000 01"},
 		{"R8 join group", requestHeader(wire09.OpJoinConsumerGroup, 3, 5, 0),
-			must(wire09.AppendGroupRef(nil, wire09.GroupRef{TopicRef: wire09.TopicRef{StreamID: s1, TopicID: topic0}, GroupID: g1})),
+			must(iggywire.AppendGroupRef(nil, iggywire.GroupRef{TopicRef: iggywire.TopicRef{StreamID: s1, TopicID: topic0}, GroupID: g1})),
 			map[int]string{48: "0e010000", 168: "03", 176: "94", 184: "05"}, "02027331 0104 00000000 0202 6731"},
 		{"R9 sync group", requestHeader(wire09.OpNonReplicated, 4, 5, wire09.CmdSyncConsumerGroup),
-			must(wire09.AppendGroupRef(nil, wire09.GroupRef{TopicRef: wire09.TopicRef{StreamID: s1, TopicID: topic0}, GroupID: g1})),
+			must(iggywire.AppendGroupRef(nil, iggywire.GroupRef{TopicRef: iggywire.TopicRef{StreamID: s1, TopicID: topic0}, GroupID: g1})),
 			map[int]string{48: "0e010000", 168: "04", 176: "02", 184: "05", 196: "5e020000"}, "02027331 0104 00000000 0202 6731"},
 		{"R10 poll group", requestHeader(wire09.OpNonReplicated, 4, 5, wire09.CmdPollMessages),
-			must(wire09.AppendPollMessages(nil, wire09.PollMessages{Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: g1},
-				StreamID: s1, TopicID: topic0, Partition: wire09.SomePartition(2), Strategy: wire09.PollingStrategy{Kind: wire09.PollNext},
+			must(wire09.AppendPollMessages(nil, wire09.PollMessages{Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: g1},
+				StreamID: s1, TopicID: topic0, Partition: iggywire.SomePartition(2), Strategy: iggywire.PollingStrategy{Kind: iggywire.PollNext},
 				Count: 10, AutoCommit: true})),
 			map[int]string{48: "22010000", 168: "04", 176: "02", 184: "05", 196: "64000000"},
 			"02 02 02 6731 02 02 7331 01 04 00000000 01 02000000 05 0000000000000000 0a000000 01"},
@@ -169,15 +170,15 @@ func TestRequestVectorsDecode(t *testing.T) {
 		t.Errorf("R6 options = %+v, %v", opts, err)
 	}
 	store, err := wire09.DecodeStoreConsumerOffset(unhex(t, "01 01 04 00000000 02 02 7331 01 04 00000000 01 02000000 0a00000000000000 01"))
-	if err != nil || store.Consumer.Kind != wire09.ConsumerKindSingle || store.Partition != wire09.SomePartition(2) || store.Offset != 10 || store.Ack != 1 {
+	if err != nil || store.Consumer.Kind != iggywire.ConsumerKindSingle || store.Partition != iggywire.SomePartition(2) || store.Offset != 10 || store.Ack != 1 {
 		t.Errorf("R7 = %+v, %v", store, err)
 	}
-	group, err := wire09.DecodeGroupRef(unhex(t, "02027331 0104 00000000 0202 6731"))
+	group, err := iggywire.DecodeGroupRef(unhex(t, "02027331 0104 00000000 0202 6731"))
 	if err != nil || string(group.GroupID.Name) != "g1" || !group.TopicID.IsNumeric() || group.TopicID.ID != 0 {
 		t.Errorf("R8 = %+v, %v", group, err)
 	}
 	poll, err := wire09.DecodePollMessages(unhex(t, "02 02 02 6731 02 02 7331 01 04 00000000 01 02000000 05 0000000000000000 0a000000 01"))
-	if err != nil || poll.Consumer.Kind != wire09.ConsumerKindGroup || poll.Strategy.Kind != wire09.PollNext || poll.Count != 10 || !poll.AutoCommit || poll.Partition.ID != 2 {
+	if err != nil || poll.Consumer.Kind != iggywire.ConsumerKindGroup || poll.Strategy.Kind != iggywire.PollNext || poll.Count != 10 || !poll.AutoCommit || poll.Partition.ID != 2 {
 		t.Errorf("R10 = %+v, %v", poll, err)
 	}
 	md, batch, err := wire09.DecodeSendMessages(unhex(t, "14000000 02027331 0104 00000000 0204 02000000 01000000"+
@@ -208,7 +209,7 @@ func TestTokenLoginVector(t *testing.T) {
 }
 
 func TestReplyVectors(t *testing.T) {
-	reply := func(op wire09.Operation, request uint64, status wire09.Status) wire09.ReplyHeader {
+	reply := func(op wire09.Operation, request uint64, status iggywire.Status) wire09.ReplyHeader {
 		return wire09.ReplyHeader{Client: specClient, Operation: op, Request: request, Status: status}
 	}
 	loginBody := wire09.AppendLoginReply(wire09.AppendResultOK(nil), wire09.LoginReply{Session: 5, ProtocolVersion: 11264, ServerVersion: []byte("0.9.0-edge.5")})
@@ -223,13 +224,13 @@ func TestReplyVectors(t *testing.T) {
 		{"P1 login ok", reply(wire09.OpRegister, 0, 0), loginBody, map[int]string{48: "21010000", 208: "01"},
 			"00000000 00000000 0500000000000000 002c0000 0c 302e392e302d656467652e35"},
 		{"P2 ping ok", reply(wire09.OpNonReplicated, 1, 0), nil, map[int]string{48: "00010000", 200: "01", 208: "02"}, ""},
-		{"P3 pre-auth deny", reply(wire09.OpNonReplicated, 1, wire09.StatusUnauthenticated), nil,
+		{"P3 pre-auth deny", reply(wire09.OpNonReplicated, 1, iggywire.StatusUnauthenticated), nil,
 			map[int]string{48: "00010000", 200: "01", 208: "02", 216: "28000000"}, ""},
 		{"P4 create stream ok", reply(wire09.OpCreateStream, 1, 0), streamBody, map[int]string{48: "2b010000", 200: "01", 208: "80"},
 			"00000000 00000000 00401e18240a0600 00000000" + strings.Repeat("00", 16) + "02 7331 00000000"},
-		{"P5 create stream rejected", reply(wire09.OpCreateStream, 1, 0), wire09.AppendResultRejection(nil, wire09.StatusStreamNameAlreadyExists),
+		{"P5 create stream rejected", reply(wire09.OpCreateStream, 1, 0), wire09.AppendResultRejection(nil, iggywire.StatusStreamNameAlreadyExists),
 			map[int]string{48: "0c010000", 200: "01", 208: "80"}, "01000000 00000000 f4030000"},
-		{"P6 transient", reply(wire09.OpCreateStream, 1, 0), wire09.AppendResultRejection(nil, wire09.StatusTransientNotAccepted),
+		{"P6 transient", reply(wire09.OpCreateStream, 1, 0), wire09.AppendResultRejection(nil, iggywire.StatusTransientNotAccepted),
 			map[int]string{48: "0c010000", 200: "01", 208: "80"}, "01000000 00000000 3a000000"},
 		{"P8 send confirmation", reply(wire09.OpSendMessages, 4, 0), wire09.AppendConfirmations(nil, wire09.Confirmation{PartitionID: 2}),
 			map[int]string{48: "18010000", 200: "04", 208: "a0"}, "01000000 00000000 00000000 02000000 0000000000000000"},
@@ -266,7 +267,7 @@ func TestReplyVectorsDecode(t *testing.T) {
 		t.Errorf("P1 = %+v, %v", login, err)
 	}
 	p3 := specFrame(t, map[int]string{48: "00010000", 60: "08", 200: "01", 208: "02", 216: "28000000"}, "")
-	if h, err := wire09.DecodeReplyHeader(p3); err != nil || !errors.Is(h.Status, wire09.StatusUnauthenticated) {
+	if h, err := wire09.DecodeReplyHeader(p3); err != nil || !errors.Is(h.Status, iggywire.StatusUnauthenticated) {
 		t.Errorf("P3 = %+v, %v", h, err)
 	}
 	payload, _, err = wire09.StripResult(unhex(t, "00000000 00000000 00401e18240a0600 00000000"+strings.Repeat("00", 16)+"02 7331 00000000"))
@@ -279,13 +280,13 @@ func TestReplyVectorsDecode(t *testing.T) {
 	}
 	for _, v := range []struct {
 		body string
-		want wire09.Status
-	}{{"01000000 00000000 f4030000", wire09.StatusStreamNameAlreadyExists}, {"01000000 00000000 3a000000", wire09.StatusTransientNotAccepted}} {
+		want iggywire.Status
+	}{{"01000000 00000000 f4030000", iggywire.StatusStreamNameAlreadyExists}, {"01000000 00000000 3a000000", iggywire.StatusTransientNotAccepted}} {
 		if _, rejection, err := wire09.StripResult(unhex(t, v.body)); err != nil || rejection != v.want {
 			t.Errorf("P5/P6 %s = %v, %v", v.body, rejection, err)
 		}
 	}
-	if !wire09.StatusTransientNotAccepted.Transient() {
+	if !iggywire.StatusTransientNotAccepted.Transient() {
 		t.Error("58 is transient")
 	}
 	p7 := specFrame(t, map[int]string{48: "00010000", 60: "0d", 128: clientHex, 255: "09"}, "")
@@ -296,7 +297,7 @@ func TestReplyVectorsDecode(t *testing.T) {
 	if got := wire09.AppendEviction(nil, &wire09.EvictionHeader{Client: specClient, Reason: wire09.EvictInvalidCredentials}); !bytes.Equal(got, p7) {
 		t.Errorf("P7 produced %x", got)
 	}
-	if !errors.Is(&wire09.EvictionError{EvictionHeader: ev}, wire09.StatusInvalidCredentials) {
+	if !errors.Is(&wire09.EvictionError{EvictionHeader: ev}, iggywire.StatusInvalidCredentials) {
 		t.Error("eviction 9 does not map to InvalidCredentials")
 	}
 	conf, err := wire09.DecodeConfirmations(unhex(t, "01000000 00000000 00000000 02000000 0000000000000000"), nil)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -118,7 +119,7 @@ func TestSyncGolden(t *testing.T) {
 	if produced := wire09.AppendGroupAssignment(nil, 7, []uint32{0, 2, 4}); !bytes.Equal(produced, golden) {
 		t.Errorf("produced %x", produced)
 	}
-	if _, err := wire09.DecodeGroupAssignment(nil); !errors.Is(err, wire09.StatusConsumerGroupMemberNotFound) {
+	if _, err := wire09.DecodeGroupAssignment(nil); !errors.Is(err, iggywire.StatusConsumerGroupMemberNotFound) {
 		t.Errorf("empty sync reply: %v", err)
 	}
 	for n := 1; n < len(golden); n++ {
@@ -133,7 +134,7 @@ func TestSyncGolden(t *testing.T) {
 
 // A sliced record keeps its base offset; the first frame's delta places it.
 func TestSlicedRecordLeadingDelta(t *testing.T) {
-	msgs := []wire09.Message{
+	msgs := []iggywire.Message{
 		{ID: [16]byte{1}, Payload: []byte("a")}, {ID: [16]byte{2}, Payload: []byte("b")},
 		{ID: [16]byte{3}, Payload: []byte("c")}, {ID: [16]byte{4}, OriginTimestamp: 9, Payload: []byte("tail"), Headers: []byte("h")},
 	}
@@ -150,12 +151,12 @@ func TestSlicedRecordLeadingDelta(t *testing.T) {
 	if h.BaseOffset != 50 || h.BaseTimestamp != 9000 || h.Count != 1 || h.PartitionID != 1 {
 		t.Errorf("slice header = %+v", h)
 	}
-	body := append(wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: 1, CurrentOffset: 53, MessagesCount: 1}), slice...)
+	body := append(iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: 1, CurrentOffset: 53, MessagesCount: 1}), slice...)
 	it, err := wire09.NewPollIterator(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m wire09.PolledMessage
+	var m iggywire.PolledMessage
 	if !it.Next(&m) || m.Offset != 53 || m.Timestamp != 9000 || m.OriginTimestamp != 9 || string(m.Payload) != "tail" || string(m.Headers) != "h" {
 		t.Errorf("sliced message = %+v (err %v)", m, it.Err())
 	}
@@ -180,7 +181,7 @@ var goldenOptionsBlock = []byte{
 }
 
 func TestOptionsGolden(t *testing.T) {
-	block, err := wire09.AppendOption(nil, "enforce_fsync", wire09.KindBool, []byte{1})
+	block, err := wire09.AppendOption(nil, "enforce_fsync", iggywire.KindBool, []byte{1})
 	if err == nil {
 		block, err = wire09.AppendOptionUint64(block, "segment_size", 1<<30)
 	}
@@ -195,13 +196,13 @@ func TestOptionsGolden(t *testing.T) {
 	}
 	it := wire09.NewTLVIterator(goldenOptionsBlock)
 	e, ok := it.Next()
-	if !ok || string(e.Key) != "enforce_fsync" || e.ValueKind != wire09.KindBool || !bytes.Equal(e.Value, []byte{1}) {
+	if !ok || string(e.Key) != "enforce_fsync" || e.ValueKind != iggywire.KindBool || !bytes.Equal(e.Value, []byte{1}) {
 		t.Errorf("first entry = %+v", e)
 	}
 }
 
 func TestSmallRequestVectors(t *testing.T) {
-	ref := wire09.TopicRef{StreamID: wire09.NumericID(1), TopicID: wire09.NumericID(2)}
+	ref := iggywire.TopicRef{StreamID: iggywire.NumericID(1), TopicID: iggywire.NumericID(2)}
 	group, err := wire09.AppendCreateConsumerGroup(nil, wire09.CreateConsumerGroup{TopicRef: ref, Name: []byte("grp")})
 	if want := unhex(t, "01 04 01000000 01 04 02000000 03 677270"); err != nil || !bytes.Equal(group, want) {
 		t.Errorf("create group = %x, %v", group, err)
@@ -209,7 +210,7 @@ func TestSmallRequestVectors(t *testing.T) {
 	if c, err := wire09.DecodeCreateConsumerGroup(group); err != nil || string(c.Name) != "grp" || c.TopicID.ID != 2 {
 		t.Errorf("decoded create group = %+v, %v", c, err)
 	}
-	id, err := wire09.AppendIdentifier(nil, wire09.NumericID(1))
+	id, err := iggywire.AppendIdentifier(nil, iggywire.NumericID(1))
 	if err != nil || !bytes.Equal(id, unhex(t, "01 04 01000000")) {
 		t.Errorf("get stream 1 = %x", id)
 	}
@@ -224,12 +225,12 @@ func TestResultSection(t *testing.T) {
 		name      string
 		body      string
 		payload   string
-		rejection wire09.Status
+		rejection iggywire.Status
 		bad       bool
 	}{
 		{"success, empty", "00000000", "", 0, false},
 		{"success with payload", "00000000 0102", "0102", 0, false},
-		{"rejection 1009", "01000000 00000000 f1030000", "", wire09.StatusStreamIDNotFound, false},
+		{"rejection 1009", "01000000 00000000 f1030000", "", iggywire.StatusStreamIDNotFound, false},
 		{"empty body", "", "", 0, true},
 		{"short count", "000000", "", 0, true},
 		{"count without entry", "01000000", "", 0, true},
@@ -243,7 +244,7 @@ func TestResultSection(t *testing.T) {
 			t.Errorf("%s: payload %x rejection %v err %v", tt.name, payload, rejection, err)
 		}
 	}
-	if got := wire09.AppendResultRejection(nil, wire09.StatusStreamIDNotFound); !bytes.Equal(got, unhex(t, "01000000 00000000 f1030000")) {
+	if got := wire09.AppendResultRejection(nil, iggywire.StatusStreamIDNotFound); !bytes.Equal(got, unhex(t, "01000000 00000000 f1030000")) {
 		t.Errorf("rejection = %x", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -28,8 +29,8 @@ const (
 	goldenPollBody = "03000000650000000000000002000000030000000000000064000000000000008813000000000000e8030000000000008c01000000000000c96826b38a8feed202000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000bfd2b9205a759675070000000000000000000000000000000000000000000000000000000d000000000000000000000066697273742d7061796c6f6164d66b7e1c758eb7c0080000000000000000000000000000000100000032000000110000000e00000000000000000000007365636f6e642d7061796c6f6164757365722d6865616465722d6279746573"
 )
 
-func goldenMessages() []wire09.Message {
-	return []wire09.Message{
+func goldenMessages() []iggywire.Message {
+	return []iggywire.Message{
 		{ID: [16]byte{7}, OriginTimestamp: 1000, Payload: []byte("first-payload")},
 		{ID: [16]byte{8}, OriginTimestamp: 1050, Payload: []byte("second-payload"), Headers: []byte("user-header-bytes")},
 	}
@@ -37,8 +38,8 @@ func goldenMessages() []wire09.Message {
 
 func TestGoldenProduceBody(t *testing.T) {
 	body, err := wire09.AppendSendMetadata(nil, wire09.SendMetadata{
-		StreamID: wire09.NumericID(1), TopicID: wire09.NumericID(2),
-		Partitioning: wire09.Partitioning{Kind: wire09.PartitionBalanced}, MessagesCount: 2,
+		StreamID: iggywire.NumericID(1), TopicID: iggywire.NumericID(2),
+		Partitioning: iggywire.Partitioning{Kind: iggywire.PartitionBalanced}, MessagesCount: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestGoldenProduceBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md.StreamID.ID != 1 || md.TopicID.ID != 2 || md.Partitioning.Kind != wire09.PartitionBalanced || md.MessagesCount != 2 {
+	if md.StreamID.ID != 1 || md.TopicID.ID != 2 || md.Partitioning.Kind != iggywire.PartitionBalanced || md.MessagesCount != 2 {
 		t.Errorf("metadata = %+v", md)
 	}
 	if hex.EncodeToString(batch) != goldenProduceBatchOnly {
@@ -76,14 +77,14 @@ func TestGoldenPollBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := it.Prefix(); p != (wire09.PollPrefix{PartitionID: 3, CurrentOffset: 101, MessagesCount: 2}) {
+	if p := it.Prefix(); p != (iggywire.PollPrefix{PartitionID: 3, CurrentOffset: 101, MessagesCount: 2}) {
 		t.Errorf("prefix = %+v", p)
 	}
-	want := []wire09.PolledMessage{
+	want := []iggywire.PolledMessage{
 		{Offset: 100, Timestamp: 5000, OriginTimestamp: 1000, ID: [16]byte{7}, Checksum: 0x7596755a20b9d2bf, Payload: []byte("first-payload"), Headers: []byte{}},
 		{Offset: 101, Timestamp: 5000, OriginTimestamp: 1050, ID: [16]byte{8}, Checksum: 0xc0b78e751c7e6bd6, Payload: []byte("second-payload"), Headers: []byte("user-header-bytes")},
 	}
-	var m wire09.PolledMessage
+	var m iggywire.PolledMessage
 	for i := 0; it.Next(&m); i++ {
 		if i >= len(want) {
 			t.Fatalf("more than %d messages", len(want))
@@ -107,7 +108,7 @@ func TestGoldenPollBody(t *testing.T) {
 	if _, err := wire09.VerifyBatch(record); err != nil {
 		t.Fatalf("stamped record does not verify: %v", err)
 	}
-	body := wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: 3, CurrentOffset: 101, MessagesCount: 2})
+	body := iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: 3, CurrentOffset: 101, MessagesCount: 2})
 	body = wire09.AppendSlice(body, record, 0, 2)
 	if got := hex.EncodeToString(body); got != goldenPollBody {
 		t.Fatalf("poll body\n got %s\nwant %s", got, goldenPollBody)

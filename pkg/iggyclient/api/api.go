@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"time"
-
-	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // Client is everything the pumps need from an Iggy server. Implementations
@@ -73,7 +71,24 @@ type Options struct {
 	// means 5 s, a negative value turns the heartbeat off.
 	HeartbeatInterval time.Duration
 
+	// RequestTimeout bounds one request's round trip when the call's context allows longer
+	// ([iggy] request_timeout): a server that stops answering fails the request with ErrTimeout
+	// and the client reconnects. Zero means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+
+	// OnState, when set, hears the connection come and go after the first login: State{Up:
+	// false} with the error when a request or the heartbeat lost it (a reconnect follows), then
+	// State{Up: true} once a new session is logged in. It is called without the client's locks
+	// held and must not block.
+	OnState func(State)
+
 	Logger *slog.Logger // nil = slog.Default()
+}
+
+// State is what Options.OnState hears.
+type State struct {
+	Up  bool
+	Err error // why the connection was lost (Up false)
 }
 
 // PollRequest asks for up to Count messages of a consumer group.
@@ -133,33 +148,13 @@ type OutMessage struct {
 
 // HeaderEntry is one user header in Iggy's wire terms. Kind and KeyKind are
 // wire kind codes 1..15 (see the Kind* constants); a KeyKind of 0 is taken
-// as KindString when sending, since keys are nearly always strings.
+// as iggywire.KindString when sending, since keys are nearly always strings.
 type HeaderEntry struct {
 	Kind    uint8 // kind of Value
 	Key     []byte
 	KeyKind uint8
 	Value   []byte
 }
-
-// Header kind codes on the Iggy wire (iggy-protocol.md §5.2), the same in 0.8 and 0.9; the wire
-// codec owns them.
-const (
-	KindRaw     = wire09.KindRaw
-	KindString  = wire09.KindString
-	KindBool    = wire09.KindBool
-	KindInt8    = wire09.KindInt8
-	KindInt16   = wire09.KindInt16
-	KindInt32   = wire09.KindInt32
-	KindInt64   = wire09.KindInt64
-	KindInt128  = wire09.KindInt128
-	KindUint8   = wire09.KindUint8
-	KindUint16  = wire09.KindUint16
-	KindUint32  = wire09.KindUint32
-	KindUint64  = wire09.KindUint64
-	KindUint128 = wire09.KindUint128
-	KindFloat32 = wire09.KindFloat
-	KindFloat64 = wire09.KindDouble
-)
 
 // Partitioning kinds accepted in Partitioning.Kind.
 const (
@@ -218,6 +213,12 @@ var (
 	ErrInvalidIdentifier = errors.New("invalid identifier")
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("iggy client closed")
+	// ErrTimeout: the server did not answer a request within Options.RequestTimeout; the
+	// connection was dropped (a call that meets it reconnects and retries until its context ends).
+	ErrTimeout = errors.New("no answer from the iggy server in time")
+	// ErrReplyTooLarge: the server announced a reply larger than its request can be answered
+	// with; the connection was dropped without reading or reserving it.
+	ErrReplyTooLarge = errors.New("reply larger than the request can be answered with")
 )
 
 // Protocol limits, the same in 0.8 and 0.9 (iggy-protocol.md §1.4, §5.2).

@@ -4,15 +4,15 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/iggy-connectors-go/runtime/pkg/wire09"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // FixedHeaderSize is the size a fixed-width kind must have, or 0 for the
 // variable-length kinds raw and string.
-func FixedHeaderSize(kind uint8) int { return wire09.KindSize(kind) }
+func FixedHeaderSize(kind uint8) int { return iggywire.KindSize(kind) }
 
 func checkHeaderField(what string, kind uint8, b []byte) error {
-	if kind < KindRaw || kind > KindFloat64 {
+	if kind < iggywire.KindRaw || kind > iggywire.KindFloat64 {
 		return fmt.Errorf("header %s kind %d is not a wire kind 1..15", what, kind)
 	}
 	if len(b) == 0 || len(b) > MaxHeaderFieldLen {
@@ -26,13 +26,13 @@ func checkHeaderField(what string, kind uint8, b []byte) error {
 
 // AppendUserHeaders appends the wire form of hs
 // (`[key kind][u32 len][key][value kind][u32 len][value]` per entry) to dst.
-// A KeyKind of 0 is written as KindString. Errors wrap ErrInvalidMessage.
+// A KeyKind of 0 is written as iggywire.KindString. Errors wrap ErrInvalidMessage.
 func AppendUserHeaders(dst []byte, hs []HeaderEntry) ([]byte, error) {
 	start := len(dst)
 	for i, h := range hs {
 		keyKind := h.KeyKind
 		if keyKind == 0 {
-			keyKind = KindString
+			keyKind = iggywire.KindString
 		}
 		if err := checkHeaderField("key", keyKind, h.Key); err != nil {
 			return dst[:start], fmt.Errorf("%w: header %d: %w", ErrInvalidMessage, i, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
 // The spec's wire example (iggy-protocol.md §5.2): string "k" -> string "v".
@@ -15,7 +16,7 @@ const specHeaderHex = "02010000006b020100000076"
 
 func TestAppendUserHeadersMatchesSpecExample(t *testing.T) {
 	got, err := api.AppendUserHeaders(nil, []api.HeaderEntry{
-		{KeyKind: api.KindString, Key: []byte("k"), Kind: api.KindString, Value: []byte("v")},
+		{KeyKind: iggywire.KindString, Key: []byte("k"), Kind: iggywire.KindString, Value: []byte("v")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +28,7 @@ func TestAppendUserHeadersMatchesSpecExample(t *testing.T) {
 
 func TestAppendUserHeadersTakesKeyKindZeroAsString(t *testing.T) {
 	got, err := api.AppendUserHeaders(nil, []api.HeaderEntry{
-		{Key: []byte("k"), Kind: api.KindString, Value: []byte("v")},
+		{Key: []byte("k"), Kind: iggywire.KindString, Value: []byte("v")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -39,13 +40,13 @@ func TestAppendUserHeadersTakesKeyKindZeroAsString(t *testing.T) {
 
 func TestUserHeadersRoundTripEveryKind(t *testing.T) {
 	sizes := map[uint8]int{
-		api.KindRaw: 3, api.KindString: 5, api.KindBool: 1,
-		api.KindInt8: 1, api.KindInt16: 2, api.KindInt32: 4, api.KindInt64: 8, api.KindInt128: 16,
-		api.KindUint8: 1, api.KindUint16: 2, api.KindUint32: 4, api.KindUint64: 8, api.KindUint128: 16,
-		api.KindFloat32: 4, api.KindFloat64: 8,
+		iggywire.KindRaw: 3, iggywire.KindString: 5, iggywire.KindBool: 1,
+		iggywire.KindInt8: 1, iggywire.KindInt16: 2, iggywire.KindInt32: 4, iggywire.KindInt64: 8, iggywire.KindInt128: 16,
+		iggywire.KindUint8: 1, iggywire.KindUint16: 2, iggywire.KindUint32: 4, iggywire.KindUint64: 8, iggywire.KindUint128: 16,
+		iggywire.KindFloat32: 4, iggywire.KindFloat64: 8,
 	}
 	var in []api.HeaderEntry
-	for kind := api.KindRaw; kind <= api.KindFloat64; kind++ {
+	for kind := iggywire.KindRaw; kind <= iggywire.KindFloat64; kind++ {
 		value := bytes.Repeat([]byte{kind}, sizes[kind])
 		in = append(in, api.HeaderEntry{KeyKind: kind, Key: value, Kind: kind, Value: value})
 	}
@@ -72,7 +73,7 @@ func TestUserHeadersRoundTripEveryKind(t *testing.T) {
 }
 
 func TestAppendUserHeadersRejects(t *testing.T) {
-	str := api.KindString
+	str := iggywire.KindString
 	tests := []struct {
 		name    string
 		entries []api.HeaderEntry
@@ -83,7 +84,7 @@ func TestAppendUserHeadersRejects(t *testing.T) {
 		{"value too long", []api.HeaderEntry{{Key: []byte("k"), Kind: str, Value: make([]byte, 256)}}, "header value is 256 bytes"},
 		{"value kind 0", []api.HeaderEntry{{Key: []byte("k"), Kind: 0, Value: []byte("v")}}, "kind 0 is not a wire kind"},
 		{"key kind 16", []api.HeaderEntry{{KeyKind: 16, Key: []byte("k"), Kind: str, Value: []byte("v")}}, "kind 16 is not a wire kind"},
-		{"int32 of 3 bytes", []api.HeaderEntry{{Key: []byte("k"), Kind: api.KindInt32, Value: []byte{1, 2, 3}}}, "is 3 bytes, want 4"},
+		{"int32 of 3 bytes", []api.HeaderEntry{{Key: []byte("k"), Kind: iggywire.KindInt32, Value: []byte{1, 2, 3}}}, "is 3 bytes, want 4"},
 		{"over 100000 bytes", manyHeaders(400), "the limit is 100000"},
 	}
 	for _, tt := range tests {
@@ -103,7 +104,7 @@ func TestAppendUserHeadersRejects(t *testing.T) {
 func manyHeaders(n int) []api.HeaderEntry {
 	hs := make([]api.HeaderEntry, n)
 	for i := range hs {
-		hs[i] = api.HeaderEntry{Key: bytes.Repeat([]byte{'k'}, 255), Kind: api.KindRaw, Value: bytes.Repeat([]byte{'v'}, 255)}
+		hs[i] = api.HeaderEntry{Key: bytes.Repeat([]byte{'k'}, 255), Kind: iggywire.KindRaw, Value: bytes.Repeat([]byte{'v'}, 255)}
 	}
 	return hs
 }

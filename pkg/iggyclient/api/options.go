@@ -25,6 +25,9 @@ const (
 	DefaultReconnectMin = 100 * time.Millisecond
 	DefaultReconnectMax = time.Second // as Kafka clients' reconnect.backoff.max.ms
 	DefaultHeartbeat    = 5 * time.Second
+	// DefaultRequestTimeout is how long a request may wait for its answer: both upstream SDKs
+	// wait 30 s.
+	DefaultRequestTimeout = 30 * time.Second
 )
 
 // ParseProtocol checks an [iggy] protocol value; "" is ProtocolAuto.
@@ -71,6 +74,12 @@ func (o *Options) Normalize() error {
 	}
 	if o.HeartbeatInterval == 0 {
 		o.HeartbeatInterval = DefaultHeartbeat
+	}
+	switch {
+	case o.RequestTimeout < 0:
+		return fmt.Errorf("iggy options: request timeout %s is negative", o.RequestTimeout)
+	case o.RequestTimeout == 0:
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -1,47 +1,25 @@
-// Package v08 implements the iggyclient interfaces (package api) for Iggy 0.8
-// servers, over the official Go SDK v0.8.0.
+// Package v08 is the Iggy 0.8 protocol for the client engine (package engine): the login, ping
+// and roster of a 0.8 session and its commands, each a request of pkg/wire08 on the engine's
+// connection. The engine owns dialling, TLS, deadlines, reconnects, groups and the api.Client
+// surface; this package is what 0.8 says on the wire. The official Go SDK v0.8.0 is not linked:
+// it stays the reference the tests cross-check these bytes and the dev broker against.
 //
-// Files: session.go (dial, log in, reconnect, heartbeat, the SDK's socket and
-// lock), errors.go (the SDK's errors mapped to api's sentinels), ops.go (the
-// Client operations), partition.go (standalone partition reads and the
-// ownership check of standby sources), offsets.go (Admin), poll_reuse.go and
-// send_direct.go (the allocation-free poll and send on the SDK's connection).
+// A 0.8 server serves a connection's requests strictly in order, so requests written together
+// are answered in that order. Poll uses it: PollRequest.StoreFirst puts a StoreConsumerOffset in
+// front of the poll in one write and both replies are read, so a sink that stores each consumed
+// batch's offset and polls at once saves a round trip, and the poll (strategy "next") already
+// sees the stored offset. Consumer-group membership belongs to the connection: the poll goes on
+// the connection that joined. The server picks the member's partition (round robin); a poll
+// naming a partition another member owns gets an empty answer, which is how OwnsPartition (the
+// lease of standby sources) reads ownership: one message from the first offset, not committed.
 //
-// The client pings the server every HeartbeatInterval, busy or idle: Iggy
-// with heartbeat verification on counts only pings and drops a client silent
-// for 1.2 of its intervals.
+// Every reply is read into a reused buffer, bounded by what its request can be answered with (a
+// poll: the prefix and count messages of the largest size a 0.8 server stores; anything else
+// 16 MiB), and growing only as bytes arrive. A poll with PollRequest.Reuse is decoded into the
+// caller's memory with no allocation per message; a send is encoded once into one buffer.
 //
-// The SDK never reconnects by itself (iggy-protocol.md §7). This package
-// does: a call that meets a lost connection redials with capped exponential
-// backoff (Options.ReconnectMin/Max), logs in again, rejoins every consumer
-// group it was asked to ensure, and then retries the call. Poll, StoreOffset
-// and Send are all retried, so Send delivers at least once (a resend after a
-// lost reply can duplicate). Missing streams or topics (ErrNotFound) and bad
-// credentials (ErrUnauthorized) are returned at once and never retried.
-//
-// Calls honour their context even while the server does not answer: the
-// SDK has no deadlines, so the client closes the SDK's socket to interrupt a
-// call whose context ends (the next call reconnects).
-//
-// A poll loop that is done with each batch before the next poll passes
-// PollRequest.Reuse: the reply is then read and decoded into that memory on
-// the SDK's own connection, under its request lock (poll_reuse.go), instead of
-// through the SDK, which allocates per message; the result is the same batch.
-// PollRequest.StoreFirst puts a StoreConsumerOffset request in front of the poll
-// in the same write, and reads both replies: a sink that stores each consumed
-// batch's offset and polls at once saves a round trip per batch, and the
-// poll (strategy "next") sees the offset, since the server serves one
-// connection's requests in order.
-// Send likewise encodes its request straight into one reused buffer and writes it on
-// the SDK's connection under the same lock (send_direct.go): the bytes the SDK's
-// SendMessages writes, without its per-message slices and two whole-request copies.
-//
-// Admin (offsets.go, DialAdmin) is for operator tools, not pumps: a topic's
-// partitions with their current offsets, a consumer group's stored offset per
-// partition (read without joining), and rewriting or deleting those offsets
-// as a short-lived member of the group (the server only takes offset writes
-// from a member that owns the partition: ErrPartitionOwned otherwise).
-//
-// Stream and topic strings that parse as a u32 are numeric ids, anything else
-// is a name (pipeline.md §1.1). Consumer group strings are always names.
+// Files: client.go (Dial, DialAdmin, the protocol's identity), conn.go (one connection: building
+// a request, sending, reading a bounded reply), session.go (login with password or token, ping,
+// the cluster roster), commands.go (streams, topics, groups, offsets), poll.go (poll with
+// StoreFirst, partition polls, ownership, send).
 package v08

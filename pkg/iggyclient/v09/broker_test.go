@@ -8,6 +8,7 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
@@ -72,7 +73,7 @@ func TestRequestNumberingAgainstTheBroker(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithProtocol(devbroker.Protocol09))
 	proxy := startRecordingProxy(t, srv.Addr())
 	ctx := testContext(t)
-	c, err := v09.Dial(ctx, options(proxy.addr))
+	c, err := engine.DialClient(ctx, options(proxy.addr), v09.NewProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -116,21 +118,21 @@ func (n *fakeNode) count(f func(request) bool) int {
 
 // Reply builders.
 
-func replyWith(r request, status wire09.Status, body []byte) []byte {
+func replyWith(r request, status iggywire.Status, body []byte) []byte {
 	return wire09.AppendReply(nil, &wire09.ReplyHeader{Client: r.header.Client, Request: r.header.Request,
 		Operation: r.header.Operation, Status: status}, body)
 }
 
 func ok(r request, body []byte) []byte { return replyWith(r, 0, body) }
 
-func status(r request, s wire09.Status) []byte { return replyWith(r, s, nil) }
+func status(r request, s iggywire.Status) []byte { return replyWith(r, s, nil) }
 
 // committed is a result-framed success with payload.
 func committed(r request, payload []byte) []byte {
 	return ok(r, append(wire09.AppendResultOK(nil), payload...))
 }
 
-func rejected(r request, code wire09.Status) []byte {
+func rejected(r request, code iggywire.Status) []byte {
 	return ok(r, wire09.AppendResultRejection(nil, code))
 }
 
@@ -150,7 +152,7 @@ func basics(r request) []byte {
 	case r.header.Operation == wire09.OpNonReplicated && r.code() == wire09.CmdPing:
 		return ok(r, nil)
 	case r.header.Operation == wire09.OpNonReplicated && r.code() == wire09.CmdGetClusterMetadata:
-		return status(r, wire09.StatusInvalidCommand)
+		return status(r, iggywire.StatusInvalidCommand)
 	}
 	return nil
 }
@@ -199,7 +201,7 @@ func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 // dialFake dials addr with options (changed by change) and closes the client when the test ends.
 func dialFake(t *testing.T, addr string, change ...func(*api.Options)) api.Client {
 	t.Helper()
-	c, err := v09.Dial(testContext(t), options(addr, change...))
+	c, err := engine.DialClient(testContext(t), options(addr, change...), v09.NewProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,71 +2,53 @@ package v09
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // partitionReader is the standalone consumer of PollPartition. It never stores an offset.
-var partitionReader = wire09.Consumer{Kind: wire09.ConsumerKindSingle, ID: wire09.NumericID(0)}
+var partitionReader = iggywire.Consumer{Kind: iggywire.ConsumerKindSingle, ID: iggywire.NumericID(0)}
 
-// Poll implements api.Client over 0.9's group semantics (§10.6): the server wants the partition
-// named, so the client asks for its assignment (Sync, cached assignmentTTL; Join when not a
-// member), then polls its partitions round-robin with strategy Next, moving on from an empty
-// one, until one has messages or each was polled once. A fenced answer (the resync sentinel,
-// 5006, 5009) drops the cached assignment and syncs once more. A member with no partition gets an
-// empty batch.
-func (c *client) Poll(ctx context.Context, r api.PollRequest) (api.Batch, error) {
-	ref, err := c.groupRef(r.Stream, r.Topic, r.Group)
-	if err != nil {
-		return api.Batch{}, fmt.Errorf("poll: %w", err)
-	}
-	k := groupKey{r.Stream, r.Topic, r.Group}
-	var (
-		batch    api.Batch
-		storeErr error
-	)
-	err = c.do(ctx, func(cn *conn) error {
-		storeErr = nil
-		if s := r.StoreFirst; s != nil {
-			storeErr = c.offsetRequest(ctx, cn, wire09.OpStoreConsumerOffset, ref, s.PartitionID, s.Offset)
-			if cn.broken != nil || isConnectionLoss(storeErr) {
-				return storeErr // retried whole: store, then poll
-			}
+// Poll implements engine.Protocol over 0.9's group semantics (§10.6): the server wants the
+// partition named, so the client asks for its assignment (Sync, cached assignmentTTL; Join when
+// not a member), then polls its partitions round-robin with strategy Next, moving on from an
+// empty one, until one has messages or each was polled once. A fenced answer (the resync
+// sentinel, 5006, 5009) drops the cached assignment and syncs once more. A member with no
+// partition gets an empty batch. StoreFirst costs a round trip of its own: 0.9 replies are
+// matched one at a time.
+func (p *protocol) Poll(ctx context.Context, c *conn, g *engine.Group, r api.PollRequest) (api.Batch, error) {
+	var storeErr error
+	if s := r.StoreFirst; s != nil {
+		storeErr = p.StoreOffset(ctx, c, g.Ref, s.PartitionID, s.Offset)
+		if c.Broken() != nil || engine.MembershipLost(storeErr) {
+			return api.Batch{}, storeErr // retried whole: store, then poll
 		}
-		var err error
-		batch, err = c.pollGroup(ctx, cn, k, ref, r)
-		return err
-	})
-	if err != nil {
-		return api.Batch{}, fmt.Errorf("poll stream %q topic %q group %q: %w", r.Stream, r.Topic, r.Group, err)
 	}
-	if s := r.StoreFirst; s != nil && storeErr != nil {
-		batch.StoreErr = storeOffsetError(storeErr, r.Group, r.Stream, r.Topic, s.PartitionID, s.Offset)
-	}
-	return batch, nil
+	b, err := p.pollGroup(ctx, c, g, r)
+	b.StoreErr = storeErr
+	return b, err
 }
 
-// pollGroup is one Poll on a live connection.
-func (c *client) pollGroup(ctx context.Context, cn *conn, k groupKey, ref wire09.GroupRef, r api.PollRequest) (api.Batch, error) {
+func (p *protocol) pollGroup(ctx context.Context, c *conn, g *engine.Group, r api.PollRequest) (api.Batch, error) {
 	req := wire09.PollMessages{
-		Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: ref.GroupID},
-		StreamID: ref.StreamID, TopicID: ref.TopicID,
-		Strategy: wire09.PollingStrategy{Kind: wire09.PollNext}, Count: r.Count, AutoCommit: r.AutoCommit,
+		Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: g.Ref.GroupID},
+		StreamID: g.Ref.StreamID, TopicID: g.Ref.TopicID,
+		Strategy: iggywire.PollingStrategy{Kind: iggywire.PollNext}, Count: r.Count, AutoCommit: r.AutoCommit,
 	}
 	var empty api.Batch
 	for resync := 0; resync < 2; resync++ {
-		st, err := c.assignment(ctx, cn, k, ref, false)
-		if err != nil {
+		if err := p.assignment(ctx, c, g, false); err != nil {
 			return api.Batch{}, err
 		}
 		fenced := false
-		for range st.partitions {
-			req.Partition = wire09.SomePartition(st.partitions[st.next%len(st.partitions)])
-			st.next++
-			b, err := c.pollOnce(ctx, cn, req, r.Reuse)
-			if isStatus(err, wire09.StatusConsumerGroupMemberNotFound) || isStatus(err, wire09.StatusConsumerGroupPartitionNotOwned) ||
+		for range g.Partitions {
+			req.Partition = iggywire.SomePartition(g.Partitions[g.Next%len(g.Partitions)])
+			g.Next++
+			b, err := p.pollOnce(ctx, c, req, r.Reuse)
+			if isStatus(err, iggywire.StatusConsumerGroupMemberNotFound, iggywire.StatusConsumerGroupPartitionNotOwned) ||
 				(err == nil && b.PartitionID == wire09.PartitionResync && len(b.Messages) == 0) {
 				fenced = true
 				break
@@ -79,44 +61,20 @@ func (c *client) pollGroup(ctx context.Context, cn *conn, k groupKey, ref wire09
 		if !fenced {
 			return empty, nil
 		}
-		st.forget()
+		g.Forget()
 	}
 	return api.Batch{}, nil
 }
 
-// PollPartition implements api.Client.
-func (c *client) PollPartition(ctx context.Context, r api.PartitionPoll) (api.Batch, error) {
-	ref, err := c.topicRef(r.Stream, r.Topic)
-	if err != nil {
-		return api.Batch{}, fmt.Errorf("poll partition: %w", err)
-	}
-	req := wire09.PollMessages{Consumer: partitionReader, StreamID: ref.StreamID, TopicID: ref.TopicID,
-		Partition: wire09.SomePartition(r.Partition), Count: r.Count}
-	switch r.From {
-	case api.PollFirst:
-		req.Strategy.Kind = wire09.PollFirst
-	case api.PollLast:
-		req.Strategy.Kind = wire09.PollLast
-	case api.PollOffset:
-		req.Strategy = wire09.PollingStrategy{Kind: wire09.PollOffset, Value: r.Offset}
-	default:
-		return api.Batch{}, fmt.Errorf("poll partition: unknown start %q (want %q, %q or %q)", r.From, api.PollFirst, api.PollLast, api.PollOffset)
-	}
-	var b api.Batch
-	err = c.do(ctx, func(cn *conn) error {
-		var err error
-		b, err = c.pollOnce(ctx, cn, req, nil)
-		return err
-	})
-	if err != nil {
-		return api.Batch{}, fmt.Errorf("poll stream %q topic %q partition %d: %w", r.Stream, r.Topic, r.Partition, err)
-	}
-	return b, nil
+// PollPartition implements engine.Protocol.
+func (p *protocol) PollPartition(ctx context.Context, c *conn, t iggywire.TopicRef, r api.PartitionPoll) (api.Batch, error) {
+	return p.pollOnce(ctx, c, wire09.PollMessages{Consumer: partitionReader, StreamID: t.StreamID, TopicID: t.TopicID,
+		Partition: iggywire.SomePartition(r.Partition), Strategy: engine.Strategy(r), Count: r.Count}, nil)
 }
 
 // pollOnce runs one PollMessages (100) request and decodes the reply: into buf's memory when
 // given (nothing allocated per message), else into memory the batch owns.
-func (c *client) pollOnce(ctx context.Context, cn *conn, req wire09.PollMessages, buf *api.PollBuffers) (api.Batch, error) {
+func (p *protocol) pollOnce(ctx context.Context, c *conn, req wire09.PollMessages, buf *api.PollBuffers) (api.Batch, error) {
 	frame, err := wire09.AppendPollMessages(c.request(), req)
 	if err != nil {
 		return api.Batch{}, err
@@ -126,19 +84,14 @@ func (c *client) pollOnce(ctx context.Context, cn *conn, req wire09.PollMessages
 	if buf != nil {
 		into = &buf.Reply
 	}
-	rep, err := cn.exchange(ctx, frame, wire09.OpNonReplicated, wire09.CmdPollMessages, into)
+	rep, err := c.exchange(ctx, frame, wire09.OpNonReplicated, wire09.CmdPollMessages, into)
 	if err != nil {
 		return api.Batch{}, err
 	}
-	var b api.Batch
-	if buf != nil {
-		b, buf.Msgs, buf.Headers, err = decodePoll(rep.payload, buf.Msgs[:0], buf.Headers[:0], c.log.Debug)
-	} else {
-		body := append([]byte(nil), rep.payload...) // the batch owns its bytes; cn.in is reused
-		b, _, _, err = decodePoll(body, nil, nil, c.log.Debug)
-	}
+	it, err := wire09.NewPollIterator(engine.Owned(rep.payload, buf))
 	if err != nil {
-		return api.Batch{}, cn.breakWith(fmt.Errorf("%w: poll reply: %w", errProtocol, err))
+		return api.Batch{}, c.Malformed("poll reply: %v", err)
 	}
-	return b, nil
+	c.it = it
+	return engine.IntoBatch(c.Link, &c.it, &c.msg, buf, p.engine.Log().Debug)
 }

@@ -2,142 +2,113 @@ package v09
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
 // call builds one request in the scratch buffer (build appends the body after the header space)
-// and exchanges it. The reply's payload is valid until the next exchange on cn.
-func (c *client) call(ctx context.Context, cn *conn, op wire09.Operation, code wire09.Command, build func([]byte) ([]byte, error)) (reply, error) {
+// and exchanges it. The reply's payload is valid until the next exchange on c.
+func (c *conn) call(ctx context.Context, op wire09.Operation, code wire09.Command, build func([]byte) ([]byte, error)) (reply, error) {
 	frame, err := build(c.request())
 	if err != nil {
 		return reply{}, err
 	}
 	c.req = frame
-	return cn.exchange(ctx, frame, op, code, nil)
+	return c.exchange(ctx, frame, op, code, nil)
 }
 
 // read is a NonReplicated request with the command code.
-func (c *client) read(ctx context.Context, cn *conn, code wire09.Command, build func([]byte) ([]byte, error)) ([]byte, error) {
-	rep, err := c.call(ctx, cn, wire09.OpNonReplicated, code, build)
+func (c *conn) read(ctx context.Context, code wire09.Command, build func([]byte) ([]byte, error)) ([]byte, error) {
+	rep, err := c.call(ctx, wire09.OpNonReplicated, code, build)
 	return rep.payload, err
 }
 
-// topicDetails is the GetTopic (300) reply decoded: found is false for an empty reply (§6.3).
-type topicDetails struct {
-	topic      wire09.Topic
-	partitions []wire09.Partition
+// StreamExists implements engine.Protocol: GetStream (200); an empty reply or 1009 is a missing
+// stream.
+func (p *protocol) StreamExists(ctx context.Context, c *conn, id iggywire.Identifier) (bool, error) {
+	body, err := c.read(ctx, wire09.CmdGetStream, func(b []byte) ([]byte, error) { return iggywire.AppendIdentifier(b, id) })
+	if isMissingStream(err) {
+		return false, nil
+	}
+	return len(body) > 0, err
 }
 
-// getTopic reads a topic. A missing stream or topic is (false, nil), whichever way the server
-// says it (empty body, or status 1009 / 2010).
-func (c *client) getTopic(ctx context.Context, cn *conn, ref wire09.TopicRef) (topicDetails, bool, error) {
-	body, err := c.read(ctx, cn, wire09.CmdGetTopic, func(b []byte) ([]byte, error) { return wire09.AppendTopicRef(b, ref) })
-	if err != nil {
-		if isMissingTopic(err) {
-			return topicDetails{}, false, nil
-		}
-		return topicDetails{}, false, err
-	}
-	if len(body) == 0 {
-		return topicDetails{}, false, nil
-	}
-	t, rest, err := wire09.DecodeTopic(body)
-	if err != nil {
-		return topicDetails{}, false, cn.breakWith(fmt.Errorf("%w: topic reply: %w", errProtocol, err))
-	}
-	d := topicDetails{topic: t}
-	for len(rest) > 0 {
-		var p wire09.Partition
-		if p, rest, err = wire09.DecodePartition(rest); err != nil {
-			return topicDetails{}, false, cn.breakWith(fmt.Errorf("%w: topic reply: %w", errProtocol, err))
-		}
-		d.partitions = append(d.partitions, p)
-	}
-	d.topic.Name, d.topic.Options, d.topic.DerivedOptions = nil, nil, nil // they alias the read buffer
-	return d, true, nil
-}
-
-// streamExists reads a stream (GetStream, 200): an empty reply or 1009 is a missing stream.
-func (c *client) streamExists(ctx context.Context, cn *conn, id wire09.Identifier) (bool, error) {
-	body, err := c.read(ctx, cn, wire09.CmdGetStream, func(b []byte) ([]byte, error) { return wire09.AppendIdentifier(b, id) })
-	if err != nil {
-		if isMissingStream(err) {
-			return false, nil
-		}
-		return false, err
-	}
-	return len(body) > 0, nil
-}
-
-// groupExists reads a consumer group (GetConsumerGroup, 600): an empty reply or 5000/5003 is a
-// missing group. A missing stream or topic is the caller's error.
-func (c *client) groupExists(ctx context.Context, cn *conn, g wire09.GroupRef) (bool, error) {
-	body, err := c.read(ctx, cn, wire09.CmdGetConsumerGroup, func(b []byte) ([]byte, error) { return wire09.AppendGroupRef(b, g) })
-	if err != nil {
-		if isMembershipLost(err) {
-			return false, nil
-		}
-		return false, err
-	}
-	return len(body) > 0, nil
-}
-
-// groupCall runs a metadata group request (Join 148, Leave 149, Delete 140) on g.
-func (c *client) groupCall(ctx context.Context, cn *conn, op wire09.Operation, g wire09.GroupRef) error {
-	_, err := c.call(ctx, cn, op, 0, func(b []byte) ([]byte, error) { return wire09.AppendGroupRef(b, g) })
+// CreateStream implements engine.Protocol: CreateStream (202 -> op 128).
+func (p *protocol) CreateStream(ctx context.Context, c *conn, name []byte) error {
+	_, err := c.call(ctx, wire09.OpCreateStream, 0, func(b []byte) ([]byte, error) {
+		return wire09.AppendCreateStream(b, wire09.CreateStream{Name: name})
+	})
 	return err
 }
 
-// createGroup creates g (CreateConsumerGroup, 602 -> 139); an existing name is fine.
-func (c *client) createGroup(ctx context.Context, cn *conn, g wire09.GroupRef) error {
-	_, err := c.call(ctx, cn, wire09.OpCreateConsumerGroup, 0, func(b []byte) ([]byte, error) {
+// Topic implements engine.Protocol: GetTopic (300). A missing stream or topic is not found,
+// whichever way the server says it (an empty body, or status 1009 / 2010).
+func (p *protocol) Topic(ctx context.Context, c *conn, ref iggywire.TopicRef) ([]api.PartitionInfo, bool, error) {
+	body, err := c.read(ctx, wire09.CmdGetTopic, func(b []byte) ([]byte, error) { return iggywire.AppendTopicRef(b, ref) })
+	if err != nil {
+		if isMissingStream(err) || isStatus(err, iggywire.StatusTopicIDNotFound, iggywire.StatusTopicNameNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return engine.Partitions(c.Link, body, wire09.DecodeTopic, wire09.DecodePartition, func(p wire09.Partition) api.PartitionInfo {
+		return api.PartitionInfo{ID: p.ID, CurrentOffset: p.CurrentOffset, Messages: p.MessagesCount}
+	})
+}
+
+// CreateTopic implements engine.Protocol: CreateTopic (302 -> op 132). The retention travels in
+// the options block (§10.3): message_expiry in µs and max_topic_size in bytes, left out when
+// zero (the server's defaults).
+func (p *protocol) CreateTopic(ctx context.Context, c *conn, stream iggywire.Identifier, name []byte, spec api.TopicSpec) error {
+	_, err := c.call(ctx, wire09.OpCreateTopic, 0, func(b []byte) ([]byte, error) {
+		opts, err := wire09.AppendTopicOptions(nil, wire09.TopicOptions{
+			MessageExpiry: uint64(spec.MessageExpiry.Microseconds()), MaxTopicSize: spec.MaxTopicSize})
+		if err != nil {
+			return b, err
+		}
+		return wire09.AppendCreateTopic(b, wire09.CreateTopic{StreamID: stream, PartitionsCount: spec.Partitions, Name: name, Options: opts})
+	})
+	return err
+}
+
+// GroupExists implements engine.Protocol: GetConsumerGroup (600); an empty reply or 5000/5003
+// is a missing group. A missing stream or topic is the caller's error.
+func (p *protocol) GroupExists(ctx context.Context, c *conn, g iggywire.GroupRef) (bool, error) {
+	body, err := c.read(ctx, wire09.CmdGetConsumerGroup, func(b []byte) ([]byte, error) { return iggywire.AppendGroupRef(b, g) })
+	if isStatus(err, iggywire.StatusConsumerGroupIDNotFound, iggywire.StatusConsumerGroupNameNotFound) {
+		return false, nil
+	}
+	return len(body) > 0, err
+}
+
+// CreateGroup implements engine.Protocol: CreateConsumerGroup (602 -> op 139).
+func (p *protocol) CreateGroup(ctx context.Context, c *conn, g iggywire.GroupRef) error {
+	_, err := c.call(ctx, wire09.OpCreateConsumerGroup, 0, func(b []byte) ([]byte, error) {
 		return wire09.AppendCreateConsumerGroup(b, wire09.CreateConsumerGroup{TopicRef: g.TopicRef, Name: g.GroupID.Name})
 	})
-	if isStatus(err, wire09.StatusConsumerGroupNameAlreadyExists) {
-		return nil
-	}
 	return err
 }
 
-// offsetRequest is a group offset write on one partition: a store (161) with the offset, or a
-// delete (162). Both carry the ack byte (§10.4).
-func (c *client) offsetRequest(ctx context.Context, cn *conn, op wire09.Operation, g wire09.GroupRef, partition uint32, offset uint64) error {
-	ref := wire09.ConsumerOffsetRef{
-		Consumer: wire09.Consumer{Kind: wire09.ConsumerKindGroup, ID: g.GroupID},
-		StreamID: g.StreamID, TopicID: g.TopicID, Partition: wire09.SomePartition(partition),
-	}
-	_, err := c.call(ctx, cn, op, 0, func(b []byte) ([]byte, error) {
-		if op == wire09.OpDeleteConsumerOffset {
-			return wire09.AppendDeleteConsumerOffset(b, wire09.DeleteConsumerOffset{ConsumerOffsetRef: ref, Ack: wire09.AckQuorum})
-		}
-		return wire09.AppendStoreConsumerOffset(b, wire09.StoreConsumerOffset{ConsumerOffsetRef: ref, Offset: offset, Ack: wire09.AckQuorum})
-	})
+// JoinGroup implements engine.Protocol: JoinConsumerGroup (op 148).
+func (p *protocol) JoinGroup(ctx context.Context, c *conn, g iggywire.GroupRef) error {
+	return c.groupCall(ctx, wire09.OpJoinConsumerGroup, g)
+}
+
+// LeaveGroup implements engine.Protocol: LeaveConsumerGroup (op 149).
+func (p *protocol) LeaveGroup(ctx context.Context, c *conn, g iggywire.GroupRef) error {
+	return c.groupCall(ctx, wire09.OpLeaveConsumerGroup, g)
+}
+
+func (c *conn) groupCall(ctx context.Context, op wire09.Operation, g iggywire.GroupRef) error {
+	_, err := c.call(ctx, op, 0, func(b []byte) ([]byte, error) { return iggywire.AppendGroupRef(b, g) })
 	return err
 }
 
-// sync reads this connection's assignment in the group (SyncConsumerGroup, 606). An empty reply
-// (not a member) is StatusConsumerGroupMemberNotFound, as wire09 decodes it.
-func (c *client) sync(ctx context.Context, cn *conn, g wire09.GroupRef, dst []uint32) (uint64, []uint32, error) {
-	body, err := c.read(ctx, cn, wire09.CmdSyncConsumerGroup, func(b []byte) ([]byte, error) { return wire09.AppendGroupRef(b, g) })
-	if err != nil {
-		return 0, dst, err
-	}
-	a, err := wire09.DecodeGroupAssignment(body)
-	if err != nil {
-		if isStatus(err, wire09.StatusConsumerGroupMemberNotFound) {
-			return 0, dst, err
-		}
-		return 0, dst, cn.breakWith(fmt.Errorf("%w: sync reply: %w", errProtocol, err))
-	}
-	return a.Generation, a.Partitions.AppendTo(dst), nil
-}
+func isStatus(err error, ss ...iggywire.Status) bool { return engine.IsStatus(err, ss...) }
 
 func isMissingStream(err error) bool {
-	return isStatus(err, wire09.StatusStreamIDNotFound) || isStatus(err, wire09.StatusStreamNameNotFound)
-}
-
-func isMissingTopic(err error) bool {
-	return isMissingStream(err) || isStatus(err, wire09.StatusTopicIDNotFound) || isStatus(err, statusTopicNameNotFound)
+	return isStatus(err, iggywire.StatusStreamIDNotFound, iggywire.StatusStreamNameNotFound)
 }

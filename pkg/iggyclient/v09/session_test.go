@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
+	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/engine"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/v09"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -27,7 +29,7 @@ func createAll(r request) []byte {
 	case wire09.OpCreateTopic:
 		return committed(r, nil)
 	}
-	return status(r, wire09.StatusInvalidCommand)
+	return status(r, iggywire.StatusInvalidCommand)
 }
 
 // Requests are numbered as §4.3 says: Register 0/0; reads peek at the counter; metadata requests
@@ -82,7 +84,7 @@ func TestRequestNumbering(t *testing.T) {
 // A token wins over username and password and travels in the PAT login shape.
 func TestLoginByToken(t *testing.T) {
 	node := startFake(t, basics)
-	c, err := v09.Dial(testContext(t), options(node.addr, func(o *api.Options) { o.Token = "pat" }))
+	c, err := engine.DialClient(testContext(t), options(node.addr, func(o *api.Options) { o.Token = "pat" }), v09.NewProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +106,8 @@ func TestLoginEvictions(t *testing.T) {
 		{wire09.EvictInvalidCredentials, api.ErrUnauthorized, "invalid credentials"},
 		{wire09.EvictInvalidToken, api.ErrUnauthorized, "invalid personal access token"},
 		{wire09.EvictUserInactive, api.ErrUnauthorized, "user inactive"},
-		{wire09.EvictIncompatibleProtocol, wire09.StatusIncompatibleProtocolVersion, "server accepts protocol 12288..12288"},
-		{wire09.EvictMalformedLogin, wire09.StatusInvalidFormat, "malformed login"},
+		{wire09.EvictIncompatibleProtocol, iggywire.StatusIncompatibleProtocolVersion, "server accepts protocol 12288..12288"},
+		{wire09.EvictMalformedLogin, iggywire.StatusInvalidFormat, "malformed login"},
 	} {
 		t.Run(tt.reason.String(), func(t *testing.T) {
 			node := startFake(t, func(r request) []byte {
@@ -113,7 +115,7 @@ func TestLoginEvictions(t *testing.T) {
 					VersionMax: 12288, VersionMin: 12288})
 			})
 			ctx := testContext(t)
-			_, err := v09.Dial(ctx, options(node.addr))
+			_, err := engine.DialClient(ctx, options(node.addr), v09.NewProtocol)
 			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantText) {
 				t.Fatalf("error %v, want %v mentioning %q", err, tt.wantErr, tt.wantText)
 			}
@@ -173,7 +175,7 @@ func TestUnknownEvictionIsAnError(t *testing.T) {
 	})
 	c := dialFake(t, node.addr)
 	_, err := c.TopicInfo(testContext(t), "s", "t")
-	if !errors.Is(err, wire09.StatusInvalidCommand) {
+	if !errors.Is(err, iggywire.StatusInvalidCommand) {
 		t.Fatalf("error %v, want the invalid command the reason maps to", err)
 	}
 	if n := node.count(func(r request) bool { return r.header.Operation == wire09.OpRegister }); n != 1 {
@@ -186,13 +188,13 @@ func TestUnknownEvictionIsAnError(t *testing.T) {
 func TestTransientAnswersAreReplayed(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
-		code      wire09.Status
+		code      iggywire.Status
 		transient int // answers before success
 		asStatus  bool
 	}{
-		{"57 in the result section", wire09.StatusTransientNotCommitted, 3, false},
-		{"57 as a header status", wire09.StatusTransientNotCommitted, 2, true},
-		{"58 briefly", wire09.StatusTransientNotAccepted, 2, false},
+		{"57 in the result section", iggywire.StatusTransientNotCommitted, 3, false},
+		{"57 as a header status", iggywire.StatusTransientNotCommitted, 2, true},
+		{"58 briefly", iggywire.StatusTransientNotAccepted, 2, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var answered atomic.Int32
@@ -247,7 +249,7 @@ func TestNotAcceptedForTooLongMovesOn(t *testing.T) {
 		case r.header.Operation == wire09.OpNonReplicated:
 			return ok(r, nil)
 		case r.header.Operation == wire09.OpCreateStream && r.conn == 1:
-			return rejected(r, wire09.StatusTransientNotAccepted)
+			return rejected(r, iggywire.StatusTransientNotAccepted)
 		}
 		return committed(r, nil)
 	})
@@ -283,7 +285,7 @@ func TestMovesToTheClusterLeader(t *testing.T) {
 		if b := basics(r); b != nil {
 			return b
 		}
-		return status(r, wire09.StatusTransientNotAccepted)
+		return status(r, iggywire.StatusTransientNotAccepted)
 	})
 	c := dialFake(t, follower.addr)
 	info, err := c.TopicInfo(testContext(t), "s", "t")
@@ -298,14 +300,14 @@ func TestMovesToTheClusterLeader(t *testing.T) {
 // The server's refusal of a batch (a checksum it does not accept) is an error naming the code,
 // classified as an invalid message, and not retried.
 func TestChecksumRefusalIsAnError(t *testing.T) {
-	for _, code := range []wire09.Status{wire09.StatusInvalidMessageChecksum, wire09.StatusInvalidBatchChecksum} {
+	for _, code := range []iggywire.Status{iggywire.StatusInvalidMessageChecksum, iggywire.StatusInvalidBatchChecksum} {
 		node := startFake(t, func(r request) []byte {
 			if b := basics(r); b != nil {
 				return b
 			}
 			return status(r, code)
 		})
-		c, err := v09.Dial(testContext(t), options(node.addr))
+		c, err := engine.DialClient(testContext(t), options(node.addr), v09.NewProtocol)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +346,7 @@ func TestBrokenRepliesDropTheConnection(t *testing.T) {
 			return f
 		}},
 		{"poll prefix counts more than it holds", func(r request) []byte {
-			return ok(r, wire09.AppendPollPrefix(nil, wire09.PollPrefix{MessagesCount: 2}))
+			return ok(r, iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{MessagesCount: 2}))
 		}},
 		{"short poll body", func(r request) []byte { return ok(r, []byte{1, 2, 3}) }},
 	} {
@@ -356,7 +358,7 @@ func TestBrokenRepliesDropTheConnection(t *testing.T) {
 				if r.conn == 1 {
 					return tt.break_(r)
 				}
-				return ok(r, wire09.AppendPollPrefix(nil, wire09.PollPrefix{PartitionID: 1}))
+				return ok(r, iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{PartitionID: 1}))
 			})
 			c := dialFake(t, node.addr)
 			b, err := c.PollPartition(testContext(t), api.PartitionPoll{Stream: "s", Topic: "t", Partition: 1, From: api.PollFirst, Count: 1})

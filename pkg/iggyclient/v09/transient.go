@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/backoff"
+	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
@@ -22,14 +23,16 @@ const (
 // and sends the request again there (re-stamped), for up to notCommittedBudget in all.
 var errNotLeader = errors.New("the node does not accept the request (not the primary?)")
 
+func isNotLeader(err error) bool { return errors.Is(err, errNotLeader) }
+
 // exchange stamps frame (header space first, body after it) and runs it. A transient answer is
 // replayed with the identical bytes, so the server deduplicates a metadata request by its number:
 // 57 every 50 ms for up to 30 s, 58 for up to 2 s and then errNotLeader.
-func (cn *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation, code wire09.Command, buf *[]byte) (reply, error) {
-	request := cn.stamp(frame, op, code)
+func (c *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation, code wire09.Command, buf *[]byte) (reply, error) {
+	request := c.stamp(frame, op, code)
 	var first time.Time
 	for {
-		rep, err := cn.roundTrip(ctx, frame, request, op, buf)
+		rep, err := c.roundTrip(ctx, frame, request, op, buf)
 		st, transient := transientStatus(err)
 		if !transient {
 			return rep, err
@@ -38,11 +41,11 @@ func (cn *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation,
 			first = time.Now()
 		}
 		budget := notCommittedBudget
-		if st == wire09.StatusTransientNotAccepted && op != wire09.OpRegister {
+		if st == iggywire.StatusTransientNotAccepted && op != wire09.OpRegister {
 			budget = notAcceptedBudget
 		}
 		if time.Since(first) >= budget {
-			if st == wire09.StatusTransientNotAccepted && op != wire09.OpRegister {
+			if st == iggywire.StatusTransientNotAccepted && op != wire09.OpRegister {
 				return reply{}, fmt.Errorf("%w: %w", errNotLeader, st)
 			}
 			return reply{}, fmt.Errorf("%s request still transient after %s: %w", opName(op), budget, st)
@@ -53,13 +56,13 @@ func (cn *conn) exchange(ctx context.Context, frame []byte, op wire09.Operation,
 	}
 }
 
-// transientStatus reports a 57 or 58 answer. Replies carry a bare wire09.Status, so the common
+// transientStatus reports a 57 or 58 answer. Replies carry a bare iggywire.Status, so the common
 // case needs no errors.As (whose target would escape, an allocation per request).
-func transientStatus(err error) (wire09.Status, bool) {
+func transientStatus(err error) (iggywire.Status, bool) {
 	if err == nil {
 		return 0, false
 	}
-	st, ok := err.(wire09.Status)
+	st, ok := err.(iggywire.Status)
 	if !ok && !errors.As(err, &st) {
 		return 0, false
 	}
