@@ -22,7 +22,9 @@
 //
 // MarshalYAML (yaml.go) writes plugin_config in serde_yaml's layout, as
 // upstream's GET .../configs/plugin?format=yaml does; strings a YAML 1.1
-// reader would misread are quoted, escapes are libyaml's.
+// reader would misread (yes, off, y, 1:20, =, 2001-12-14, ...) are quoted and
+// exponents are written 1.0e+20, so PyYAML and yaml.v2 read the output back as
+// yaml.v3 and serde_yaml do; escapes are libyaml's.
 //
 // Bounds (bounds.go): every connector document, from any source, is refused
 // (ErrOverLimit) deeper than MaxNestingDepth or with more than MaxElements
