@@ -31,10 +31,12 @@
 // values; MarshalTOMLWithin, RenderTOML and RenderYAML refuse renderings over
 // a byte limit, stopping the encoder there.
 //
-// Secrets (secrets.go): SecretKeys masks the values of secret-looking
-// plugin_config keys (http.secret_keys) and the userinfo of URLs in any
-// string, for API answers and error texts, and restores them when a masked
-// config is sent back to the same connection target.
+// Secrets: SecretKeys masks the values of secret-looking plugin_config keys
+// (http.secret_keys, secrets.go) and the credentials of URLs in any string
+// (userinfo, secret query parameters, token-like path segments:
+// secrets_url.go), for API answers and error texts; Unmask restores them when
+// a masked config is sent back with everything else unchanged
+// (secrets_unmask.go).
 //
 // Runtime.LogValue (runtime_log.go) is the startup line's view of a Runtime:
 // an explicit allow-list of keys, header values and URL userinfo masked.

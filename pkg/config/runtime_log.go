@@ -47,11 +47,11 @@ func (r Runtime) LogValue() slog.Value {
 func loggedValue(path string, ref any) any {
 	switch v := ref.(type) {
 	case *string:
-		return MaskURLUserinfo(*v)
+		return MaskURLs(*v)
 	case *[]string:
 		out := make([]string, len(*v))
 		for i, s := range *v {
-			out[i] = MaskURLUserinfo(s)
+			out[i] = MaskURLs(s)
 		}
 		return out
 	case *map[string]string:
@@ -60,7 +60,7 @@ func loggedValue(path string, ref any) any {
 			if path == "connectors.request_headers" {
 				s = MaskedValue // header values are credentials as often as not
 			}
-			out[k] = MaskURLUserinfo(s)
+			out[k] = MaskURLs(s)
 		}
 		return fmt.Sprint(out)
 	case *time.Duration:
