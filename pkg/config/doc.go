@@ -34,7 +34,8 @@
 // Secrets: SecretKeys masks the values of secret-looking plugin_config keys
 // (http.secret_keys, secrets.go) and the credentials of URLs in any string
 // (userinfo, secret query parameters, token-like path segments:
-// secrets_url.go), for API answers and error texts; Unmask restores them when
+// secrets_url.go) and secret-looking key=value pairs of free text
+// (secrets_text.go), for API answers and error texts; Unmask restores them when
 // a masked config is sent back with everything else unchanged
 // (secrets_unmask.go).
 //

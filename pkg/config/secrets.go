@@ -19,14 +19,16 @@ var DefaultSecretKeys = []string{"password", "passwd", "pwd", "passphrase", "sec
 	"access_key_id", "connection_string", "connection_uri"}
 
 // SecretKeys decides which plugin_config values are secrets: those of keys whose name contains
-// one of the entries, compared case-insensitively, at any depth. Empty masks nothing.
+// one of the entries, compared case-insensitively and with '-' read as '_' (api-key, X-Api-Key
+// and API_KEY all contain api_key), at any depth. Empty masks nothing.
 type SecretKeys []string
 
 // Match reports whether a key of that name holds a secret.
 func (k SecretKeys) Match(name string) bool {
-	lower := strings.ToLower(name)
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "-", "_")) }
+	lower := norm(name)
 	for _, s := range k {
-		if s != "" && strings.Contains(lower, strings.ToLower(s)) {
+		if s != "" && strings.Contains(lower, norm(s)) {
 			return true
 		}
 	}
