@@ -88,7 +88,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
-	if warning := guard.StartupWarning(); warning != "" {
+	for _, warning := range guard.StartupWarnings() {
 		log.Warn("http endpoint: "+warning, "address", cfg.Address)
 	}
 	metricsPath := cfg.MetricsEndpoint

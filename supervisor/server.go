@@ -37,7 +37,7 @@ func (s *Supervisor) serveAPI() error {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 			NextProtos: []string{"h2", "http/1.1"}})
 	}
-	if warning := s.guard.StartupWarning(); warning != "" {
+	for _, warning := range s.guard.StartupWarnings() {
 		s.log.Warn("REST API: "+warning, "address", h.Address)
 	}
 	s.listener = ln

@@ -88,6 +88,19 @@ func TestStartupConfiguration(t *testing.T) {
 			wantLog: []string{"log filter ignored", "iggy_connectors=loud", "iggy-connectors started"},
 		},
 		{
+			name:    "any CORS origin beyond loopback without a key is refused naming the keys",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n[http.cors]\nenabled = true\nallowed_origins = [\"*\"]\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_HTTP_ADDRESS=0.0.0.0:0"},
+			wantLog: []string{`http.cors.allowed_origins = [\"*\"]`, "http.cors.enabled", "http.api_key"},
+		},
+		{
+			name:    "any CORS origin on loopback starts with a warning naming the effect",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n[http.cors]\nenabled = true\nallowed_origins = [\"*\"]\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"},
+			starts:  true,
+			wantLog: []string{"WARN", "the Origin check is off", "any web page"},
+		},
+		{
 			name: "dotenv file supplies the API key; the process environment wins over it",
 			files: map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n",
 				"settings.env": "IGGY_CONNECTORS_HTTP_API_KEY=from-dotenv\nIGGY_CONNECTORS_STATE_PATH=from-dotenv\n"},

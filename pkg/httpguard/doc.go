@@ -10,6 +10,8 @@
 //   - Browsers: a state-changing request whose Origin http.cors does not allow is refused (403),
 //     and without a key a Host that is not an IP address, a loopback name, the listener's name or
 //     in http.allowed_hosts is refused (421), so DNS rebinding cannot read the API either.
+//     http.cors.allowed_origins = ["*"] turns the Origin check off: it is warned about at start,
+//     and refused (New fails) on a listener beyond loopback without a key.
 //
 // Files: guard.go (the policy and its handler), hosts.go (listen addresses and Host names).
 package httpguard
