@@ -331,6 +331,27 @@ func (r Runtime) Environ() []string {
 	return out
 }
 
+// EnvironSplit is Environ in two parts: the variables that carry a secret (the secret keys:
+// http.api_key, iggy.password, iggy.token, fleet.runner_api_key; connectors.request_headers, whose
+// values are credentials as often as not; and any value holding a URL credential, MaskURLs) and
+// the others. A supervisor hands the secret part to its runners in a private file
+// (runnerproc.EnvSecretsPath), never in their environment.
+func (r Runtime) EnvironSplit() (public, secret []string) {
+	for _, f := range runtimeFields {
+		value := f.render(&r)
+		if value == "" {
+			continue
+		}
+		kv := f.envName() + "=" + value
+		if f.secret || f.path == "connectors.request_headers" || MaskURLs(value) != value {
+			secret = append(secret, kv)
+		} else {
+			public = append(public, kv)
+		}
+	}
+	return public, secret
+}
+
 // UnknownRuntimeVars returns one warning per IGGY_CONNECTORS_* variable in env
 // that nothing reads, with up to three known names it may be a typo of.
 // Connector overrides (IGGY_CONNECTORS_SINK_*, _SOURCE_*) are not checked here.
