@@ -88,6 +88,11 @@ func TestStartupConfiguration(t *testing.T) {
 			wantLog: []string{"log filter ignored", "iggy_connectors=loud", "iggy-connectors started"},
 		},
 		{
+			name:    "a fleet.ca_file that does not load stops startup naming the key and the file",
+			env:     []string{"IGGY_CONNECTORS_FLEET_ENABLED=true", "IGGY_CONNECTORS_FLEET_RUNNERS=127.0.0.1:1", "IGGY_CONNECTORS_FLEET_SCHEME=https", "IGGY_CONNECTORS_FLEET_CA_FILE=no-such-ca.pem"},
+			wantLog: []string{"fleet.ca_file", "no-such-ca.pem"},
+		},
+		{
 			name:    "any CORS origin beyond loopback without a key is refused naming the keys",
 			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n[http.cors]\nenabled = true\nallowed_origins = [\"*\"]\n"},
 			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_HTTP_ADDRESS=0.0.0.0:0"},

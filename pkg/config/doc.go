@@ -14,7 +14,8 @@
 // MarshalJSON and VersionJSON write it back in the file and REST shapes.
 //
 // Fleet (fleet.go) is our [fleet] section (DESIGN decision 21): attach mode,
-// its static endpoints and DNS names (FleetEndpoint, ParseFleetDNS).
+// its static endpoints and DNS names (FleetEndpoint, ParseFleetDNS), and how
+// runners are called (scheme, ca_file, server_name).
 //
 // ErrorHandling (error_handling.go) is our [error_handling] section (DESIGN
 // decision 14): tolerance, retries and the dead-letter topic; absent, it is

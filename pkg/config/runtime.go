@@ -245,7 +245,7 @@ func DefaultRuntime() Runtime {
 			Traces:      OTLPExporter{Transport: "grpc", Endpoint: "http://localhost:4317"},
 		},
 		Logging: Logging{Format: "text"},
-		Fleet:   Fleet{Refresh: DefaultFleetRefresh, Runners: []string{}, DNS: []string{}},
+		Fleet:   Fleet{Refresh: DefaultFleetRefresh, Runners: []string{}, DNS: []string{}, Scheme: FleetSchemeHTTP},
 	}
 }
 

@@ -117,7 +117,10 @@ var runtimeFields = []runtimeField{
 	{path: "fleet.runners", kind: kindStrings, commaList: true, extension: true, help: "attach mode: static runner endpoints, host:port or http(s)://host:port, comma-separated or bracket list", ref: func(r *Runtime) any { return &r.Fleet.Runners }},
 	{path: "fleet.dns", kind: kindStrings, commaList: true, extension: true, help: "attach mode: DNS names resolved on every refresh: SRV names (_http._tcp.name) or A/AAAA names with a port (name:8081)", ref: func(r *Runtime) any { return &r.Fleet.DNS }},
 	{path: "fleet.refresh", kind: kindDuration, extension: true, help: "attach mode: how often discovery runs and the runners are polled", ref: func(r *Runtime) any { return &r.Fleet.Refresh }},
-	{path: "fleet.runner_api_key", kind: kindString, secret: true, extension: true, help: "attach mode: the API key the runners expect (their http.api_key)", ref: func(r *Runtime) any { return &r.Fleet.RunnerAPIKey }},
+	{path: "fleet.runner_api_key", kind: kindString, secret: true, extension: true, help: "attach mode: the API key the runners expect (their http.api_key); give them a key of their own, not http.api_key", ref: func(r *Runtime) any { return &r.Fleet.RunnerAPIKey }},
+	{path: "fleet.scheme", kind: kindString, enum: []string{FleetSchemeHTTP, FleetSchemeHTTPS}, extension: true, help: "attach mode: how runners are called that name no scheme (DNS-found ones, fleet.runners without http(s)://): http or https", ref: func(r *Runtime) any { return &r.Fleet.Scheme }},
+	{path: "fleet.ca_file", kind: kindString, extension: true, help: "attach mode, https: PEM file of the CAs the runners' certificates chain to (empty: the system's); certificates are always verified", ref: func(r *Runtime) any { return &r.Fleet.CAFile }},
+	{path: "fleet.server_name", kind: kindString, extension: true, help: "attach mode, https: the name the runners' certificates must carry (empty: each endpoint's host, an IP address for DNS-found runners)", ref: func(r *Runtime) any { return &r.Fleet.ServerName }},
 }
 
 func (f runtimeField) envName() string {

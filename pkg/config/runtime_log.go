@@ -26,7 +26,7 @@ var loggedRuntimeKeys = []string{
 	"telemetry.enabled", "telemetry.service_name", "telemetry.logs.transport", "telemetry.logs.endpoint",
 	"telemetry.traces.transport", "telemetry.traces.endpoint",
 	"logging.format", "plugins.allowed_dirs",
-	"fleet.enabled", "fleet.runners", "fleet.dns", "fleet.refresh", // never fleet.runner_api_key
+	"fleet.enabled", "fleet.runners", "fleet.dns", "fleet.refresh", "fleet.scheme", "fleet.ca_file", "fleet.server_name", // never fleet.runner_api_key
 }
 
 // LogValue is the runtime configuration as the startup line logs it: the keys of
