@@ -118,8 +118,8 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	mux.HandleFunc("POST /resume", r.handleResume)
 
 	// As upstream: / and /health are open, and /ready with them: probes carry no key. No route
-	// reads a body; the limit answers 413 early.
-	srv.Handler = guard.Wrap(httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
+	// reads a body: one is answered without it (413 at once when declared too large).
+	srv.Handler = guard.Wrap(httplimit.Requests(mux, httplimit.Policy{Limits: cfg.Limits, Log: log}))
 	e := &endpoint{
 		srv:      srv,
 		ln:       ln,

@@ -278,6 +278,10 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 		httplimit.WriteTooLarge(w)
 		return nil, false
 	}
+	if httplimit.IsTooSlow(err) {
+		httplimit.WriteTooSlow(w, err)
+		return nil, false
+	}
 	if err != nil {
 		writeText(w, http.StatusBadRequest, "Failed to buffer the request body: "+err.Error())
 		return nil, false

@@ -91,8 +91,8 @@ func (s *Supervisor) slowBudget() time.Duration {
 
 // Handler is the whole REST API with upstream's layers: CORS (outermost, when enabled), then the
 // access policy (pkg/httpguard: the API key as upstream checks it, plus the secure defaults), then
-// the body limit (http.max_body_bytes), then the routes with empty-bodied 404 and
-// 405 answers.
+// the request rules of pkg/httplimit (the probe reserve, http.max_body_bytes, bodies never waited
+// for unless read, http.min_body_rate), then the routes with empty-bodied 404 and 405 answers.
 func (s *Supervisor) Handler() (http.Handler, error) {
 	h := s.runtime.HTTP
 	routes := s.routes
@@ -104,7 +104,7 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 		return nil, err
 	}
 	var handler http.Handler = frameworkAnswers(mux)
-	handler = httplimit.Body(handler, h.Limits.MaxBodyBytes)
+	handler = httplimit.Requests(handler, httplimit.Policy{Limits: h.Limits, Log: s.log})
 	handler = s.guard.Wrap(handler)
 	if h.CORS.Enabled {
 		c, err := newCORS(h.CORS)

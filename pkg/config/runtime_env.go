@@ -75,6 +75,7 @@ var runtimeFields = []runtimeField{
 	{path: "http.idle_timeout", kind: kindDuration, extension: true, help: "keep-alive connections idle this long are closed (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.IdleTimeout }},
 	{path: "http.max_body_bytes", kind: kindUint32, extension: true, help: "largest request body in bytes; larger is answered 413 (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxBodyBytes }},
 	{path: "http.max_connections", kind: kindUint32, extension: true, help: "connections served at once; at the cap idle keep-alive connections are closed first, then new ones wait (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnections }},
+	{path: "http.min_body_rate", kind: kindUint32, extension: true, help: "slowest a request body may arrive, in bytes a second after its first second; slower is cut with 408 (0: no floor)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MinBodyRate }},
 	{path: "http.max_connections_per_client", kind: kindUint32, extension: true, help: "connections one client IP address may hold; more are closed (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnectionsPerClient }},
 	// Access policy (Go extension keys, pkg/httpguard).
 	{path: "http.allow_unauthenticated", kind: kindBool, extension: true, help: "serve control, config and offset routes without an API key on a listener beyond loopback (off: they answer 401)", ref: func(r *Runtime) any { return &r.HTTP.AllowUnauthenticated }},
