@@ -16,7 +16,7 @@ func TestEndpointBoundsSlowClients(t *testing.T) {
 		testkit.ClientBoundsEnv...)
 	p := testkit.StartRunner(t, env)
 	p.WaitStatus(t, "running", waitLong)
-	// No route takes a body: a POST is answered 405 once the body has been read (or 413 before).
+	// No route takes a body: a POST is answered 405 at once without it (413 when declared too large).
 	testkit.CheckClientBounds(t, testkit.RawHTTP{Network: "unix", Addr: p.SocketPath}, "/health", "/health")
 }
 
