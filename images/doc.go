@@ -17,5 +17,8 @@
 // every connector config must load, and every file they reference must exist. The Prometheus
 // alerts and the Grafana dashboard are checked with promtool and a real Prometheus scraping a
 // running supervisor (prometheus_test.go); the supervisor image's upstream /app layout is run for
-// real (dropin_test.go). There is no Go code to import here.
+// real (dropin_test.go). The chart's KEDA ScaledObjects (autoscaling.enabled) are checked against
+// KEDA's own CRD, vendored in testdata/keda, as the API server would check them, and their lag
+// query is run on a real Prometheus scraping a lagging runner (keda_test.go). There is no Go code
+// to import here.
 package images

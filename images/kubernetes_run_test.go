@@ -61,6 +61,7 @@ func TestKubernetesManifests(t *testing.T) {
 		helmValueFiles[1]:   {1, 1, 1, 0, 1, 1},
 		helmValueFiles[2]:   {2, 2, 0, 1, 0, 0},
 		helmValueFiles[3]:   {3, 2, 1, 0, 0, 0}, // the two runners and the fleet view over them
+		helmValueFiles[4]:   {2, 2, 1, 0, 0, 1}, // the default connectors, the sink autoscaled (keda_test.go)
 	}
 	for _, src := range kubeSources {
 		t.Run(sourceName(src), func(t *testing.T) {

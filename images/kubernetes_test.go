@@ -45,7 +45,7 @@ const (
 )
 
 // helmValueFiles are the chart's default values ("") and the sample values files.
-var helmValueFiles = []string{"", "compose/helm/samples/fields-plugin-image.yaml", "compose/helm/samples/file-state-plugin-volume.yaml", "compose/helm/samples/fleet-view.yaml"}
+var helmValueFiles = []string{"", "compose/helm/samples/fields-plugin-image.yaml", "compose/helm/samples/file-state-plugin-volume.yaml", "compose/helm/samples/fleet-view.yaml", "compose/helm/samples/autoscaling-keda.yaml"}
 
 var (
 	errUnknownField = errors.New("manifest does not decode strictly")
@@ -95,6 +95,8 @@ type objects struct {
 	budgets     []policyv1.PodDisruptionBudget
 	monitors    []serviceMonitor
 	policies    []networkingv1.NetworkPolicy
+	// scaledObjects are KEDA ScaledObjects, checked against KEDA's CRD (keda_test.go).
+	scaledObjects []scaledObject
 	// externalSecrets and externalAccounts are Secrets and ServiceAccounts the operator creates
 	// (the chart's iggy.existingSecret, serviceAccount.name with serviceAccount.create false).
 	externalSecrets, externalAccounts []string
@@ -141,6 +143,12 @@ func decodeObjects(origin string, docs [][]byte) (*objects, error) {
 			err = appendDecoded(&o.monitors, strict)
 		case "networking.k8s.io/v1 NetworkPolicy":
 			err = appendDecoded(&o.policies, strict)
+		case "keda.sh/v1alpha1 ScaledObject":
+			var so scaledObject
+			if so, err = decodeScaledObject(doc); err != nil {
+				err = fmt.Errorf("%s: %s: %w", origin, meta.Kind, err)
+			}
+			o.scaledObjects = append(o.scaledObjects, so)
 		default:
 			err = fmt.Errorf("%s: %s %s: %w: not a kind these manifests use", origin, meta.APIVersion, meta.Kind, errUnknownField)
 		}

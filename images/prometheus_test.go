@@ -133,7 +133,7 @@ func TestAlertRulesCheck(t *testing.T) {
 	for _, r := range readAlerts(t, root) {
 		names = append(names, r.Alert)
 	}
-	for _, want := range []string{"IggyConnectorDown", "IggyConnectorRestarting", "IggyConnectorErrorsRising", "IggyConnectorConsumerLagGrowing", "IggyConnectorDeadLettering", "IggyConnectorsScrapeFailing"} {
+	for _, want := range []string{"IggyConnectorDown", "IggyConnectorRestarting", "IggyConnectorRestartLimitReached", "IggyConnectorErrorsRising", "IggyConnectorConsumerLagGrowing", "IggyConnectorDeadLettering", "IggyConnectorsScrapeFailing"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s has no alert %s", alertsFile, want)
 		}
@@ -257,6 +257,8 @@ func TestPrometheusEvaluatesAlertsAndDashboard(t *testing.T) {
 		"IGGY_CONNECTORS_CONNECTORS_CONFIG_DIR=" + dir,
 		"IGGY_CONNECTORS_STATE_PATH=" + t.TempDir(),
 		"IGGY_CONNECTORS_HTTP_METRICS_ENABLED=true",
+		// The crashing sink reaches it after its third restart: IggyConnectorRestartLimitReached.
+		"IGGY_SUPERVISOR_RESTART_LIMIT=3",
 	}, 90*time.Second)
 
 	// A standalone runner's /metrics, the one-container-per-connector shape.
@@ -317,6 +319,25 @@ scrape_configs:
 	}
 	for _, m := range missing {
 		t.Errorf("no data: %s", m)
+	}
+	// The crashing sink reaches the restart limit, and its alert's expression finds it.
+	for _, r := range readAlerts(t, root) {
+		if r.Alert != "IggyConnectorRestartLimitReached" {
+			continue
+		}
+		for {
+			n, err := prom.Query(r.Expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				break
+			}
+			if time.Now().After(deadline.Add(30 * time.Second)) {
+				t.Fatalf("%s: the crashing sink never reached the restart limit", r.Alert)
+			}
+			time.Sleep(time.Second)
+		}
 	}
 
 	// The names the alerts and panels use are families the supervisor exposes.

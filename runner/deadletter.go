@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
 )
 
 // Header names of a dead-lettered record (decision 14), all string headers.
@@ -44,6 +46,10 @@ type deadLetter struct {
 	offset    uint64
 	payload   []byte                   // as polled (sink) or as the plugin produced it (source)
 	headers   []iggyclient.HeaderEntry // the record's user headers
+	// What the tap's dead_lettered point shows besides: the payload's format, id and timestamp.
+	schema    postcard.Schema
+	id        postcard.Uint128
+	timestamp uint64
 }
 
 // deadLetterWriter counts failed records and sends them to the dead-letter topic, if any.
@@ -76,6 +82,9 @@ func (d *deadLetterWriter) ensureTopic(ctx context.Context) error {
 func (d *deadLetterWriter) send(ctx context.Context, recs []deadLetter) error {
 	if len(recs) == 0 {
 		return nil
+	}
+	if d.r.tap.Tapped(tap.MaskDeadLettered) {
+		d.tapDeadLettered(recs)
 	}
 	if d.policy.hasDeadLetterTopic() {
 		now := strconv.FormatInt(time.Now().UnixMicro(), 10)

@@ -36,9 +36,16 @@
 // the metrics endpoint (default /metrics, always served; it adds iggy_connector_state), and POST
 // /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13; each answers once
 // the connector is in the new state, a resume 504 when it does not run again in time;
-// IGGY_CONNECTOR_START_PAUSED=true starts paused). The access policy is pkg/httpguard's, as the
+// IGGY_CONNECTOR_START_PAUSED=true starts paused), GET /tap (tap.go: the live tap, sampled
+// messages at the points polled, delivered and dead_lettered of a sink, produced and sent of a
+// source, as Server-Sent Events; ?point=&limit=&rate=&partition=; the pumps pay one atomic load
+// per batch while no tap is open; at most 4 at once, 429 beyond; [http] tap = false answers 403;
+// [http] tap_max_duration ends a stream) and GET /logs (logs.go: the runner's last log records,
+// [http] log_records and log_bytes, as JSON lines, ?tail=&level=, or followed as Server-Sent
+// Events with ?follow=true; docs/see-inside.md). The access policy is pkg/httpguard's, as the
 // supervisor's: an api_key (header or Bearer) guards everything but /, /health and /ready, and
-// without one a TCP address beyond loopback refuses POST /pause and /resume.
+// without one a TCP address beyond loopback refuses POST /pause and /resume, the PUT routes, and
+// GET /tap, /logs and /config.
 //
 // Source state ([state] backend, pkg/state): "file" keeps it in IGGY_CONNECTORS_STATE_PATH as
 // upstream; "iggy" in the topic source_<key> of [state] stream, and then replicas of a source run
@@ -55,9 +62,27 @@
 // not opened) and a sink's streams and topics on Iggy; one "field: message" line per problem, exit
 // 0 or 2. The supervisor's validate routes run it as a child process.
 //
+// Dry run (dryrun.go, `iggy-connector-runner --dry-run [SAMPLES]`, docs/dry-runs.md): the
+// connector document read as a start reads it, and sample messages (pkg/dryrun: JSON lines in the
+// pkg/tap.Event shape, from the file or standard input) run through this package's own sinkBatch
+// (decode, transforms, encode, one sample at a time) or sourceBatch, with no Iggy and no plugin.
+// Each outcome is one tap.Event JSON line on stdout: "delivered" (what the sink plugin would
+// receive), "sent" (what a source would send, one per stream entry), "filtered" or "failed" (the
+// stage and error, named as a dead-letter record names them); exit 0. Bad configuration or
+// samples give one pkg/dryrun.Problem JSON line each, exit 2. `iggy-connectors test` and the
+// supervisor's preview routes run it as a child process. tapevent.go renders a delivered record
+// and a sent message as tap.Events, for the dry run and the live tap alike.
+//
 // Idle sinks (sink_idle.go): over consecutive empty polls a consumer's wait doubles from
 // poll_interval up to the stream's idle_poll_max and the first batch resets it, so an idle runner
 // wakes a few times a second; a pause request or shutdown ends a wait at once.
+//
+// Run-time changes (docs/runtime-changes.md): GET/PUT /log_level (loglevel.go) swaps the process
+// logger's filter for the next line, the runner's and its plugin's; a plugin filters its own lines
+// from its first open, so the runner sets RUST_LOG before it to what its filter (or
+// IGGY_CONNECTOR_PLUGIN_LOG_CEILING) takes of plugin lines. [rate_limit] and GET/PUT /rate_limit
+// (ratelimit.go): golang.org/x/time/rate buckets a sink waits at before its plugin and a source
+// before its send; the time waited is iggy_connector_throttled_seconds_total and throttled_seconds.
 //
 // Consumer lag: every sink poll sets iggy_connector_consumer_lag for the polled partition (the
 // poll reply carries the partition's current offset) in the connector's figures, summed as "lag"

@@ -13,7 +13,7 @@ func Usage(w io.Writer) {
 	fmt.Fprint(w, `iggy-connector-runner runs exactly one Iggy connector (sink or source plugin) with its Iggy pump.
 It is configured by environment variables only, so it can run as one container per connector.
 
-Usage: iggy-connector-runner [--help | --check]
+Usage: iggy-connector-runner [--help | --check | --dry-run [SAMPLES.jsonl]]
 
 --check makes every check a start makes and starts nothing: the connector document (schemas,
 transforms, durations), the plugin path (it resolves and is allowed), the library (it loads and
@@ -21,6 +21,13 @@ exports the symbols of its kind) and, for a sink, that its streams and topics ex
 prints one "field: message" line per problem (e.g. "streams[0].batch_length: expected an unsigned
 integer, got -1"; "path", "plugin_config", "transforms.<name>", "iggy") and exits 0 when the
 connector is valid, 2 when it is not.
+
+--dry-run runs sample messages (JSON lines in the tap's event shape, from the file or standard
+input) through the connector's decode, transforms and encode, with no Iggy and no plugin, and
+prints one JSON line per outcome: "delivered" (what a sink plugin would receive), "sent" (what a
+source would send to each stream entry), "filtered" or "failed" (with "error" naming the stage).
+Bad configuration or samples print one {"input","line","field","message"} line each and exit 2.
+See docs/dry-runs.md; "iggy-connectors test" runs it for you.
 
 The connector comes from exactly one of IGGY_CONNECTOR_CONFIG_PATH, IGGY_CONNECTOR_CONFIG, or
 IGGY_CONNECTOR_TYPE + IGGY_CONNECTOR_KEY (fetched from the provider of [connectors]).

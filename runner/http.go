@@ -35,8 +35,8 @@ type httpSettings struct {
 	Access config.HTTP
 }
 
-// endpoint serves /, /health, /stats, /config, the metrics path, POST /pause and POST /resume for
-// this one connector.
+// endpoint serves /, /health, /stats, /config, the metrics path, POST /pause, POST /resume,
+// GET /tap and GET /logs for this one connector.
 type endpoint struct {
 	srv      *http.Server
 	ln       net.Listener
@@ -95,9 +95,10 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	if metricsPath == "" {
 		metricsPath = "/metrics"
 	}
-	if !strings.HasPrefix(metricsPath, "/") || metricsPath == "/" || metricsPath == "/health" || metricsPath == "/stats" || metricsPath == readyPath || metricsPath == configPath {
+	if !strings.HasPrefix(metricsPath, "/") || metricsPath == "/" || metricsPath == "/health" || metricsPath == "/stats" || metricsPath == readyPath || metricsPath == configPath ||
+		metricsPath == tapPath || metricsPath == logsPath {
 		ln.Close()
-		return nil, fmt.Errorf("http metrics endpoint %q: must start with / and not clash with /, /health, /ready, /stats or /config", metricsPath)
+		return nil, fmt.Errorf("http metrics endpoint %q: must start with / and not clash with /, /health, /ready, /stats, /config, /tap or /logs", metricsPath)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
@@ -116,9 +117,13 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	mux.HandleFunc("GET "+configPath, func(w http.ResponseWriter, _ *http.Request) { r.handleConfig(w, secrets) })
 	mux.HandleFunc("POST /pause", r.handlePause)
 	mux.HandleFunc("POST /resume", r.handleResume)
+	r.runtimeChangeRoutes(mux)                    // GET/PUT /log_level, /rate_limit (ratelimit.go)
+	mux.HandleFunc("GET "+tapPath, r.handleTap)   // tap.go
+	mux.HandleFunc("GET "+logsPath, r.handleLogs) // logs.go
 
-	// As upstream: / and /health are open, and /ready with them: probes carry no key. No route
-	// reads a body: one is answered without it (413 at once when declared too large).
+	// As upstream: / and /health are open, and /ready with them: probes carry no key. Only PUT
+	// /log_level and /rate_limit read a body; any other is answered without it (413 at once when
+	// declared too large).
 	srv.Handler = guard.Wrap(httplimit.Requests(mux, httplimit.Policy{Limits: cfg.Limits, Log: log}))
 	e := &endpoint{
 		srv:      srv,

@@ -40,14 +40,19 @@ func logFilter(environ []string, level string) string {
 
 // newProcessLogger builds the runner's logger: text or JSON lines on w filtered by filter (a bad
 // RUST_LOG falls back to the default with a warning line, as upstream), every line carrying the
-// connector's key and type, every record also handed to the telemetry log bridge when enabled.
-func newProcessLogger(w io.Writer, s Settings, filter string, tel *telemetry.Telemetry) (*slog.Logger, error) {
+// connector's key and type, every record also handed to the telemetry log bridge when enabled
+// and kept in ring (GET /logs) when not nil.
+func newProcessLogger(w io.Writer, s Settings, filter string, tel *telemetry.Telemetry, ring *logging.Ring) (*slog.Logger, error) {
+	also := []slog.Handler{tel.LogHandler()}
+	if ring != nil {
+		also = append(also, logging.NewRingHandler(ring, logging.OriginRunner, logging.TargetRunner, s.Runtime.HTTP.Secrets()))
+	}
 	h, err := logging.NewHandler(w, logging.Options{
 		Format:        s.LogFormat,
 		Filter:        filter,
 		LenientFilter: true,
 		Target:        logging.TargetRunner,
-		Also:          []slog.Handler{tel.LogHandler()},
+		Also:          also,
 		Attrs: []slog.Attr{
 			slog.String("connector_key", s.Connector.Key),
 			slog.String("connector_type", string(s.Connector.Kind)),

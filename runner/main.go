@@ -50,7 +50,8 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 			fmt.Fprintf(stderr, "iggy-connector-runner: connector %q: %v\n", key, err)
 		}
 	}()
-	log, err := newProcessLogger(stdout, s, logFilter(environ, s.Env.LogLevel), tel)
+	logs := logRing(s)
+	log, err := newProcessLogger(stdout, s, logFilter(environ, s.Env.LogLevel), tel, logs)
 	if err != nil {
 		return invalid(fmt.Errorf("connector %q: %w", key, err))
 	}
@@ -64,6 +65,7 @@ func Main(environ []string, stdout, stderr io.Writer, signals func() (context.Co
 	if err != nil {
 		return invalid(err)
 	}
+	r.keepLogs(logs)
 	if config.DisplayConfig(environ) {
 		log.Info("effective runtime configuration", "config", s.Runtime.LogValue())
 	}

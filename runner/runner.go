@@ -13,9 +13,11 @@ import (
 
 	"github.com/iggy-connectors-go/runtime/pkg/backoff"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/logging"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/pluginpath"
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
@@ -51,6 +53,14 @@ type Runner struct {
 	procMu sync.Mutex // serialises process-figure reads (the CPU figure is a delta between calls)
 
 	active atomic.Bool // a source on the iggy state backend holds its lease (standby.go)
+
+	level *logLevel     // the log filter at run time (loglevel.go)
+	rate  *rateLimiter  // [rate_limit] and its run-time changes (ratelimit.go)
+	tap   *tap.Hub      // the live tap the pumps offer messages to (tap.go)
+	logs  *logging.Ring // the runner's recent log records for GET /logs (logs.go); set by Main
+
+	logsDone     chan struct{} // closed at shutdown: logs streams that follow end
+	logsDoneOnce sync.Once
 }
 
 // New validates the connector (schemas, transforms, streams) and prepares its metrics. Nothing is
@@ -80,10 +90,15 @@ func New(s Settings, log *slog.Logger, tel *telemetry.Telemetry) (*Runner, error
 		gc:       newGCTuner(),
 	}
 	r.pluginVersion.Store("unknown")
+	r.tap = tap.NewHub(tap.HubOptions{OnDrop: m.c.AddTapDropped})
+	r.logs, r.logsDone = logging.NewRing(0, 0), make(chan struct{})
 	if r.errors.tolerateAll {
 		m.c.ShowDeadLettered()
 	}
 	r.pause = r.newPauseGate()
+	ceiling, _ := pluginLogCeiling(s.Env.PluginLogCeiling) // checked by ParseEnv
+	r.level = newLogLevel(log, currentFilter(log), ceiling)
+	r.rate = newRateLimiter(s.Connector.RateLimit, m.c, log, realClock{})
 	r.state = metrics.NewStateGauge(reg)
 	r.status.onChange = r.publishStatus
 	r.publishStatus(r.status.get())
@@ -139,7 +154,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		defer ep.close()
 	}
+	// Before the endpoint closes: open taps end with reason shutdown, so it need not wait on them.
+	defer r.tap.Close()
+	defer r.stopFollowers()
 	plugin.SetLogger(r.log)
+	r.level.tellPlugin() // before the plugin's first open, which reads RUST_LOG once
 	plugin.SetLogLimit(r.settings.Env.PluginLogRate, r.metrics.c.AddLogLinesDropped)
 	r.batches.BenchmarkStarted()
 

@@ -13,6 +13,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
@@ -200,7 +201,7 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 		lastPoll = time.Now()
 		batch, err := c.client.Poll(pollCtx, iggyclient.PollRequest{
 			Stream: t.Stream, Topic: t.Topic, Group: t.Group,
-			Count: t.BatchLength, AutoCommit: t.Commit == commitAfterPolling, Reuse: &c.pollBufs,
+			Count: r.rate.pollCount(t.BatchLength), AutoCommit: t.Commit == commitAfterPolling, Reuse: &c.pollBufs,
 			StoreFirst: c.unstored,
 		})
 		if err == nil && c.unstored != nil {
@@ -265,6 +266,10 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	m := r.metrics
 	start := time.Now()
 	m.consumed(len(batch.Messages))
+	taps := r.tap.Mask() // the one atomic load a batch pays for the live tap (tap.go)
+	if taps&tap.MaskPolled != 0 {
+		c.tapPolled(batch)
+	}
 
 	errCount := 0
 	c.failed = c.failed[:0]
@@ -290,6 +295,9 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		PartitionID: batch.PartitionID, CurrentOffset: batch.CurrentOffset, Schema: t.Schema,
 	})
 	c.encodeRecords(records)
+	if taps&tap.MaskDelivered != 0 {
+		c.tapDelivered(batch.PartitionID)
+	}
 
 	report := telemetry.SinkBatch{
 		Start: start, Stream: t.Stream, Topic: t.Topic, PartitionID: batch.PartitionID,
@@ -300,6 +308,9 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		m.stage("total", report.Total)
 		r.batches.Sink(workCtx, report)
 		return err
+	}
+	if !c.awaitRateLimit(pollCtx, records) { // [rate_limit] (ratelimit.go)
+		return nil // stopping: the batch is polled again by the next run (its offset is not stored)
 	}
 	ffiStart := time.Now()
 	delivered := len(records)

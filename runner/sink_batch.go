@@ -29,7 +29,8 @@ type sinkBatch struct {
 	textScratch [2][]byte                 // intermediate texts of a chain of text transforms
 
 	records      []postcard.RawMessage
-	hdrBuf       []byte // every record's postcard header map, back to back
+	schemas      []postcard.Schema // per record: the encoding of its payload (json after a proto or avro decoder)
+	hdrBuf       []byte            // every record's postcard header map, back to back
 	hdrSpans     []hdrSpan
 	payloadBuf   []byte // payloads the batch wrote (encoded or edited), back to back
 	payloadSpans []payloadSpan
@@ -84,11 +85,11 @@ func newSinkBatch(decoder codec.Decoder, transforms []transform.Transform, capac
 // dropFunc reports a message the batch leaves out because a stage failed on it.
 type dropFunc func(stage string, offset uint64, err error)
 
-// prepare fills b.records from the polled messages, in their order, and returns the time spent
-// decoding (the pass-through check counts as decoding) and how many messages transforms filtered
-// out. Messages a stage fails on go to drop and are left out. The clock is read once per batch.
+// prepare fills b.records (and b.schemas) from the polled messages, in their order, and returns
+// the time spent decoding (the pass-through check counts as decoding) and how many messages
+// transforms filtered out. Messages a stage fails on go to drop and are left out. The clock is read once per batch.
 func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeDur time.Duration, filtered int) {
-	b.records, b.hdrBuf, b.hdrSpans = b.records[:0], b.hdrBuf[:0], b.hdrSpans[:0]
+	b.records, b.schemas, b.hdrBuf, b.hdrSpans = b.records[:0], b.schemas[:0], b.hdrBuf[:0], b.hdrSpans[:0]
 	b.payloadBuf, b.payloadSpans, b.decodedBuf = b.payloadBuf[:0], b.payloadSpans[:0], b.decodedBuf[:0]
 	if cap(b.fields) < len(msgs) {
 		b.fields = make([]messageFields, len(msgs))
@@ -124,12 +125,12 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		case failedToDecode:
 			continue
 		case passedThrough:
-			b.appendPassedThrough(in, in.Payload)
+			b.appendPassedThrough(in, in.Payload, schema)
 			continue
 		case decodedText:
 			s := b.textSpans[i]
 			b.payloadSpans = append(b.payloadSpans, payloadSpan{len(b.records), s.from, s.to})
-			b.appendPassedThrough(in, nil)
+			b.appendPassedThrough(in, nil, postcard.SchemaJSON)
 			continue
 		case textCandidate:
 			src := in.Payload
@@ -224,7 +225,7 @@ func (b *sinkBatch) applyText(in *iggyclient.InMessage, text []byte) bool {
 			}
 			b.payloadBuf = out
 			b.payloadSpans = append(b.payloadSpans, payloadSpan{len(b.records), from, len(out)})
-			b.appendPassedThrough(in, nil)
+			b.appendPassedThrough(in, nil, postcard.SchemaJSON)
 			return true
 		}
 		scratch := &b.textScratch[j%2]
@@ -238,15 +239,16 @@ func (b *sinkBatch) applyText(in *iggyclient.InMessage, text []byte) bool {
 }
 
 // appendPassedThrough appends a message with its fields and headers as polled and the given
-// payload (a polled payload aliases the poll reply, which the batch owns; nil when a payloadSpan
-// fills it in later).
-func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage, payload []byte) {
+// payload in schema's encoding (a polled payload aliases the poll reply, which the batch owns; nil
+// when a payloadSpan fills it in later).
+func (b *sinkBatch) appendPassedThrough(in *iggyclient.InMessage, payload []byte, schema postcard.Schema) {
 	from := len(b.hdrBuf)
 	if len(in.Headers) > 0 {
 		b.hdrMap = appendHeadersToPostcard(b.hdrMap[:0], in.Headers)
 		b.hdrBuf = postcard.AppendHeaderMap(b.hdrBuf, b.hdrMap)
 	}
 	b.hdrSpans = append(b.hdrSpans, hdrSpan{from, len(b.hdrBuf)})
+	b.schemas = append(b.schemas, schema)
 	b.records = append(b.records, postcard.RawMessage{
 		ID: idFromBytes(in.ID), Offset: in.Offset, Checksum: in.Checksum,
 		Timestamp: in.Timestamp, OriginTimestamp: in.OriginTimestamp,
@@ -261,6 +263,7 @@ func (b *sinkBatch) appendTransformed(msg *codec.Message, payload []byte) {
 		b.hdrBuf = postcard.AppendHeaderMap(b.hdrBuf, msg.Headers)
 	}
 	b.hdrSpans = append(b.hdrSpans, hdrSpan{from, len(b.hdrBuf)})
+	b.schemas = append(b.schemas, msg.Payload.Kind)
 	b.records = append(b.records, postcard.RawMessage{
 		ID: *msg.ID, Offset: *msg.Offset, Checksum: *msg.Checksum,
 		Timestamp: *msg.Timestamp, OriginTimestamp: *msg.OriginTimestamp,

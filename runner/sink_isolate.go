@@ -94,12 +94,14 @@ func (c *sinkConsumer) deadLetterFailures(ctx context.Context, batch iggyclient.
 	recs := make([]deadLetter, len(failures))
 	for i, f := range failures {
 		d := deadLetter{stage: f.stage, err: f.err, stream: t.Stream, topic: t.Topic,
-			hasOffset: true, partition: batch.PartitionID, offset: f.offset}
+			hasOffset: true, partition: batch.PartitionID, offset: f.offset, schema: t.Schema}
 		if in := polledAt(batch.Messages, f.offset); in != nil {
 			d.payload, d.headers = in.Payload, in.Headers
-		} else if rec := c.recordAt(f.offset); rec != nil {
+			d.id, d.timestamp = idFromBytes(in.ID), in.Timestamp
+		} else if i := c.recordAt(f.offset); i >= 0 {
 			// A transform changed the record's offset: the record as the plugin saw it.
-			d.payload = rec.Payload
+			rec := &c.batch.records[i]
+			d.payload, d.id, d.timestamp, d.schema = rec.Payload, rec.ID, rec.Timestamp, c.batch.schemas[i]
 		}
 		if f.stage == metrics.DeadLetterConsume {
 			c.r.dropLog.dropped(droppedMessage{Stage: f.stage, Stream: t.Stream, Topic: t.Topic,
@@ -119,11 +121,12 @@ func polledAt(msgs []iggyclient.InMessage, offset uint64) *iggyclient.InMessage 
 	return nil
 }
 
-func (c *sinkConsumer) recordAt(offset uint64) *postcard.RawMessage {
+// recordAt is the index of the batch's record at offset, -1 when none is.
+func (c *sinkConsumer) recordAt(offset uint64) int {
 	for i := range c.batch.records {
 		if c.batch.records[i].Offset == offset {
-			return &c.batch.records[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/plugin"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/state"
+	"github.com/iggy-connectors-go/runtime/pkg/tap"
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
@@ -44,10 +45,12 @@ type sourcePump struct {
 	lease  *sourceLease // nil without one (file backend); nothing is sent once it is lost
 
 	// queue is closed only after the plugin's close returned, when no send callback can come any more.
-	queue     chan producedBatch
-	stopping  atomic.Bool   // v2 deliveries are rejected once set
-	abort     chan struct{} // closed (giveUp) when shutdown stops waiting; unblocks everything
-	abortOnce sync.Once
+	queue    chan producedBatch
+	stopping atomic.Bool // v2 deliveries are rejected once set
+	// sessionDone ends with the session (shutdown): a batch waiting for the rate limit gives up.
+	sessionDone <-chan struct{}
+	abort       chan struct{} // closed (giveUp) when shutdown stops waiting; unblocks everything
+	abortOnce   sync.Once
 
 	nacks     atomic.Int32 // consecutive NACKs, including batches rejected in deliver
 	stalled   chan error   // the first stall or fatal error of the forwarder
@@ -176,13 +179,14 @@ func (r *Runner) sourceSession(ctx context.Context, client iggyclient.Client, li
 	spec := r.spec
 	p := &sourcePump{
 		r: r, client: client, lib: lib, id: id, state: store, dlq: dlq, lease: lease,
-		queue:      make(chan producedBatch, r.settings.Env.SourceQueue),
-		abort:      make(chan struct{}),
-		stalled:    make(chan error, 1),
-		resultHung: make(chan struct{}),
-		spareMsgs:  make(chan []postcard.ProducedMessage, 1),
-		lastSend:   make([]time.Time, len(spec.SourceStreams)),
-		batch:      newSourceBatch(spec.Transforms, spec.SourceStreams),
+		queue:       make(chan producedBatch, r.settings.Env.SourceQueue),
+		abort:       make(chan struct{}),
+		stalled:     make(chan error, 1),
+		resultHung:  make(chan struct{}),
+		spareMsgs:   make(chan []postcard.ProducedMessage, 1),
+		lastSend:    make([]time.Time, len(spec.SourceStreams)),
+		batch:       newSourceBatch(spec.Transforms, spec.SourceStreams),
+		sessionDone: ctx.Done(),
 	}
 	for i, st := range spec.SourceStreams {
 		sep := ""
@@ -412,6 +416,10 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	start := time.Now()
 	msgs := b.msg.Messages
 	m.produced(len(msgs))
+	taps := r.tap.Mask() // the one atomic load a batch pays for the live tap (tap.go)
+	if taps&tap.MaskProduced != 0 {
+		p.tapProduced(&b.msg)
+	}
 
 	res := p.batch.prepare(&b.msg, p.debugFailure)
 	decodeDur, prepareDur := res.decode, res.prepare
@@ -446,6 +454,10 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 		nackReason = errors.New(msg)
 		r.status.setError(msg)
 		r.log.Warn(msg)
+	} else if !p.awaitRateLimit(ctx) { // [rate_limit] (ratelimit.go)
+		ack = false
+		nackReason = fmt.Errorf("source %q: batch %d not sent: the source stopped while it waited for its rate limit", r.spec.Key, b.id)
+		r.log.Info(nackReason.Error())
 	} else {
 		for si, s := range r.spec.SourceStreams {
 			outs := p.batch.outs[si]
@@ -459,6 +471,9 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 				break
 			}
 			sentCount += len(outs)
+			if taps&tap.MaskSent != 0 {
+				p.tapSent(s, outs)
+			}
 		}
 		if ack {
 			m.sent(sentCount)

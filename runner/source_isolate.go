@@ -26,7 +26,13 @@ func (p *sourcePump) deadLetterFailed(ctx context.Context, pm *postcard.Produced
 			good = append(good, *m)
 			continue
 		}
-		d := deadLetter{stage: stage, err: fmt.Errorf("message %d: %w", i, err), stream: stream, topic: topic, payload: m.Payload}
+		d := deadLetter{stage: stage, err: fmt.Errorf("message %d: %w", i, err), stream: stream, topic: topic, payload: m.Payload, schema: pm.Schema}
+		if m.ID != nil {
+			d.id = *m.ID
+		}
+		if m.Timestamp != nil {
+			d.timestamp = *m.Timestamp
+		}
 		if m.Headers != nil {
 			d.headers = appendHeadersToIggy(nil, *m.Headers)
 		}
@@ -48,31 +54,43 @@ func (p *sourcePump) deadLetterFailed(ctx context.Context, pm *postcard.Produced
 	return nil
 }
 
-// firstFailure runs one produced message through decode, transforms and each stream entry's
-// encode and Iggy's limits, as prepare does, and names the first stage that fails on it (nil
-// error: none does, or a transform filtered it out).
+// firstFailure is the batch's firstFailure, naming every stream entry for a decode or transform
+// failure.
 func (p *sourcePump) firstFailure(schema postcard.Schema, m *postcard.ProducedMessage) (stage, stream, topic string, err error) {
+	stage, entry, err := p.batch.firstFailure(schema, m)
+	if entry < 0 {
+		return stage, p.streams, p.topics, err
+	}
+	s := p.batch.streams[entry]
+	return stage, s.Stream, s.Topic, err
+}
+
+// firstFailure runs one produced message through decode, transforms and each stream entry's
+// encode and Iggy's limits, as prepare does, and names the first stage that fails on it and the
+// stream entry it failed for (-1: decode and transforms, before any entry); a nil error: none
+// does, or a transform filtered it out.
+func (b *sourceBatch) firstFailure(schema postcard.Schema, m *postcard.ProducedMessage) (stage string, entry int, err error) {
 	pl, err := codec.PayloadFromFFI(schema, m.Payload)
 	if err != nil {
-		return metrics.DeadLetterDecode, p.streams, p.topics, fmt.Errorf("decode as %s: %w", schema, err)
+		return metrics.DeadLetterDecode, -1, fmt.Errorf("decode as %s: %w", schema, err)
 	}
 	msg := producedToCodec(m, pl)
-	keep, err := transform.Run(p.batch.transforms, &msg)
+	keep, err := transform.Run(b.transforms, &msg)
 	if err != nil {
-		return metrics.DeadLetterTransform, p.streams, p.topics, err
+		return metrics.DeadLetterTransform, -1, err
 	}
 	if !keep {
-		return "", "", "", nil
+		return "", -1, nil
 	}
 	var limits sourceBatch // scratch: outMessage appends headers to it
-	for _, s := range p.batch.streams {
+	for i, s := range b.streams {
 		payload, err := s.Encoder.Encode(msg.Payload)
 		if err != nil {
-			return metrics.DeadLetterEncode, s.Stream, s.Topic, fmt.Errorf("encode as %s: %w", s.Encoder.Schema(), err)
+			return metrics.DeadLetterEncode, i, fmt.Errorf("encode as %s: %w", s.Encoder.Schema(), err)
 		}
 		if _, err := limits.outMessage(msg.ID, msg.HasHeaders, msg.Headers, payload); err != nil {
-			return metrics.DeadLetterSend, s.Stream, s.Topic, err
+			return metrics.DeadLetterSend, i, err
 		}
 	}
-	return "", "", "", nil
+	return "", -1, nil
 }

@@ -6,11 +6,12 @@ import (
 	"strconv"
 )
 
-// Routes whose every request spawns a process (validate: the runner's --check) or logs in to Iggy
-// (offsets) run a few at a time, so a burst of them cannot exhaust processes or Iggy sessions;
-// beyond that they are answered at once with 429 and Retry-After.
+// Routes whose every request spawns a process (validate: the runner's --check; preview: its
+// --dry-run) or logs in to Iggy (offsets) run a few at a time, so a burst of them cannot exhaust
+// processes or Iggy sessions; beyond that they are answered at once with 429 and Retry-After.
 const (
 	maxValidations  = 2
+	maxPreviews     = 2
 	maxOffsetsCalls = 4
 	// admissionRetryAfter is the Retry-After of a refused request, in seconds.
 	admissionRetryAfter = 1

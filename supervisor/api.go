@@ -16,10 +16,11 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
+	"github.com/iggy-connectors-go/runtime/supervisor/console"
 )
 
-// routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets
-// and validate routes.
+// routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets,
+// validate and preview routes.
 func (s *Supervisor) routes() (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if err := s.baseRoutes(mux, s.handleStats, s.handleMetrics); err != nil {
@@ -40,13 +41,18 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 		mux.HandleFunc("GET "+base+"/{key}/configs/plugin", s.withKind(kind, s.handlePluginConfig))
 		mux.HandleFunc("POST "+base+"/{key}/restart", s.withBudget(slow, s.withKind(kind, s.connectorOp(s.restart))))
 		s.lifecycleRoutes(mux, base, kind, slow)
-		s.offsetRoutes(mux, base, kind)   // api_offsets.go
-		s.validateRoutes(mux, base, kind) // api_validate.go
+		s.offsetRoutes(mux, base, kind)    // api_offsets.go
+		s.validateRoutes(mux, base, kind)  // api_validate.go
+		s.previewRoutes(mux, base, kind)   // api_preview.go
+		s.logLevelRoutes(mux, base, kind)  // api_loglevel.go
+		s.rateLimitRoutes(mux, base, kind) // api_ratelimit.go
+		s.tapRoutes(mux, base, kind)       // api_tap.go, api_logs.go
 	}
+	s.globalLogLevelRoutes(mux)
 	return mux, nil
 }
 
-// baseRoutes registers /, /health, /stats and the metrics route, in both modes.
+// baseRoutes registers /, /health, /stats, the console and the metrics route, in both modes.
 func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerFunc) error {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -56,6 +62,7 @@ func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerF
 		writeJSON(w, http.StatusOK, []byte(`{"status":"healthy"}`))
 	})
 	mux.HandleFunc("GET /stats", s.withBudget(s.env.RunnerCallLimit, stats))
+	s.consoleRoutes(mux) // api_console.go
 	if m := s.runtime.HTTP.Metrics; m.Enabled {
 		if !strings.HasPrefix(m.Endpoint, "/") {
 			return fmt.Errorf("http.metrics.endpoint %q: must start with /", m.Endpoint)
@@ -63,6 +70,9 @@ func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerF
 		switch m.Endpoint {
 		case "/", "/health", "/stats", "/sinks", "/sources":
 			return fmt.Errorf("http.metrics.endpoint %q: clashes with an API route", m.Endpoint)
+		}
+		if m.Endpoint+"/" == console.Path || strings.HasPrefix(m.Endpoint, console.Path) {
+			return fmt.Errorf("http.metrics.endpoint %q: clashes with the console under %s", m.Endpoint, console.Path)
 		}
 		mux.HandleFunc("GET "+m.Endpoint, s.withBudget(s.env.RunnerCallLimit, metrics))
 	}
@@ -474,7 +484,7 @@ func (s *Supervisor) handleActive(w http.ResponseWriter, r *http.Request, kind c
 		writeAPIError(w, providerError(kind, &provider.NotFoundError{Kind: kind, Key: m.key}))
 		return
 	}
-	writeJSON(w, http.StatusOK, sn.cfg.MaskSecrets(s.secrets()).VersionJSON(true))
+	writeJSON(w, http.StatusOK, m.withRollback(sn.cfg.MaskSecrets(s.secrets()).VersionJSON(true))) // activation.go
 }
 
 func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kind config.ConnectorKind) {
@@ -506,6 +516,13 @@ func (s *Supervisor) handleSetActive(w http.ResponseWriter, r *http.Request, kin
 	}
 	if _, err := s.pluginPath(target.Path); err != nil {
 		writeAPIError(w, invalidConfiguration(err.Error()))
+		return
+	}
+	if a, err := s.activationOf(r, body); err != nil { // a probe window: activation.go
+		writeActivationError(w, err)
+		return
+	} else if a.probe > 0 {
+		s.activateWithProbe(w, r, kind, target, a)
 		return
 	}
 	if err := s.provider.SetActive(r.Context(), kind, key, *req.Version); err != nil {

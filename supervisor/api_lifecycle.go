@@ -74,6 +74,9 @@ func (s *Supervisor) transition(ctx context.Context, m *managed, op string) erro
 	if s.closing.Load() {
 		return shuttingDown()
 	}
+	if op == opStart && m.failed() { // the restart limit stopped it (restartlimit.go)
+		return s.startFailed(m)
+	}
 	target, reason := m.lifecycleBlocked()
 	if reason == "" {
 		reason = lifecycleConflicts[op][target]

@@ -29,6 +29,7 @@ const (
 	statusError    = metrics.StatusError
 	statusPaused   = metrics.StatusPaused  // ours (decision 13): an operator paused it; its runner is alive
 	statusStandby  = metrics.StatusStandby // a source replica waiting for its lease (state backend iggy)
+	statusFailed   = metrics.StatusFailed  // ours: the restart limit was reached (restartlimit.go)
 )
 
 // errShuttingDown: the supervisor is draining its runners; nothing new is started.
@@ -69,11 +70,23 @@ type managed struct {
 	target string
 	// configFailed: the runner refused its configuration; the loop waits for a restart.
 	configFailed bool
+	// recentRestarts are the automatic restarts within the restart window; limitReached: the
+	// restart limit stopped them and the loop waits for an operator (restartlimit.go).
+	recentRestarts []time.Time
+	limitReached   bool
+	// overrides are an operator's run-time log filter and rate limit (overrides.go).
+	overrides runtimeOverrides
+	// rollback is the last rolled-back activation, while the kept version runs (activation.go).
+	rollback *rollbackInfo
+
+	logs *logging.Ring // recent log records: the runner's relayed lines and the supervisor's (api_logs.go)
 }
 
 func newManaged(s *Supervisor, cfg config.Connector, socket string) *managed {
+	h := s.runtime.HTTP
 	return &managed{sup: s, kind: cfg.Kind, key: cfg.Key, socket: socket, cfg: cfg, path: cfg.Path,
-		status: statusStopped, version: "unknown", target: targetRunning}
+		status: statusStopped, version: "unknown", target: targetRunning,
+		logs: s.logRings.ring(labelOf(cfg.Kind, cfg.Key), h.LogRecords, h.LogBytes)}
 }
 
 // label names the connector in logs (connectorLabel).
@@ -185,6 +198,9 @@ func (m *managed) launch(cfg config.Connector, path string) <-chan error {
 		return first
 	}
 	m.cfg, m.path, m.placeholder, m.configFailed = cfg, path, false, false
+	m.clearRestartLimitLocked()
+	m.dropRuntimeOverridesLocked() // a new loop starts with the configured values (overrides.go)
+	m.forgetRollbackLocked(cfg.Version)
 	m.loopStop, m.loopDone = stop, done
 	m.mu.Unlock()
 	go m.loop(cfg, path, stop, done, first)
@@ -196,6 +212,7 @@ func (m *managed) stopLoop() {
 	m.mu.Lock()
 	stop, done := m.loopStop, m.loopDone
 	m.loopStop, m.loopDone = nil, nil
+	m.clearRestartLimitLocked() // the loop that gave up goes: the connector is no longer failed
 	m.mu.Unlock()
 	if stop == nil {
 		return
@@ -262,6 +279,11 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 			m.setStatus(statusStopped)
 			return
 		}
+		if m.restartsExhausted(exit.String(), time.Now()) { // the restart limit: wait for an operator
+			<-stop
+			m.setStatus(statusStopped)
+			return
+		}
 		if backoff.Sleep(stopCtx, restarts.pause(time.Since(started))) != nil {
 			m.setStatus(statusStopped)
 			return
@@ -269,6 +291,7 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 		m.mu.Lock()
 		m.restarts++
 		m.mu.Unlock()
+		m.noteRestart(time.Now())
 		m.sup.runtimeMetrics.IncRestarts(m.key, string(m.kind))
 		m.sup.log.Info("restarting runner", "connector", m.label(), "restarts", m.snapshot().restarts)
 	}
@@ -295,7 +318,9 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 	if startPaused { // a paused connector's runner comes back paused, after a crash too
 		env = append(env, runnerproc.EnvStartPaused+"=true")
 	}
-	c, err := startChild(m.sup.runnerBin, env, m.socket, logging.NewRelayer(m.sup.runnerLog, m.key).Line)
+	relay := logging.NewRelayer(m.sup.runnerLog, m.key)
+	relay.SetAlso(m.keepLine) // the connector's log ring (api_logs.go), whatever the filter prints
+	c, err := startChild(m.sup.runnerBin, env, m.socket, relay.Line)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,7 @@ func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
 			"DELETE " + base + "/{key}/configs", "POST " + base + "/{key}/configs/validate"} {
 			mux.HandleFunc(route, ownedByOrchestrator("the connector configs", "change them where the runners are deployed (their IGGY_CONNECTOR_CONFIG or config file)"))
 		}
+		fleetPreviewRoutes(mux, base) // api_preview.go
 		for _, op := range []string{opStop, opStart, "restart"} {
 			mux.HandleFunc("POST "+base+"/{key}/"+op, ownedByOrchestrator("the runner processes", "scale, stop or restart them there"))
 		}
@@ -61,7 +62,10 @@ func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
 			mux.HandleFunc(method+" "+base+"/{key}/offsets", ownedByOrchestrator("the runner processes",
 				"offsets change only while the connector is stopped: stop its runners there, then change them with a supervisor that runs the connector or with Iggy's tools"))
 		}
+		s.fleetRuntimeRoutes(mux, base, kind) // log_level, rate_limit: fleet_runtime.go
+		s.tapRoutes(mux, base, kind)          // api_tap.go, api_logs.go: merged over the replicas
 	}
+	s.globalLogLevelRoutes(mux)
 	return mux, nil
 }
 

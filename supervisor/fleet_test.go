@@ -186,6 +186,8 @@ func TestFleetMergedAPI(t *testing.T) {
 		testkit.Call("POST", "/sources/gen/restart", nil, 409, orchestrator),
 		testkit.Call("PUT", "/sinks/pg/offsets", nil, 409, orchestrator),
 		testkit.Call("DELETE", "/sinks/pg/offsets", nil, 409, orchestrator),
+		testkit.Call("POST", "/sinks/pg/preview", nil, 409, "iggy-connectors test CONNECTOR_FILE"),
+		testkit.Call("POST", "/sources/gen/preview", nil, 409, orchestrator),
 		testkit.Call("GET", "/sinks/pg/offsets", nil, 200, `"consumer_group":"iggy-connect-sink-pg"`),
 	})
 	for _, path := range []string{"/sinks/pg/configs/active", "/sinks/pg/configs/plugin?format=yaml", "/sinks/pg"} {

@@ -51,7 +51,8 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	}
 	rt := loaded.Runtime
 	tel, telErr := telemetry.Setup(ctx, rt.Telemetry, telemetry.Resource{ServiceVersion: RuntimeVersion})
-	logs, err := newLoggers(stdout, rt.Logging.Format, config.EnvMap(loaded.Env)["RUST_LOG"], tel.LogHandler())
+	rings := NewLogRings(rt.HTTP.Secrets()) // the logs routes' records (api_logs.go)
+	logs, err := newLoggers(stdout, rt.Logging.Format, config.EnvMap(loaded.Env)["RUST_LOG"], tel.LogHandler(), rings.Handler())
 	if err != nil {
 		fmt.Fprintln(stderr, "iggy-connectors: logging:", err)
 		_ = tel.Shutdown(ctx)
@@ -85,7 +86,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 			return ExitFailed
 		}
 	}
-	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, RunnerLog: logs.runners})
+	s, err := New(Options{Runtime: rt, Environ: loaded.Env, Provider: prov, Logger: log, RunnerLog: logs.runners, LogLevel: logs.level, LogRings: rings})
 	if err != nil {
 		log.Error("cannot start", "error", err)
 		return ExitFailed
@@ -123,25 +124,28 @@ const telemetryFlushTimeout = 3 * time.Second
 type loggers struct {
 	// own: the supervisor's records, printed and exported (telemetry).
 	own *slog.Logger
-	// runners: relayed runner lines, printed only (each runner exports its own records), filtered
-	// with runner lines' default target so "iggy_connectors::runner=debug" means them.
+	// runners: relayed runner lines, printed only (each runner exports its own records). A runner
+	// filtered its lines already, with its own filter, which may be changed at run time (PUT
+	// .../log_level), so they are not filtered again.
 	runners *slog.Logger
+	// level is own's handler, whose filter PUT /log_level changes.
+	level LevelSetter
 }
 
 // newLoggers builds both loggers in format, filtered by rustLog (a bad filter falls back to the
-// default with a warning, as upstream). export, when not nil, receives the supervisor's records.
-func newLoggers(w io.Writer, format, rustLog string, export slog.Handler) (loggers, error) {
+// default with a warning, as upstream). also (the telemetry export, the connectors' log rings;
+// nil entries skipped) receive the supervisor's records that pass the filter.
+func newLoggers(w io.Writer, format, rustLog string, also ...slog.Handler) (loggers, error) {
 	out := &lockedWriter{w: w} // one record is one Write; the lock keeps the two loggers' lines whole
-	own, err := logging.NewHandler(out, logging.Options{Format: format, Filter: rustLog, LenientFilter: true, Also: []slog.Handler{export}})
+	own, err := logging.NewHandler(out, logging.Options{Format: format, Filter: rustLog, LenientFilter: true, Also: also})
 	if err != nil {
 		return loggers{}, err
 	}
-	// The filter as the first handler parsed it: a bad RUST_LOG is warned about once.
-	runners, err := logging.NewHandler(out, logging.Options{Format: format, Filter: own.Filter().String(), Target: logging.TargetRunner})
+	runners, err := logging.NewHandler(out, logging.Options{Format: format, Filter: "trace", Target: logging.TargetRunner})
 	if err != nil {
 		return loggers{}, err
 	}
-	return loggers{own: slog.New(own), runners: slog.New(runners)}, nil
+	return loggers{own: slog.New(own), runners: slog.New(runners), level: own}, nil
 }
 
 // lockedWriter serialises writes from several handlers to one output.

@@ -50,6 +50,9 @@ func (s *Supervisor) serveAPI() error {
 		s.apiDone <- err
 	}()
 	s.log.Info("REST API listening", "address", ln.Addr().String(), "tls", h.TLS.Enabled)
+	if url := s.consoleURL(ln.Addr().String()); url != "" {
+		s.log.Info("console: open "+url+" in a browser", "url", url)
+	}
 	return nil
 }
 

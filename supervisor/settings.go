@@ -1,14 +1,11 @@
 package supervisor
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // Env holds the supervisor's own variables: how it runs runners. They use the IGGY_SUPERVISOR_
@@ -24,6 +21,8 @@ type Env struct {
 	HealthInterval  time.Duration `env:"IGGY_SUPERVISOR_HEALTH_INTERVAL" envDefault:"1s" help:"how often each connector's status is read from its stats page (for the REST API's status and restart decisions)"`
 	RunnerCallLimit time.Duration `env:"IGGY_SUPERVISOR_RUNNER_TIMEOUT" envDefault:"2s" help:"a runner whose heartbeat in its stats page is older than this (it beats every 200ms) counts as down: error in /stats, iggy_connector_up 0"`
 	FleetTimeout    time.Duration `env:"IGGY_SUPERVISOR_FLEET_TIMEOUT" envDefault:"500ms" help:"attach mode ([fleet] enabled): the bound of one runner's poll and of one call forwarded to it"`
+	RestartLimit    int           `env:"IGGY_SUPERVISOR_RESTART_LIMIT" envDefault:"0" help:"restarts of a connector's runner allowed within IGGY_SUPERVISOR_RESTART_WINDOW; at the next exit it is not restarted but shows status failed until POST .../start or /restart (0: unlimited)"`
+	RestartWindow   time.Duration `env:"IGGY_SUPERVISOR_RESTART_WINDOW" envDefault:"10m" help:"the window IGGY_SUPERVISOR_RESTART_LIMIT counts restarts in"`
 }
 
 // ParseEnv reads the supervisor's variables from environ ("NAME=value" entries).
@@ -44,6 +43,8 @@ func ParseEnv(environ []string) (Env, error) {
 		{"IGGY_SUPERVISOR_HEALTH_INTERVAL", e.HealthInterval <= 0},
 		{"IGGY_SUPERVISOR_RUNNER_TIMEOUT", e.RunnerCallLimit <= 0},
 		{"IGGY_SUPERVISOR_FLEET_TIMEOUT", e.FleetTimeout <= 0},
+		{"IGGY_SUPERVISOR_RESTART_LIMIT", e.RestartLimit < 0},
+		{"IGGY_SUPERVISOR_RESTART_WINDOW", e.RestartWindow <= 0},
 	} {
 		if c.bad {
 			return Env{}, fmt.Errorf("supervisor environment: %s: value out of range", c.name)
@@ -53,28 +54,10 @@ func ParseEnv(environ []string) (Env, error) {
 }
 
 // ErrRunnerNotFound: no runner binary was found.
-var ErrRunnerNotFound = errors.New("iggy-connector-runner binary not found")
+var ErrRunnerNotFound = runnerproc.ErrRunnerNotFound
 
 // runnerBinary finds the runner: the configured path, else next to this executable, else PATH.
-func (e Env) runnerBinary() (string, error) {
-	if e.RunnerPath != "" {
-		if _, err := os.Stat(e.RunnerPath); err != nil {
-			return "", fmt.Errorf("IGGY_SUPERVISOR_RUNNER_PATH=%q: %w: %w", e.RunnerPath, ErrRunnerNotFound, err)
-		}
-		return filepath.Abs(e.RunnerPath)
-	}
-	if exe, err := os.Executable(); err == nil {
-		candidate := filepath.Join(filepath.Dir(exe), "iggy-connector-runner")
-		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() {
-			return candidate, nil
-		}
-	}
-	p, err := exec.LookPath("iggy-connector-runner")
-	if err != nil {
-		return "", fmt.Errorf("%w next to the supervisor or on PATH (set IGGY_SUPERVISOR_RUNNER_PATH)", ErrRunnerNotFound)
-	}
-	return filepath.Abs(p)
-}
+func (e Env) runnerBinary() (string, error) { return runnerproc.FindRunner(e.RunnerPath) }
 
 // SupervisorEnvVars lists the supervisor's own variables in declaration order.
 func SupervisorEnvVars() []config.EnvVar { return config.StructEnvVars(Env{}) }

@@ -171,5 +171,6 @@ func (s *Supervisor) refreshMetrics() {
 		s.runtimeMetrics.SetUp(m.key, string(m.kind), up)
 		s.runtimeMetrics.SetState(m.key, string(m.kind), statusShown(m, sn, up))
 	}
+	s.refreshRestartLimits() // restartlimit.go
 	s.updateRunning()
 }

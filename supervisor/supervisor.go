@@ -71,7 +71,14 @@ type Supervisor struct {
 	closing      atomic.Bool
 	shutdownOnce sync.Once
 
-	validations, offsetsCalls gate // admission.go
+	// streamsEnd is closed at shutdown, so open tap and logs streams end (api_tap.go).
+	streamsEnd                chan struct{}
+	streamsOnce, streamsClose sync.Once
+
+	validations, offsetsCalls, previews gate // admission.go
+
+	own      ownLog    // the supervisor's own log filter at run time (api_loglevel.go)
+	logRings *LogRings // each connector's recent log records (api_logs.go)
 }
 
 // Options are what New needs besides the runtime config.
@@ -85,6 +92,13 @@ type Options struct {
 	// RunnerLog receives every runner output line, tagged with its connector_key. Runners export
 	// their own telemetry, so it should print only; nil means Logger.
 	RunnerLog *slog.Logger
+	// LogLevel is Logger's handler when its filter can change at run time (PUT /log_level); nil:
+	// the supervisor's own filter is fixed.
+	LogLevel LevelSetter
+	// LogRings keeps each connector's recent log records (GET .../logs); its Handler should be
+	// among Logger's handlers so the supervisor's own lines about a connector are kept too. Nil
+	// makes one that keeps the runners' lines only.
+	LogRings *LogRings
 }
 
 // New prepares a supervisor: it reads the supervisor variables, finds the runner binary and the
@@ -102,7 +116,11 @@ func New(o Options) (*Supervisor, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newAttached(o, e, guard)
+		s, err := newAttached(o, e, guard)
+		if s != nil {
+			s.own.setter = o.LogLevel
+		}
+		return s, err
 	}
 	bin, err := e.runnerBinary()
 	if err != nil {
@@ -138,7 +156,13 @@ func New(o Options) (*Supervisor, error) {
 		stopSampling: make(chan struct{}),
 		validations:  newGate(maxValidations),
 		offsetsCalls: newGate(maxOffsetsCalls),
+		previews:     newGate(maxPreviews),
+		logRings:     o.LogRings,
 	}
+	if s.logRings == nil {
+		s.logRings = NewLogRings(o.Runtime.HTTP.Secrets())
+	}
+	s.own.setter = o.LogLevel
 	// Until Start has listed the connector configs, the default list has only the binary's plugins/.
 	s.plugins = s.allowList(nil)
 	s.runtimeMetrics = metrics.NewRuntime(s.registry)
@@ -226,6 +250,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		if targetProblem != "" {
 			m.lastErr = &metrics.LastError{Message: targetProblem, Timestamp: uint64(time.Now().UnixMicro())}
 		}
+		s.loadPersistedLogFilter(m) // overrides.go
 		if b, ok := broken[connectorLabel(c)]; ok {
 			m.placeholder = true
 			m.setError(b.message)
@@ -344,6 +369,7 @@ func (s *Supervisor) Shutdown() {
 			}
 			wg.Wait()
 		}
+		s.endStreams() // after the drain, so a followed log shows the runners stopping
 		if s.api != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			_ = s.api.Shutdown(ctx)
@@ -368,6 +394,7 @@ func (s *Supervisor) Shutdown() {
 // IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector's file
 // (handover.go), which the caller removes once the runner has read it.
 func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (env, handover []string, err error) {
+	cfg, overrides := s.runnerOverrides(m, cfg) // an operator's run-time log filter and rate limit
 	doc, err := s.runnerDocument(cfg, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connector %s: %w", m.label(), err)
@@ -381,6 +408,7 @@ func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (e
 		removeAll(handover)
 		return nil, nil, fmt.Errorf("connector %s: %w", m.label(), err)
 	}
+	env = append(env, overrides...)
 	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfigPath+"="+file,
 		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), append(handover, file), nil
 }
@@ -436,6 +464,10 @@ func (s *Supervisor) runnerRuntime(address string) config.Runtime {
 		CORS:    config.DefaultRuntime().HTTP.CORS,
 		TLS:     config.HTTPTLS{CertFile: rt.HTTP.TLS.CertFile, KeyFile: rt.HTTP.TLS.KeyFile},
 		Limits:  rt.HTTP.Limits,
+		// The tap is relayed from the runner (its masking and bounds are the supervisor's); the
+		// runner keeps no log records, since the supervisor keeps the lines it relays.
+		Tap: rt.HTTP.Tap, TapMaxDuration: rt.HTTP.TapMaxDuration,
+		SecretKeys: rt.HTTP.SecretKeys, RevealSecrets: rt.HTTP.RevealSecrets,
 	}
 	rt.State.Path = s.statePath
 	// The runner checks its plugin against the same list (the default was computed here).

@@ -25,6 +25,8 @@ const (
 type targetFile struct {
 	Target    string `json:"target"`
 	UpdatedAt string `json:"updated_at"` // RFC 3339, for the operator reading the file
+	// LogFilter is a log filter set with "persist": true (overrides.go); absent: none.
+	LogFilter *string `json:"log_filter,omitempty"`
 }
 
 // targetPath is the target-state file of a connector: <state.path>/<kind>_<key>.target.json,
@@ -64,7 +66,10 @@ func (s *Supervisor) loadTarget(kind config.ConnectorKind, key string) (target, 
 // saveTarget writes a connector's target state atomically (temporary file, fsync, rename, fsync of
 // the directory).
 func (s *Supervisor) saveTarget(kind config.ConnectorKind, key, target string) error {
-	data, _ := json.Marshal(targetFile{Target: target, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+	targetFileMu.Lock()
+	defer targetFileMu.Unlock()
+	old, _ := s.targetFileDoc(kind, key) // the persisted log filter stays (overrides.go)
+	data, _ := json.Marshal(targetFile{Target: target, UpdatedAt: time.Now().UTC().Format(time.RFC3339), LogFilter: old.LogFilter})
 	if err := atomicfile.Write(s.targetPath(kind, key), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("save the target state of %s: %w", labelOf(kind, key), err)
 	}

@@ -49,6 +49,7 @@ const (
 	bareSDK08    baseline = iota // a bare loop of the official Go SDK v0.8.0 (the runner speaks 0.8)
 	bareClient09                 // a bare loop of our own 0.9 client, pkg/iggyclient/v09 (the runner speaks 0.9)
 	runner08                     // the same runner speaking 0.8 (B speaks 0.9)
+	runnerNoTap                  // the same runner with no tap open (B has the case's tap client; tap.go)
 )
 
 // benchCase is one row of the table.
@@ -60,11 +61,12 @@ type benchCase struct {
 	pluginConfig string // [plugin_config] body (sources get theirs from the message count)
 	transforms   string // transform tables, or ""
 	baseline     baseline
+	tap          tapClient // runnerNoTap cases: the tap client B's runner has open
 }
 
 // protocol is the Iggy protocol the measured runner (B) speaks.
 func (c benchCase) protocol() string {
-	if c.baseline == bareSDK08 {
+	if c.baseline == bareSDK08 || c.baseline == runnerNoTap {
 		return "0.8"
 	}
 	return "0.9"
@@ -101,6 +103,12 @@ func allCases() []benchCase {
 	}
 	over(bareClient09, "-0.9", "over 0.9 against a bare 0.9 client loop")
 	over(runner08, "-0.9v0.8", "runner over 0.9 against runner over 0.8")
+	// The live tap: the same runner without a tap (A) and with one open (B), both started paused
+	// and measured from their resume, so the tap is open before the first batch.
+	for _, tc := range []tapClient{tapFast, tapEvery, tapStalled} {
+		sink("sink-null-json-"+tc.name, "json stream into the null sink, "+tc.about+" (A: no tap)", "json", "null_sink", "", "")
+		cases[len(cases)-1].baseline, cases[len(cases)-1].tap = runnerNoTap, tc
+	}
 	return cases
 }
 
@@ -145,6 +153,8 @@ func (e *caseEnv) measureBare(round int) (sample, error) {
 		return e.measureBare09(round)
 	case runner08:
 		return e.measureRunnerOver("0.8", fmt.Sprintf("a%d", round))
+	case runnerNoTap:
+		return e.measureRunnerTapped(e.c.protocol(), fmt.Sprintf("a%d", round), tapClient{})
 	}
 	cli, err := e.broker.client()
 	if err != nil {
@@ -218,11 +228,22 @@ func sendAll(cli iggcon.Client, topic string, batch []iggcon.IggyMessage, n int)
 
 // measureRunner starts a runner for the round and measures it from status running.
 func (e *caseEnv) measureRunner(round int) (sample, error) {
+	if e.c.baseline == runnerNoTap {
+		return e.measureRunnerTapped(e.c.protocol(), strconv.Itoa(round), e.c.tap)
+	}
 	return e.measureRunnerOver(e.c.protocol(), strconv.Itoa(round))
 }
 
 // measureRunnerOver measures one runner speaking protocol; run names its directory, topic and group.
 func (e *caseEnv) measureRunnerOver(protocol, run string) (sample, error) {
+	return e.measureRunnerTapped(protocol, run, tapClient{})
+}
+
+// measureRunnerTapped measures one runner speaking protocol; run names its directory, topic and
+// group. A tap case's runners (tc set, or the case's A side) start paused and are measured from
+// their resume, B's once its tap client has the stream open.
+func (e *caseEnv) measureRunnerTapped(protocol, run string, tc tapClient) (sample, error) {
+	paused := e.c.baseline == runnerNoTap
 	dir := filepath.Join(e.dir, "runner-"+run)
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
 		return sample{}, err
@@ -244,6 +265,9 @@ func (e *caseEnv) measureRunnerOver(protocol, run string) (sample, error) {
 		"IGGY_CONNECTOR_CONFIG=" + e.connectorTOML(topic, group, n),
 	}
 	env = append(env, e.opts.runnerEnv...)
+	if paused {
+		env = append(env, "IGGY_CONNECTOR_START_PAUSED=true")
+	}
 	if e.opts.profileDir != "" {
 		env = append(env, fmt.Sprintf("IGGY_CONNECTOR_CPU_PROFILE=%s/%s-%s.pprof", e.opts.profileDir, e.c.name, run))
 	}
@@ -251,9 +275,25 @@ func (e *caseEnv) measureRunnerOver(protocol, run string) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	if err := r.waitRunning(); err != nil {
+	want := "running"
+	if paused {
+		want = "paused"
+	}
+	if err := r.waitStatus(want); err != nil {
 		_ = r.stop()
 		return sample{}, err
+	}
+	if paused {
+		client, err := tc.open(r)
+		if err != nil {
+			_ = r.stop()
+			return sample{}, err
+		}
+		defer client.close()
+		if err := r.resume(); err != nil {
+			_ = r.stop()
+			return sample{}, err
+		}
 	}
 	start, cpu0 := time.Now(), r.cpu()
 	var done func() (bool, error)

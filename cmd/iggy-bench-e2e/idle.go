@@ -75,6 +75,31 @@ type idleResult struct {
 	sides [2][]idleSample
 }
 
+// newIdleEnv starts the case's broker with one empty topic per sink; the caller stops the broker.
+func newIdleEnv(o options, work string, c idleCase) (*idleEnv, error) {
+	dir, b, err := caseBroker(o, work, c.name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.cli.CreateStream(idleStream); err != nil {
+		b.stop()
+		return nil, fmt.Errorf("create stream: %w", err)
+	}
+	for i := range c.sinks {
+		if err := b.createTopic(idleStream, idleTopic(i)); err != nil {
+			b.stop()
+			return nil, err
+		}
+	}
+	m, err := iggcon.NewIggyMessage([]byte(`{"idle":"over"}`))
+	if err != nil {
+		b.stop()
+		return nil, err
+	}
+	return &idleEnv{opts: o, dir: dir, broker: b, c: c, sent: make([]uint64, c.sinks), msg: []iggcon.IggyMessage{m},
+		rng: rand.New(rand.NewPCG(3, 4))}, nil
+}
+
 // idleEnv runs one idle case's measurements on its broker.
 type idleEnv struct {
 	opts   options
@@ -88,25 +113,11 @@ type idleEnv struct {
 
 func runIdleCase(o options, work string, c idleCase) (idleResult, error) {
 	res := idleResult{c: c}
-	dir, b, err := caseBroker(o, work, c.name)
+	e, err := newIdleEnv(o, work, c)
 	if err != nil {
 		return res, err
 	}
-	defer b.stop()
-	if _, err := b.cli.CreateStream(idleStream); err != nil {
-		return res, fmt.Errorf("create stream: %w", err)
-	}
-	for i := range c.sinks {
-		if err := b.createTopic(idleStream, idleTopic(i)); err != nil {
-			return res, err
-		}
-	}
-	m, err := iggcon.NewIggyMessage([]byte(`{"idle":"over"}`))
-	if err != nil {
-		return res, err
-	}
-	e := &idleEnv{opts: o, dir: dir, broker: b, c: c, sent: make([]uint64, c.sinks), msg: []iggcon.IggyMessage{m},
-		rng: rand.New(rand.NewPCG(3, 4))}
+	defer e.broker.stop()
 	for round := 1; round <= o.rounds; round++ {
 		for i, side := range idleSides {
 			s, err := e.measure(round, side)

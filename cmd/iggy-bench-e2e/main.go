@@ -5,11 +5,17 @@
 // The cases ending in -0.9 compare a runner speaking Iggy 0.9 with a bare loop of our own 0.9
 // client; those ending in -0.9v0.8 compare the runner over 0.9 (B) with itself over 0.8 (A).
 // The idle cases (idle-sinks-N) measure N idle sinks under a real supervisor, upstream's fixed
-// poll interval (A) against the idle back-off (B), in a table of their own.
+// poll interval (A) against the idle back-off (B), in a table of their own. The tap cases
+// (sink-null-json-tap*) measure the runner with no tap open (A) against the same runner with a
+// live-tap client (B): one reading every event, one at the highest rate, one that never reads;
+// their table gives each tapped figure as a ratio of the no-tap one. The console case
+// (console-50) measures the supervisor's CPU with its console open in a real headless Chromium
+// on 50 idle sinks.
 //
 // Files: main.go (flags, rounds, tables), cases.go (the cases: payloads, connector files, bare
 // SDK loops), bare09.go (the bare 0.9 client loops), procs.go (the broker and runner processes and
-// the broker-side progress probes), idle.go (the idle cases).
+// the broker-side progress probes), idle.go (the idle cases), tap.go (the tap cases' clients),
+// console.go (the console case).
 package main
 
 import (
@@ -36,11 +42,20 @@ cases the runner over 0.8. Prints msg/s of each (median over rounds) and the run
 (min / median / max over rounds). ~100 B JSON records (proto and avro cases encode the same
 records), batches of 1,000.
 
+The tap cases (sink-null-json-tap, -tap-all, -tap-stalled) compare the runner with no tap open
+(A) and the same runner with a live-tap client on GET /tap (B), both started paused and measured
+from their resume: a client reading every event at the default rate, one reading every message at
+polled and delivered, one that never reads (its buffer fills; the rest is dropped and counted).
+
 The idle cases (idle-sinks-N) start N null sinks on empty topics under a real supervisor, at
 poll_interval 5ms, A with idle_poll_max = "0" (upstream's fixed interval) and B with the default
 back-off, interleaved; they print the CPU per runner, per sink in the broker and of the
 supervisor over -idle-window, the latency of a first message after an idle spell (sent to the
 topic, until the group's offset is stored) and the supervisor's GET /stats and /metrics latency.
+
+The console case (console-50) runs 50 idle sinks under a supervisor and measures its CPU over
+-console-window with no page open (A), the console's overview open in headless Chromium (B) and
+one connector's page open (C), interleaved A B C per round; it prints what the page adds.
 
 Usage: iggy-bench-e2e [flags]
 `
@@ -57,6 +72,7 @@ type options struct {
 	idleWindow     time.Duration
 	idleSamples    int
 	idleGets       int
+	consoleWindow  time.Duration
 }
 
 // envList collects repeated -runner-env flags.
@@ -86,6 +102,7 @@ func main() {
 	flag.DurationVar(&o.idleWindow, "idle-window", 5*time.Second, "idle cases: the CPU measurement window")
 	flag.IntVar(&o.idleSamples, "idle-samples", 30, "idle cases: first-message samples per measurement")
 	flag.IntVar(&o.idleGets, "idle-gets", 100, "idle cases: GET /stats and GET /metrics each, per measurement")
+	flag.DurationVar(&o.consoleWindow, "console-window", 30*time.Second, "console case: the CPU measurement window per view")
 	flag.StringVar(&o.profileDir, "profile", "", "write each runner's CPU profile to this directory as <case>-<round>.pprof")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
@@ -97,10 +114,11 @@ func main() {
 		for _, c := range idleCases() {
 			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s %d idle null sinks over %s, fixed interval against the idle back-off\n", c.name, c.sinks, c.protocol)
 		}
+		fmt.Fprintf(flag.CommandLine.Output(), "  %-22s the supervisor's CPU with the console open in Chromium on 50 idle sinks: no page, the overview, a connector page\n", consoleCaseName)
 	}
 	flag.Parse()
 	o.runnerEnv = runnerEnv
-	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 {
+	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 || o.consoleWindow <= 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -123,6 +141,7 @@ func main() {
 type result struct {
 	name         string
 	bare, runner []sample
+	tapped       bool // a tap case: bare is the runner with no tap open
 }
 
 func run(o options) error {
@@ -156,10 +175,30 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if len(results) > 0 {
-		printTable(results)
+	console, err := runMatching(o, []string{consoleCaseName}, func(name string) string { return name }, func(string) ([]consoleSample, error) {
+		return runConsoleCase(o, work)
+	})
+	if err != nil {
+		return err
+	}
+	var plain, tapped []result
+	for _, r := range results {
+		if r.tapped {
+			tapped = append(tapped, r)
+		} else {
+			plain = append(plain, r)
+		}
+	}
+	if len(plain) > 0 {
+		printTable(plain, "bare msg/s", "runner", "bare:runner")
+	}
+	if len(tapped) > 0 {
+		printTable(tapped, "no tap", "tapped", "none:tapped")
 	}
 	printIdleTable(idle)
+	for _, c := range console {
+		printConsoleTable(c, o.consoleWindow)
+	}
 	fmt.Printf("total %s\n", time.Since(started).Round(time.Second))
 	return nil
 }
@@ -192,7 +231,7 @@ func caseBroker(o options, work, name string) (dir string, b *broker, err error)
 
 // runCase starts a broker for the case and measures bare and runner alternately.
 func runCase(o options, work string, c benchCase) (result, error) {
-	res := result{name: c.name}
+	res := result{name: c.name, tapped: c.baseline == runnerNoTap}
 	dir, broker, err := caseBroker(o, work, c.name)
 	if err != nil {
 		return res, err
@@ -221,9 +260,9 @@ func runCase(o options, work string, c benchCase) (result, error) {
 // printTable prints one row per case: median rates, the runner/bare rate ratio over the rounds,
 // the CPU time per message of each side (bare: this process; runner: the runner process; the
 // broker's is in neither) and the runner's peak RSS.
-func printTable(results []result) {
-	fmt.Printf("\n%-22s %11s %11s  %-20s %-18s %s\n", "case", "bare msg/s", "runner", "ratio min/med/max", "CPU/msg bare:runner", "runner RSS")
-	fmt.Println(strings.Repeat("-", 100))
+func printTable(results []result, aName, bName, cpuNames string) {
+	fmt.Printf("\n%-26s %11s %11s  %-20s %-18s %s\n", "case", aName, bName, "ratio min/med/max", "CPU/msg "+cpuNames, bName+" RSS")
+	fmt.Println(strings.Repeat("-", 104))
 	for _, r := range results {
 		ratios := make([]float64, len(r.bare))
 		var bareRates, runnerRates, bareCPU, runnerCPU []float64
@@ -236,7 +275,7 @@ func printTable(results []result) {
 			rss = max(rss, r.runner[i].peakRSS)
 		}
 		lo, mid, hi := spread(ratios)
-		fmt.Printf("%-22s %11s %11s  %-20s %-18s %.1f MiB\n", r.name, thousands(median(bareRates)), thousands(median(runnerRates)),
+		fmt.Printf("%-26s %11s %11s  %-20s %-18s %.1f MiB\n", r.name, thousands(median(bareRates)), thousands(median(runnerRates)),
 			fmt.Sprintf("%.2f / %.2f / %.2f", lo, mid, hi), fmt.Sprintf("%.0f : %.0f ns", median(bareCPU), median(runnerCPU)), float64(rss)/(1<<20))
 	}
 }

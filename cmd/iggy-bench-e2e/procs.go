@@ -220,7 +220,8 @@ func (b *broker) messageCount(stream, topic string) (uint64, error) {
 // runner is one iggy-connector-runner process with its HTTP endpoint on a Unix socket.
 type runnerProc struct {
 	*process
-	http *http.Client
+	http   *http.Client
+	socket string // the endpoint's Unix socket
 }
 
 func startRunner(binDir, dir string, env []string) (*runnerProc, error) {
@@ -231,7 +232,7 @@ func startRunner(binDir, dir string, env []string) (*runnerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runnerProc{process: proc, http: &http.Client{
+	r := &runnerProc{process: proc, socket: sock, http: &http.Client{
 		Timeout: 5 * time.Second,
 		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -296,21 +297,37 @@ func (r *runnerProc) peakRSS() uint64 {
 }
 
 // waitRunning polls /health until the connector is running.
-func (r *runnerProc) waitRunning() error {
+func (r *runnerProc) waitRunning() error { return r.waitStatus("running") }
+
+// waitStatus polls /health until the connector has status want.
+func (r *runnerProc) waitStatus(want string) error {
 	deadline := time.Now().Add(startLimit)
 	for {
 		status, err := r.connectorStatus()
-		if err == nil && status == "running" {
+		if err == nil && status == want {
 			return nil
 		}
 		if r.exited() {
-			return fmt.Errorf("runner exited before running: %v\n%s", r.err, r.logTail())
+			return fmt.Errorf("runner exited before %s: %v\n%s", want, r.err, r.logTail())
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("runner not running after %s (status %q, %v)\n%s", startLimit, status, err, r.logTail())
+			return fmt.Errorf("runner not %s after %s (status %q, %v)\n%s", want, startLimit, status, err, r.logTail())
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// resume sends POST /resume and expects 204 (the connector runs again).
+func (r *runnerProc) resume() error {
+	resp, err := r.http.Post("http://runner/resume", "", nil)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("resume: status %d", resp.StatusCode)
+	}
+	return nil
 }
 
 func (r *runnerProc) connectorStatus() (string, error) {

@@ -18,6 +18,12 @@ func main() {
 	// plugin's getenv and whatever it spawns never see them.
 	environ := os.Environ()
 	runnerproc.UnsetSecrets()
+	if len(os.Args) > 1 && os.Args[1] == runnerproc.ArgDryRun {
+		ctx, cancel := signalContext()
+		code := runner.DryRunMain(ctx, environ, os.Args[2:], os.Stdin, os.Stdout)
+		cancel()
+		os.Exit(code)
+	}
 	for _, a := range os.Args[1:] {
 		switch a {
 		case "-h", "--help", "help":

@@ -38,6 +38,8 @@ In another terminal:
   curl -s localhost:8081/sources/random/configs/active | jq .
   curl -s -X POST localhost:8081/sinks/stdout/restart -i
 Ctrl-C drains the runners (sources first, then sinks) and stops.
+Console (the overview, each connector's page, live tap and logs; docs/console.md):
+  http://localhost:8081/ui/
 ------------------------------------------------------------------------------------------
 TIP
 

@@ -346,11 +346,11 @@ func (s *ProtoSchema) EncodeJSON(v any, strict bool) (_ []byte, err error) {
 	}
 	msg := dynamicpb.NewMessage(s.desc)
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: !strict}).Unmarshal(text, msg); err != nil {
-		return nil, fmt.Errorf("%w: JSON does not fit %s: %v", ErrInvalidProto, s.MessageType(), err)
+		return nil, fmt.Errorf("%w: JSON does not fit %s: %s", ErrInvalidProto, s.MessageType(), protoErrText(err))
 	}
 	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode %s: %v", ErrInvalidProto, s.MessageType(), err)
+		return nil, fmt.Errorf("%w: encode %s: %s", ErrInvalidProto, s.MessageType(), protoErrText(err))
 	}
 	return out, nil
 }
@@ -367,14 +367,14 @@ func (s *ProtoSchema) DecodeJSON(b []byte, strict bool) (_ any, err error) {
 	}
 	msg := dynamicpb.NewMessage(s.desc)
 	if err := proto.Unmarshal(b, msg); err != nil {
-		return nil, fmt.Errorf("%w: not a %s message: %v", ErrInvalidProto, s.MessageType(), err)
+		return nil, fmt.Errorf("%w: not a %s message: %s", ErrInvalidProto, s.MessageType(), protoErrText(err))
 	}
 	if strict && hasUnknownFields(msg) {
 		return nil, fmt.Errorf("%w: %s message carries fields the schema does not define", ErrInvalidProto, s.MessageType())
 	}
 	text, err := protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}.Marshal(msg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s as JSON: %v", ErrInvalidProto, s.MessageType(), err)
+		return nil, fmt.Errorf("%w: %s as JSON: %s", ErrInvalidProto, s.MessageType(), protoErrText(err))
 	}
 	v, err := ParseJSON(text)
 	if err != nil {
@@ -467,3 +467,11 @@ func int64FieldValue(v any, fd protoreflect.FieldDescriptor) any {
 }
 
 func unixMillis() int64 { return time.Now().UnixMilli() }
+
+// protoErrText is a protobuf error's text with its deliberately unstable spacing made plain:
+// protobuf-go writes a no-break space instead of a space in some builds, so that nobody relies
+// on its texts; ours reach dead-letter headers, logs and dry-run expectation files, which must
+// read the same from every build.
+func protoErrText(err error) string {
+	return strings.ReplaceAll(err.Error(), "\u00a0", " ")
+}

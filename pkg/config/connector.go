@@ -94,6 +94,8 @@ type Connector struct {
 	TransformOrder []string
 	// ErrorHandling is the [error_handling] section (ours, decision 14); nil when absent.
 	ErrorHandling *ErrorHandling
+	// RateLimit is the [rate_limit] section (ours, rate_limit.go); nil when absent.
+	RateLimit *RateLimit
 }
 
 // StreamEntry is one [[streams]] table. Sinks use Topics, PollInterval,
@@ -207,6 +209,7 @@ func (c Connector) Clone() Connector {
 	}
 	out.TransformOrder = slices.Clone(c.TransformOrder)
 	out.ErrorHandling = c.ErrorHandling.clone()
+	out.RateLimit = c.RateLimit.clone()
 	out.Streams = make([]StreamEntry, len(c.Streams))
 	for i, s := range c.Streams {
 		s.Topics = slices.Clone(s.Topics)

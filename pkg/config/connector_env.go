@@ -104,6 +104,9 @@ func applyTypedEnv(doc map[string]any, kind ConnectorKind, key string, env []str
 	if err := applyErrorHandlingEnv(doc, prefix, vars); err != nil {
 		return err
 	}
+	if err := applyRateLimitEnv(doc, prefix, vars); err != nil {
+		return err
+	}
 	var streams []any
 	for i := 0; i <= maxStreamIndex; i++ {
 		stream, err := readEnvFields(prefix+"STREAMS_"+strconv.Itoa(i)+"_", streamEnvFields(kind), vars)
@@ -189,7 +192,7 @@ func ConnectorEnvWarnings(kind ConnectorKind, key string, env []string) []string
 	for _, f := range topLevelEnvFields {
 		known[prefix+f.suffix] = true
 	}
-	for _, f := range errorHandlingEnvFields {
+	for _, f := range append(errorHandlingEnvFields, rateLimitEnvFields...) {
 		known[prefix+f.suffix] = true
 	}
 	for i := 0; i <= maxStreamIndex; i++ {

@@ -415,6 +415,9 @@ func decodeDoc(file string, doc map[string]any, order []string, deferStart bool)
 	if c.ErrorHandling, err = decodeErrorHandling(file, doc); err != nil {
 		return Connector{}, err
 	}
+	if c.RateLimit, err = decodeRateLimit(file, doc); err != nil {
+		return Connector{}, err
+	}
 	v, _, err := r.get("streams", true)
 	if err != nil {
 		return Connector{}, err

@@ -39,6 +39,9 @@ func (c Connector) document() map[string]any {
 	if c.ErrorHandling != nil {
 		doc["error_handling"] = c.ErrorHandling.document()
 	}
+	if c.RateLimit != nil {
+		doc["rate_limit"] = c.RateLimit.document()
+	}
 	streams := make([]any, len(c.Streams))
 	for i, s := range c.Streams {
 		streams[i] = s.document(c.Kind)
@@ -161,6 +164,12 @@ func (c Connector) MarshalTOMLWithin(limit int) ([]byte, error) {
 		// Written even when empty, so the section stays present.
 		w.WriteString("\n[error_handling]\n")
 		if err := encode("error_handling", doc["error_handling"].(map[string]any)); err != nil {
+			return nil, err
+		}
+	}
+	if c.RateLimit != nil {
+		w.WriteString("\n[rate_limit]\n")
+		if err := encode("rate_limit", doc["rate_limit"].(map[string]any)); err != nil {
 			return nil, err
 		}
 	}
@@ -321,6 +330,9 @@ func (c Connector) bodyObject(withIdentity bool) orderedObject {
 	// error_handling is ours; shown only when written, so upstream's shape is unchanged.
 	if c.ErrorHandling != nil {
 		obj = append(obj, kv{"error_handling", c.ErrorHandling.jsonObject()})
+	}
+	if c.RateLimit != nil { // ours too, likewise
+		obj = append(obj, kv{"rate_limit", c.RateLimit.jsonObject()})
 	}
 	return obj
 }

@@ -21,6 +21,12 @@
 // decision 14): tolerance, retries and the dead-letter topic; absent, it is
 // nil and every answer keeps upstream's shape.
 //
+// RateLimit (rate_limit.go) is our [rate_limit] section: messages_per_second and
+// bytes_per_second, each optional; absent, it is nil and every answer keeps
+// upstream's shape. RateValue checks one figure, for the run-time routes too.
+// The [connectors] keys activation_probe and activation_max_error_rate (ours)
+// set the default probe of PUT .../configs/active (docs/runtime-changes.md).
+//
 // MarshalYAML (yaml.go) writes plugin_config in serde_yaml's layout, as
 // upstream's GET .../configs/plugin?format=yaml does; strings a YAML 1.1
 // reader would misread (yes, off, y, 1:20, =, 2001-12-14, ...) are quoted and

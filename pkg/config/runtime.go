@@ -36,6 +36,7 @@ type HTTP struct {
 	CORS    CORS
 	Metrics HTTPMetrics
 	TLS     HTTPTLS
+	UI      HTTPUI // [http.ui] (Go extension): the console page of the supervisor
 
 	// Secret masking of plugin_config values in API answers (Go-only keys).
 	SecretKeys    []string // http.secret_keys: key-name substrings; empty masks nothing
@@ -47,6 +48,12 @@ type HTTP struct {
 	// Access policy of pkg/httpguard (Go extension keys).
 	AllowUnauthenticated bool     // http.allow_unauthenticated: serve control routes beyond loopback without a key
 	AllowedHosts         []string // http.allowed_hosts: Host names accepted besides IPs, loopback and the listener's
+
+	// See inside (Go extension keys; pkg/tap, docs/see-inside.md).
+	Tap            bool          // http.tap: serve the live tap routes
+	TapMaxDuration time.Duration // http.tap_max_duration: a tap stream ends after this long (0: no limit)
+	LogRecords     uint32        // http.log_records: log records kept per connector
+	LogBytes       uint32        // http.log_bytes: bytes of log records kept per connector
 }
 
 // Secrets is what the API masks: SecretKeys, or nothing when RevealSecrets is set.
@@ -88,6 +95,11 @@ type HTTPMetrics struct {
 	Enabled  bool
 	Endpoint string
 	Public   bool // http.metrics.public (Go extension): scraped without the API key
+}
+
+// HTTPUI is [http.ui] (a Go extension): the operations console the supervisor serves under /ui/.
+type HTTPUI struct {
+	Enabled bool
 }
 
 // HTTPTLS is [http.tls].
@@ -159,6 +171,13 @@ type Connectors struct {
 	URLTemplates   map[string]string // nil when none
 	Response       ResponsePaths
 	Retry          Retry
+
+	// ActivationProbe is how long PUT .../configs/active watches a newly activated version before
+	// it keeps it (0: it only records the choice, as upstream); ActivationMaxErrorRate the share of
+	// failed messages over that window that rolls it back (0: not checked). Go extension keys
+	// (docs/runtime-changes.md).
+	ActivationProbe        time.Duration
+	ActivationMaxErrorRate float64
 }
 
 // ResponsePaths is [connectors.response]; "" means unset.
@@ -217,11 +236,17 @@ func DefaultRuntime() Runtime {
 				ExposedHeaders: []string{""},
 			},
 			Metrics: HTTPMetrics{Endpoint: "/metrics"},
+			UI:      HTTPUI{Enabled: true},
 			TLS:     HTTPTLS{CertFile: "core/certs/iggy_cert.pem", KeyFile: "core/certs/iggy_key.pem"},
 			Limits:  DefaultHTTPLimits(),
 
 			SecretKeys:   slices.Clone(DefaultSecretKeys),
 			AllowedHosts: []string{},
+
+			Tap:            true,
+			TapMaxDuration: DefaultTapMaxDuration,
+			LogRecords:     DefaultLogRecords,
+			LogBytes:       DefaultLogBytes,
 		},
 		Iggy: Iggy{
 			Address:  "localhost:8090",
@@ -251,6 +276,14 @@ func DefaultRuntime() Runtime {
 		Fleet:   Fleet{Refresh: DefaultFleetRefresh, Runners: []string{}, DNS: []string{}, Scheme: FleetSchemeHTTP},
 	}
 }
+
+// Defaults of the see-inside keys of [http]: a tap stream's longest life, and the log records
+// kept per connector (whichever bound is reached first).
+const (
+	DefaultTapMaxDuration = 10 * time.Minute
+	DefaultLogRecords     = 1000
+	DefaultLogBytes       = 1 << 20
+)
 
 // DefaultHTTPLimits are the bounds of an HTTP server when none are configured: generous for an
 // operator's tools and Prometheus, tight enough that stalled clients are dropped within a minute.
@@ -392,6 +425,12 @@ func (r Runtime) Validate() error {
 	}
 	if err := r.Fleet.validate(bad); err != nil {
 		return err
+	}
+	if p := r.Connectors.ActivationProbe; p < 0 {
+		return bad("connectors.activation_probe", "%s is negative (0 switches the probe off)", FormatDuration(p))
+	}
+	if e := r.Connectors.ActivationMaxErrorRate; !(e >= 0 && e <= 1) {
+		return bad("connectors.activation_max_error_rate", "%v is not a share between 0 and 1 (0.05 is 5%% of the messages; 0 switches the check off)", e)
 	}
 	if r.Connectors.ConfigType == ProviderHTTP && !r.Fleet.Enabled {
 		if r.Connectors.BaseURL == "" {

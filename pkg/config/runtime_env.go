@@ -32,6 +32,7 @@ const (
 	kindStrings
 	kindStringMap // Go-only variable holding a JSON object
 	kindPathList  // comma-separated in a variable (a bracket list is read too)
+	kindFloat
 )
 
 // runtimeField describes one key of the runtime file and its variable. The
@@ -80,6 +81,12 @@ var runtimeFields = []runtimeField{
 	// Access policy (Go extension keys, pkg/httpguard).
 	{path: "http.allow_unauthenticated", kind: kindBool, extension: true, help: "serve control, config and offset routes without an API key on a listener beyond loopback (off: they answer 401)", ref: func(r *Runtime) any { return &r.HTTP.AllowUnauthenticated }},
 	{path: "http.allowed_hosts", kind: kindStrings, commaList: true, extension: true, help: "Host names accepted from clients without the key, besides IP addresses, localhost and the listener's name; .example.com matches subdomains, * any", ref: func(r *Runtime) any { return &r.HTTP.AllowedHosts }},
+	{path: "http.ui.enabled", kind: kindBool, extension: true, help: "serve the operations console under /ui/ (supervisor only; the page holds no data, every data call needs the API key as the API does)", ref: func(r *Runtime) any { return &r.HTTP.UI.Enabled }},
+	// See inside (Go extension keys, pkg/tap and pkg/logging's ring; docs/see-inside.md).
+	{path: "http.tap", kind: kindBool, extension: true, help: "serve the live tap (GET /tap on a runner, GET /{sinks,sources}/{key}/tap on the supervisor); false answers 403", ref: func(r *Runtime) any { return &r.HTTP.Tap }},
+	{path: "http.tap_max_duration", kind: kindDuration, extension: true, help: "a tap stream ends after this long with an end event (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.TapMaxDuration }},
+	{path: "http.log_records", kind: kindUint32, extension: true, help: "log records kept in memory per connector for the logs routes (0: none kept)", ref: func(r *Runtime) any { return &r.HTTP.LogRecords }},
+	{path: "http.log_bytes", kind: kindUint32, extension: true, help: "bytes of log records (as JSON) kept in memory per connector; the oldest go first (0: none kept)", ref: func(r *Runtime) any { return &r.HTTP.LogBytes }},
 	{path: "http.metrics.public", kind: kindBool, extension: true, help: "serve the metrics route without the API key (for scrapers that cannot send one)", ref: func(r *Runtime) any { return &r.HTTP.Metrics.Public }},
 	{path: "iggy.address", kind: kindString, help: "Iggy server TCP address", ref: func(r *Runtime) any { return &r.Iggy.Address }},
 	{path: "iggy.username", kind: kindString, help: "Iggy user", ref: func(r *Runtime) any { return &r.Iggy.Username }},
@@ -102,6 +109,9 @@ var runtimeFields = []runtimeField{
 	{path: "connectors.retry.initial_backoff", kind: kindDuration, help: "http provider: first retry delay", ref: func(r *Runtime) any { return &r.Connectors.Retry.InitialBackoff }},
 	{path: "connectors.retry.max_backoff", kind: kindDuration, help: "http provider: largest retry delay", ref: func(r *Runtime) any { return &r.Connectors.Retry.MaxBackoff }},
 	{path: "connectors.retry.backoff_multiplier", kind: kindUint32, help: "http provider: delay growth factor", ref: func(r *Runtime) any { return &r.Connectors.Retry.BackoffMultiplier }},
+	// Activation with a probe (Go extension keys, docs/runtime-changes.md).
+	{path: "connectors.activation_probe", kind: kindDuration, extension: true, help: "PUT .../configs/active restarts the connector on the new version and watches it this long, putting the previous version back when it fails (0: only record the active version, as upstream)", ref: func(r *Runtime) any { return &r.Connectors.ActivationProbe }},
+	{path: "connectors.activation_max_error_rate", kind: kindFloat, extension: true, help: "during an activation probe: the largest share (0 to 1) of messages that may fail (errors or dead-lettered) before the version is rolled back (0: not checked)", ref: func(r *Runtime) any { return &r.Connectors.ActivationMaxErrorRate }},
 	{path: "state.path", kind: kindString, help: "directory of source state files", ref: func(r *Runtime) any { return &r.State.Path }},
 	{path: "state.backend", kind: kindString, enum: []string{StateBackendFile, StateBackendIggy}, extension: true, help: "where sources keep their state: file (a file per source in state.path) or iggy (a topic per source in state.stream; no volume needed, and replicas of a source run active/standby)", ref: func(r *Runtime) any { return &r.State.Backend }},
 	{path: "state.stream", kind: kindString, extension: true, help: "state backend iggy: the stream holding each source's state topic and lease topic (created if missing)", ref: func(r *Runtime) any { return &r.State.Stream }},
@@ -163,6 +173,15 @@ func (f runtimeField) setFromTOML(r *Runtime, v any) error {
 			return fmt.Errorf("%d is out of range for an unsigned 32-bit integer", n)
 		}
 		*p = uint32(n)
+	case *float64:
+		switch n := v.(type) {
+		case int64:
+			*p = float64(n)
+		case float64:
+			*p = n
+		default:
+			return fmt.Errorf("expected a number, got %s", describeValue(v))
+		}
 	case *time.Duration:
 		s, ok := v.(string)
 		if !ok {
@@ -231,6 +250,12 @@ func (f runtimeField) setFromEnv(r *Runtime, value string) error {
 			return err
 		}
 		*p = uint32(n)
+	case *float64:
+		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return fmt.Errorf("expected a number, got %q", value)
+		}
+		*p = n
 	case *time.Duration:
 		d, err := ParseDuration(value)
 		if err != nil {
@@ -277,6 +302,8 @@ func (f runtimeField) render(r *Runtime) string {
 		return strconv.FormatBool(*p)
 	case *uint32:
 		return strconv.FormatUint(uint64(*p), 10)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
 	case *time.Duration:
 		return FormatDuration(*p)
 	case *[]string:

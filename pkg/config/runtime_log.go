@@ -17,6 +17,8 @@ var loggedRuntimeKeys = []string{
 	"http.tls.enabled", "http.tls.cert_file", "http.tls.key_file", "http.metrics.enabled", "http.metrics.endpoint",
 	"http.read_timeout", "http.write_timeout", "http.idle_timeout", "http.max_body_bytes", "http.max_connections",
 	"http.max_connections_per_client", "http.min_body_rate", "http.allow_unauthenticated", "http.allowed_hosts", "http.metrics.public",
+	"http.ui.enabled",
+	"http.tap", "http.tap_max_duration", "http.log_records", "http.log_bytes",
 	"iggy.address", "iggy.username", "iggy.tls.enabled", "iggy.tls.ca_file", "iggy.tls.domain", "iggy.protocol",
 	"connectors.config_type", "connectors.config_dir", "connectors.base_url", "connectors.timeout",
 	"connectors.request_headers", "connectors.url_templates", "connectors.response.data_path",

@@ -139,6 +139,8 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 			func(r config.Runtime) bool {
 				return r.HTTP.Limits == config.HTTPLimits{ReadTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxBodyBytes: 4096, MaxConnections: 8, MaxConnectionsPerClient: 64, MinBodyRate: 2048}
 			}},
+		{"console on by default", nil, func(r config.Runtime) bool { return r.HTTP.UI.Enabled }},
+		{"console off", []string{"IGGY_CONNECTORS_HTTP_UI_ENABLED=false"}, func(r config.Runtime) bool { return !r.HTTP.UI.Enabled }},
 		{"plugin dirs comma-separated", []string{"IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS=/opt/a, /opt/b,,"},
 			func(r config.Runtime) bool { return slices.Equal(r.Plugins.AllowedDirs, []string{"/opt/a", "/opt/b"}) }},
 		{"plugin dirs as a bracket list", []string{`IGGY_CONNECTORS_PLUGINS_ALLOWED_DIRS=["/opt/a", "/opt/b"]`},
@@ -154,6 +156,20 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 				t.Fatalf("env %v not applied as expected: %+v", tt.env, r)
 			}
 		})
+	}
+}
+
+func TestLoadRuntimeConsoleSwitch(t *testing.T) {
+	path := writeFile(t, filepath.Join(t.TempDir(), "config.toml"), "[http.ui]\nenabled = false\n")
+	r, err := config.LoadRuntime(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.HTTP.UI.Enabled {
+		t.Fatal("[http.ui] enabled = false left the console on")
+	}
+	if r, err = config.LoadRuntime(path, []string{"IGGY_CONNECTORS_HTTP_UI_ENABLED=true"}); err != nil || !r.HTTP.UI.Enabled {
+		t.Fatalf("IGGY_CONNECTORS_HTTP_UI_ENABLED=true over the file: enabled %v, error %v", r.HTTP.UI.Enabled, err)
 	}
 }
 

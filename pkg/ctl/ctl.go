@@ -2,8 +2,13 @@
 // that talk to a running supervisor (tap, logs) or check a connector file without one (test).
 // `iggy-connectors` with no subcommand is the server, as upstream's binary.
 //
-// Files: ctl.go (the subcommand table and what they share: exit codes, the environment), tap.go
-// (`tap`), logs.go (`logs`), test.go (`test`, the dry run).
+// Files: ctl.go (the subcommand table and what they share: exit codes, the environment),
+// client.go (the server subcommands' flags and calls: --url / IGGY_CONNECTORS_URL, --api-key /
+// IGGY_CONNECTORS_HTTP_API_KEY, --format json|text, the errors an operator can act on), tap.go
+// (`tap`: a connector's live tap as JSON lines of tap.Event, which `test --input` reads back),
+// logs.go (`logs`: a connector's recent log records, followed with --follow), test.go (`test`,
+// the dry run: the runner binary's --dry-run through pkg/dryrun, compared with an expectation
+// file; its golden cases are testdata/test/*). docs/see-inside.md shows them at work.
 package ctl
 
 import (
@@ -37,7 +42,7 @@ type Command struct {
 var Commands = []Command{
 	{Name: "tap", Summary: "stream sampled messages of a running connector: tap sinks/KEY [--point delivered] [--limit 10]", Run: runTap},
 	{Name: "logs", Summary: "a connector's recent log records: logs sinks/KEY [--tail N] [--level warn] [--follow]", Run: runLogs},
-	{Name: "test", Summary: "dry-run a connector file over sample messages: test CONNECTOR_FILE --input SAMPLES.jsonl [--expect FILE] [--update]", Run: runTest},
+	{Name: "test", Summary: "dry-run a connector file over sample messages: test CONNECTOR_FILE --input SAMPLES.jsonl [--expect FILE] [--update] [--format json|text]", Run: runTest},
 }
 
 // Lookup finds a subcommand by name.

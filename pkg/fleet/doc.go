@@ -9,5 +9,6 @@
 // ever followed, so the runner key goes to the runner and nowhere else), poll.go (one runner's /health, /stats, /config and metrics read within the per-runner
 // timeout, and the calls forwarded to it), fleet.go (the refresh loop: every replica by endpoint,
 // unreachable ones kept with their last figures, dropped a grace period after they left
-// discovery; Snapshot is what the API reads).
+// discovery; Snapshot is what the API reads), stream.go (Open: a long GET on one runner, a tap
+// or a followed log, for the supervisor to merge over the replicas).
 package fleet

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -23,7 +24,11 @@ type Guard struct {
 	hosts         hostNames
 	anyOrigin     bool
 	origins       []string
+	console       bool // [http.ui] enabled: the console's page and assets are open (they hold no data)
 }
+
+// ConsolePath is where the supervisor serves its console (the page and its assets below it).
+const ConsolePath = "/ui/"
 
 // New builds the policy of a server configured by h (its address, api_key, cors, metrics and the
 // access keys). A bad http.allowed_hosts entry is an error naming the key.
@@ -45,6 +50,7 @@ func New(h config.HTTP) (*Guard, error) {
 		metricsPath:   metricsPath,
 		metricsPublic: h.Metrics.Public,
 		hosts:         hosts,
+		console:       h.UI.Enabled,
 	}
 	if h.CORS.Enabled {
 		for i, o := range h.CORS.AllowedOrigins {
@@ -90,7 +96,9 @@ const howToSetKey = "http.api_key (IGGY_CONNECTORS_HTTP_API_KEY) is set; clients
 	"(IGGY_CONNECTORS_HTTP_ALLOW_UNAUTHENTICATED=true)"
 
 // Wrap puts the policy in front of next. In order: /, /health and /ready pass; a state-changing
-// request from a foreign browser origin is refused (403); the metrics route passes when public;
+// request from a foreign browser origin is refused (403; the server's own origin, the console's,
+// is not foreign); the console's page and assets pass without the key (without a configured key
+// only for a Host that names this server, as below); the metrics route passes when public;
 // with a key, a request without it gets upstream's 401 (empty body); without a key, a Host that does
 // not name this server is refused (421), and on an exposed listener only reads that reveal no
 // config pass unless the operator opted out (401 with a message).
@@ -101,9 +109,18 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !g.unix && changesState(r.Method) && !g.originAllowed(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !g.unix && changesState(r.Method) && !g.originAllowed(origin) && !sameOrigin(origin, r.Host) {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("a browser page from origin %q may not %s %s: "+
 				"list the origin in http.cors.allowed_origins with http.cors.enabled = true", origin, r.Method, path))
+			return
+		}
+		if g.console && isConsolePage(r) {
+			if len(g.key) == 0 && !g.unix && !g.hosts.allows(r.Host) {
+				refuse(w, http.StatusMisdirectedRequest, fmt.Sprintf("Host %q does not name this server: "+
+					"add it to http.allowed_hosts (IGGY_CONNECTORS_HTTP_ALLOWED_HOSTS), or use its IP address or localhost", r.Host))
+				return
+			}
+			next.ServeHTTP(w, r)
 			return
 		}
 		if g.metricsPublic && path == g.metricsPath {
@@ -130,6 +147,36 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isConsolePage reports whether r reads the console's page or one of its assets: static files
+// that hold no data (every figure the page shows comes from the API routes, behind the key).
+func isConsolePage(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	return r.URL.Path == strings.TrimSuffix(ConsolePath, "/") || strings.HasPrefix(r.URL.Path, ConsolePath)
+}
+
+// sameOrigin reports whether a browser's Origin is this server as the request addressed it (the
+// console's own page): its host and port are the request's Host. A page on another origin cannot
+// send that Origin unless a DNS name rebound to this server, and then the Host is that name, which
+// the Host rule below refuses without a key (with a key the request needs the key anyway).
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, host) || strings.EqualFold(u.Host, defaultPortless(u.Scheme, host))
+}
+
+// defaultPortless drops the scheme's default port from a Host value, as browsers drop it from an
+// Origin.
+func defaultPortless(scheme, host string) string {
+	if scheme == "http" {
+		return strings.TrimSuffix(host, ":80")
+	}
+	return strings.TrimSuffix(host, ":443")
 }
 
 // changesState reports whether a request of method may change something: every method but the

@@ -71,6 +71,7 @@ var (
 		h.AllowedHosts = []string{"connectors.example", ".svc.cluster.local"}
 	}
 	namedListener = func(h *config.HTTP) { h.Address = "box.lan:8081" }
+	consoleOff    = func(h *config.HTTP) { h.Address = "0.0.0.0:8081"; h.APIKey = "s3cret"; h.UI.Enabled = false }
 )
 
 // Each case runs a real server (loopback) whose policy is built for the configured address; the
@@ -99,6 +100,12 @@ func TestWrap(t *testing.T) {
 		{"exposed: active config refused", exposedNoKey, "GET", "/sinks/pg/configs/active", "", nil, 401, "http.api_key"},
 		{"exposed: offsets refused", exposedNoKey, "GET", "/sinks/pg/offsets", "", nil, 401, "http.api_key"},
 		{"exposed: offsets rewind refused", exposedNoKey, "PUT", "/sinks/pg/offsets", "", nil, 401, "http.api_key"},
+		{"exposed: tap refused (data)", exposedNoKey, "GET", "/sinks/pg/tap", "", nil, 401, "http.api_key"},
+		{"exposed: logs refused (data)", exposedNoKey, "GET", "/sources/gen/logs", "", nil, 401, "http.api_key"},
+		{"exposed: runner tap refused (data)", exposedNoKey, "GET", "/tap", "", nil, 401, "http.api_key"},
+		{"exposed: runner logs refused (data)", exposedNoKey, "GET", "/logs", "", nil, 401, "http.api_key"},
+		{"key: tap needs it", exposedKey, "GET", "/sinks/pg/tap", "", nil, 401, ""},
+		{"key: logs served with it", exposedKey, "GET", "/logs", "", http.Header{"Authorization": {"Bearer " + key}}, 200, "reached"},
 		{"exposed: unknown route refused", exposedNoKey, "GET", "/nope", "", nil, 401, "http.api_key"},
 		{"exposed: HEAD stats open", exposedNoKey, "HEAD", "/stats", "", nil, 200, ""},
 		{"exposed: POST stats refused", exposedNoKey, "POST", "/stats", "", nil, 401, ""},
@@ -130,6 +137,26 @@ func TestWrap(t *testing.T) {
 		{"origin: any origin when cors allows *", anyOriginCORS, "POST", "/sinks/pg/stop", "", http.Header{"Origin": {"https://x.example"}}, 200, "reached"},
 		{"origin: no origin (curl)", loopbackNoKey, "POST", "/sinks/pg/stop", "", nil, 200, "reached"},
 		{"origin: unix socket", unixNoKey, "POST", "/pause", "runner", http.Header{"Origin": {"https://evil.example"}}, 200, "reached"},
+
+		// The console's own page: its origin is the server's (the Host it addressed).
+		{"origin: same origin POST served", hostList, "POST", "/sinks/pg/pause", "connectors.example:8081", http.Header{"Origin": {"http://connectors.example:8081"}}, 200, "reached"},
+		{"origin: same origin over IP", loopbackNoKey, "PUT", "/sinks/pg/configs/active", "127.0.0.1:8081", http.Header{"Origin": {"http://127.0.0.1:8081"}}, 200, "reached"},
+		{"origin: same origin, default port", exposedKey, "POST", "/sinks/pg/stop", "connectors.example", http.Header{"Origin": {"https://connectors.example"}, "Api-Key": {key}}, 200, "reached"},
+		{"origin: same origin still needs the key", exposedKey, "POST", "/sinks/pg/stop", "connectors.example", http.Header{"Origin": {"https://connectors.example"}}, 401, ""},
+		{"origin: same name, other port", namedListener, "POST", "/sinks/pg/stop", "box.lan:8081", http.Header{"Origin": {"http://box.lan:9999"}}, 403, "origin"},
+		{"origin: rebound name as its own origin", loopbackNoKey, "POST", "/sinks/pg/stop", "evil.example:8081", http.Header{"Origin": {"http://evil.example:8081"}}, 421, "http.allowed_hosts"},
+
+		// The console's page and assets hold no data: open, as / is (its data calls are not).
+		{"console: page open with a key set", exposedKey, "GET", "/ui/", "", nil, 200, "reached"},
+		{"console: redirect path open", exposedKey, "GET", "/ui", "", nil, 200, "reached"},
+		{"console: asset open", exposedKey, "GET", "/ui/js/main.js", "", nil, 200, "reached"},
+		{"console: HEAD open", exposedKey, "HEAD", "/ui/", "", nil, 200, ""},
+		{"console: any Host with a key set", exposedKey, "GET", "/ui/", "connectors.example", nil, 200, "reached"},
+		{"console: open beyond loopback without a key", exposedNoKey, "GET", "/ui/", "", nil, 200, "reached"},
+		{"console: rebound name refused without a key", loopbackNoKey, "GET", "/ui/", "evil.example:8081", nil, 421, "http.allowed_hosts"},
+		{"console: POST is not a page read", exposedKey, "POST", "/ui/", "", nil, 401, ""},
+		{"console: a look-alike path is not the console", exposedKey, "GET", "/uix", "", nil, 401, ""},
+		{"console: switched off", consoleOff, "GET", "/ui/", "", nil, 401, ""},
 
 		// Browsers: DNS rebinding sends the attacker's name as Host.
 		{"host: rebound name refused", loopbackNoKey, "GET", "/sinks/pg/configs/active", "evil.example:8081", nil, 421, "http.allowed_hosts"},

@@ -43,9 +43,10 @@ type Options struct {
 // survivors as text or one JSON object per line, and hands them to any extra
 // handlers.
 type Handler struct {
-	filter  Filter
-	target  string // target of records that name none; set by WithAttrs too
-	grouped bool   // inside WithGroup: record attributes cannot name a target
+	filter  *filterVar // shared by every handler derived from one NewHandler: SetFilter reaches them all
+	target  string     // target of records that name none; set by WithAttrs too
+	plugin  string     // the plugin's own target when WithAttrs set a connector_target
+	grouped bool       // inside WithGroup: record attributes cannot name a target
 	outs    []slog.Handler
 }
 
@@ -80,7 +81,7 @@ func NewHandler(w io.Writer, o Options) (*Handler, error) {
 	default:
 		return nil, fmt.Errorf("%w %q: must be %q or %q", ErrBadFormat, o.Format, FormatText, FormatJSON)
 	}
-	h := &Handler{filter: f, target: o.Target, outs: []slog.Handler{out}}
+	h := &Handler{filter: newFilterVar(f), target: o.Target, outs: []slog.Handler{out}}
 	if h.target == "" {
 		h.target = TargetRuntime
 	}
@@ -118,18 +119,24 @@ func (h *Handler) OutputOnly() *Handler {
 	return &c
 }
 
-// Filter returns the handler's parsed filter.
-func (h *Handler) Filter() Filter { return h.filter }
+// Filter returns the handler's current filter.
+func (h *Handler) Filter() Filter { return h.filter.load() }
+
+// SetFilter replaces the filter of this handler and of every handler derived from the same
+// NewHandler (WithAttrs, WithGroup, OutputOnly, loggers built on them), from the next record on:
+// a log level changed at run time (filtervar.go).
+func (h *Handler) SetFilter(f Filter) { h.filter.store(f) }
 
 // Enabled is true when some target enables level; Handle then decides by the
 // record's own target.
 func (h *Handler) Enabled(_ context.Context, level slog.Level) bool {
-	return level >= h.filter.min
+	return level >= h.filter.load().min
 }
 
 // Handle filters r by its target and passes it to every output.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	if !h.filter.Enabled(h.recordTarget(r), r.Level) {
+	f := h.filter.load()
+	if !f.enabledFor(h.recordTarget(f, r), r.Level) {
 		return nil
 	}
 	var errs []error
@@ -145,23 +152,24 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 // recordTarget is the record's "target" attribute, else TargetPlugin for a
-// plugin line (it has "connector_target"), else the handler's target.
-func (h *Handler) recordTarget(r slog.Record) string {
-	if !h.filter.hasTargets() || h.grouped {
-		return h.target
+// plugin line (it has "connector_target", kept as the plugin's own target),
+// else the handler's target.
+func (h *Handler) recordTarget(f Filter, r slog.Record) recordTarget {
+	if !f.hasTargets() || h.grouped {
+		return recordTarget{target: h.target, plugin: h.plugin}
 	}
-	target := h.target
+	t := recordTarget{target: h.target, plugin: h.plugin}
 	r.Attrs(func(a slog.Attr) bool {
 		switch a.Key {
 		case KeyTarget:
-			target = a.Value.String()
+			t = recordTarget{target: a.Value.String()}
 			return false
 		case KeyConnectorTarget:
-			target = TargetPlugin
+			t = recordTarget{target: TargetPlugin, plugin: a.Value.String()}
 		}
 		return true
 	})
-	return target
+	return t
 }
 
 // WithAttrs returns a handler whose records carry attrs; a "target"
@@ -175,9 +183,9 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 		for _, a := range attrs {
 			switch a.Key {
 			case KeyTarget:
-				c.target = a.Value.String()
+				c.target, c.plugin = a.Value.String(), ""
 			case KeyConnectorTarget:
-				c.target = TargetPlugin
+				c.target, c.plugin = TargetPlugin, a.Value.String()
 			}
 		}
 	}

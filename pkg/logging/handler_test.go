@@ -2,6 +2,7 @@ package logging_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,9 +155,22 @@ func TestTargetFiltering(t *testing.T) {
 			filter: "off,special=info",
 			emit: func(l *slog.Logger) {
 				l.Info("both", "connector_target", "x", "target", "special")
-				l.Info("plugin only", "connector_target", "special")
+				l.Info("neither", "connector_target", "x")
 			},
 			want: []string{"both"},
+		},
+		{
+			// A directive naming the plugin's own target judges its lines (as the plugin's
+			// RUST_LOG would), more specific than the connector target.
+			name:   "a plugin's own target",
+			filter: "info,connector=warn,iggy_connector_stdout_sink=trace",
+			emit: func(l *slog.Logger) {
+				l.Log(context.Background(), logging.LevelTrace, "stdout trace", "connector_target", "iggy_connector_stdout_sink")
+				l.Info("other plugin info", "connector_target", "iggy_connector_fault")
+				l.Warn("other plugin warn", "connector_target", "iggy_connector_fault")
+				l.Debug("runner debug")
+			},
+			want: []string{"stdout trace", "other plugin warn"},
 		},
 		{
 			name:   "attributes inside a group name no target",

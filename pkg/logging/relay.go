@@ -67,7 +67,13 @@ type Relayer struct {
 	log     *slog.Logger
 	key     string
 	crashed bool
+	also    func(Line) // every line as read, before the filter (SetAlso)
 }
+
+// SetAlso hands every line the relayer reads to f as well, with its time (now when the line had
+// none) and level, whatever the filter keeps: the supervisor keeps each connector's recent lines
+// (a Ring) this way. f runs on the relaying goroutine and must not block.
+func (rl *Relayer) SetAlso(f func(Line)) { rl.also = f }
 
 // NewRelayer returns a Relayer logging on log with connector_key = connectorKey.
 func NewRelayer(log *slog.Logger, connectorKey string) *Relayer {
@@ -93,15 +99,18 @@ func (rl *Relayer) Line(line string) {
 			p.Level = slog.LevelError
 		}
 	}
+	if p.Time.IsZero() {
+		p.Time = time.Now()
+	}
+	if rl.also != nil {
+		rl.also(p)
+	}
 	ctx := context.Background()
 	h := rl.log.Handler()
 	if !h.Enabled(ctx, p.Level) {
 		return
 	}
 	t := p.Time
-	if t.IsZero() {
-		t = time.Now()
-	}
 	rec := slog.NewRecord(t, p.Level, p.Message, 0)
 	rec.AddAttrs(slog.String(KeyConnectorKey, rl.key))
 	for _, a := range p.Attrs {

@@ -49,6 +49,11 @@ type cells struct {
 
 	// Plugin log lines dropped over the runner's per-second limit (ours, additive).
 	logLinesDropped atomic.Uint64
+
+	// Time spent waiting for the connector's rate limit (throttle.go).
+	throttle throttleCells
+	// Tap events dropped because a tap client's buffer was full (ours, additive; pkg/tap).
+	tapDropped atomic.Uint64
 }
 
 // Counter indices into cells.counters, in upstream's family order.
@@ -326,6 +331,10 @@ func (c *cells) fillCounts(s *ConnectorStats, kind string, create bool) {
 	if n := c.logLinesDropped.Load(); n > 0 {
 		s.LogLinesDropped = &n
 	}
+	s.ThrottledSeconds = c.throttle.seconds()
+	if n := c.tapDropped.Load(); n > 0 {
+		s.TapDropped = &n
+	}
 }
 
 // stats is the connector's /stats object as far as the cells know it: identity, the published
@@ -419,6 +428,14 @@ func (c *cells) families(l *seriesLabels) []*dto.MetricFamily {
 	}
 	if n := c.logLinesDropped.Load(); n > 0 {
 		name, help, v := FamilyLogLinesDropped, helpLogLinesDropped, float64(n)
+		out = append(out, &dto.MetricFamily{Name: &name, Help: &help, Type: &counterType,
+			Metric: []*dto.Metric{{Label: l.connector, Counter: &dto.Counter{Value: &v}}}})
+	}
+	if f := c.throttle.family(l.connector); f != nil {
+		out = append(out, f)
+	}
+	if n := c.tapDropped.Load(); n > 0 {
+		name, help, v := FamilyTapDropped, helpTapDropped, float64(n)
 		out = append(out, &dto.MetricFamily{Name: &name, Help: &help, Type: &counterType,
 			Metric: []*dto.Metric{{Label: l.connector, Counter: &dto.Counter{Value: &v}}}})
 	}

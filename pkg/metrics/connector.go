@@ -24,6 +24,10 @@ const (
 	StatusPaused = "paused"
 	// StatusStandby is ours (DESIGN decision 15): a replica of a source waiting for the lease.
 	StatusStandby = "standby"
+	// StatusFailed is ours (docs/runtime-changes.md): the supervisor stopped restarting the
+	// connector's runner after IGGY_SUPERVISOR_RESTART_LIMIT restarts within the window. Only the
+	// supervisor shows it; a runner never publishes it.
+	StatusFailed = "failed"
 )
 
 // ErrInvalidKind is returned for a connector kind other than "sink" or "source".
@@ -144,6 +148,9 @@ func (c *Connector) AddDeadLettered(stage string, n uint64) {
 
 // AddLogLinesDropped counts plugin log lines dropped over the runner's limit.
 func (c *Connector) AddLogLinesDropped(n uint64) { c.c.logLinesDropped.Add(n) }
+
+// AddTapDropped counts tap events dropped because a tap client's buffer was full (pkg/tap).
+func (c *Connector) AddTapDropped(n uint64) { c.c.tapDropped.Add(n) }
 
 // ShowDeadLettered puts messages_dead_lettered (0) in /stats before anything was dead-lettered.
 func (c *Connector) ShowDeadLettered() { c.c.create(deadLettersShown) }

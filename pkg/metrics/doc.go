@@ -13,12 +13,20 @@
 //     iggy_connector_consumer_lag gauge and summed as /stats "lag"; Connector.SetLag fills it.
 //     The cells also count plugin log lines the runner dropped over its limit
 //     (iggy_connector_log_lines_dropped_total, /stats "log_lines_dropped").
+//   - throttleCells (throttle.go): the time a connector waited for its [rate_limit]
+//     (iggy_connector_throttled_seconds_total, /stats "throttled_seconds"), shown once it has
+//     a limit (Connector.ShowThrottled) or waited.
+//     (iggy_connector_log_lines_dropped_total, /stats "log_lines_dropped") and live-tap events
+//     dropped because a tap client did not keep up (iggy_connector_tap_dropped_total, /stats
+//     "tap_dropped"; Connector.AddTapDropped).
 //   - Page (page.go): the cells in a file mapped MAP_SHARED, created by the
 //     supervisor (versioned header: magic, layout version, connector key) and
 //     attached by the runner (AttachConnector), so the supervisor composes
 //     /stats and /metrics without asking runners and counts outlive crashes.
 //   - Runtime: the supervisor's gauges (connectors total and running) plus
-//     iggy_connector_up, iggy_connector_restarts_total and the state gauge.
+//     iggy_connector_up, iggy_connector_restarts_total and the state gauge, and
+//     (docs/runtime-changes.md) iggy_connector_config_rollbacks_total and
+//     iggy_connector_restart_limit_reached, each without series until used.
 //   - StateGauge (state.go): iggy_connector_state, one series per
 //     ConnectorStates value, 1 for the current one (supervisor and runner).
 //   - RegisterResources (resources.go): iggy_connector_memory_usage_bytes and

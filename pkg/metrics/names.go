@@ -27,12 +27,23 @@ const (
 	FamilyDeadLettered = "iggy_connector_dead_lettered_total"
 	// FamilyLogLinesDropped counts plugin log lines dropped over the runner's limit (ours).
 	FamilyLogLinesDropped = "iggy_connector_log_lines_dropped_total"
+	// FamilyTapDropped counts live-tap events dropped because a tap client did not keep up (ours).
+	FamilyTapDropped = "iggy_connector_tap_dropped_total"
 
 	// Run-time operations (DESIGN.md decision 13); not in upstream. One series per state
 	// (ConnectorStates, label LabelState), 1 for the current one.
 	FamilyConnectorState = "iggy_connector_state"
 	// Consumer lag (DESIGN.md decision 13); not in upstream.
 	FamilyConsumerLag = "iggy_connector_consumer_lag"
+
+	// Safe changes at run time (docs/runtime-changes.md); not in upstream.
+	// FamilyThrottled: seconds a connector waited for its [rate_limit] (runner and supervisor).
+	FamilyThrottled = "iggy_connector_throttled_seconds_total"
+	// FamilyConfigRollbacks: activations the supervisor rolled back (supervisor only).
+	FamilyConfigRollbacks = "iggy_connector_config_rollbacks_total"
+	// FamilyRestartLimitReached: 1 while the supervisor gave up restarting the connector
+	// (IGGY_SUPERVISOR_RESTART_LIMIT), else 0; present only with a limit set (supervisor only).
+	FamilyRestartLimitReached = "iggy_connector_restart_limit_reached"
 )
 
 // Label names.
@@ -96,7 +107,11 @@ const (
 	helpDeadLettered      = "Failed records sent to the dead-letter topic (or logged and skipped without one), by stage."
 	helpConnectorState    = "The connector's lifecycle state: 1 for the current state, 0 for the others."
 	helpLogLinesDropped   = "Plugin log lines dropped over the per-second limit (IGGY_CONNECTOR_PLUGIN_LOG_RATE)."
+	helpTapDropped        = "Live-tap events dropped because a tap client's buffer was full (the pipeline never waits for a tap)."
 	helpConsumerLag       = "Messages in the partition after the last one the sink polled (the partition's current offset minus the last polled offset)."
+	helpThrottled         = "Seconds the connector waited for its rate limit ([rate_limit])."
+	helpConfigRollbacks   = "Config activations that failed their probe and were rolled back to the previous version."
+	helpRestartLimit      = "Whether the supervisor stopped restarting the connector after IGGY_SUPERVISOR_RESTART_LIMIT restarts within IGGY_SUPERVISOR_RESTART_WINDOW (1), until a manual start or restart."
 )
 
 // familyOrder is upstream's registration order, which is also the order of
@@ -106,5 +121,5 @@ var familyOrder = []string{
 	FamilyMessagesProduced, FamilyMessagesSent, FamilyMessagesConsumed, FamilyMessagesProcessed,
 	FamilyMessagesFiltered, FamilyErrors, FamilyStageDuration,
 	FamilyConnectorUp, FamilyConnectorRestarts, FamilyDeadLettered, FamilyConnectorState, FamilyConsumerLag,
-	FamilyLogLinesDropped,
+	FamilyLogLinesDropped, FamilyThrottled, FamilyConfigRollbacks, FamilyRestartLimitReached, FamilyTapDropped,
 }

@@ -19,7 +19,7 @@ var ErrBadPage = errors.New("bad stats page")
 const pageMagic = "IGGYCSP\x00"
 
 // pageLayoutVersion is the layout of cells; a runner refuses a page of another version.
-const pageLayoutVersion = 4 // 2: dead-letter counters; 3: consumer lag table; 4: dropped plugin log lines
+const pageLayoutVersion = 6 // 2: dead-letter counters; 3: consumer lag table; 4: dropped plugin log lines; 5: time throttled; 6: dropped tap events
 
 // pageFileSize is the size of a page file: the cells rounded up to whole memory pages.
 var pageFileSize = (int(unsafe.Sizeof(cells{})) + os.Getpagesize() - 1) / os.Getpagesize() * os.Getpagesize()

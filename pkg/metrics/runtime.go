@@ -16,6 +16,10 @@ type Runtime struct {
 	up       *prometheus.GaugeVec
 	restarts *prometheus.CounterVec
 	state    *StateGauge
+
+	// Ours (docs/runtime-changes.md): rolled-back activations, and the restart limit reached.
+	rollbacks    *prometheus.CounterVec
+	limitReached *prometheus.GaugeVec
 }
 
 // NewRuntime registers the runtime set in reg (nil: unregistered). It
@@ -41,7 +45,26 @@ func NewRuntime(reg prometheus.Registerer) *Runtime {
 		reg.MustRegister(r.sourcesTotal, r.sourcesRunning, r.sinksTotal, r.sinksRunning, r.up, r.restarts)
 	}
 	r.state = NewStateGauge(reg)
+	r.rollbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: FamilyConfigRollbacks, Help: helpConfigRollbacks}, labels)
+	r.limitReached = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: FamilyRestartLimitReached, Help: helpRestartLimit}, labels)
+	if reg != nil {
+		reg.MustRegister(r.rollbacks, r.limitReached)
+	}
 	return r
+}
+
+// IncRollbacks counts one rolled-back activation of connector key. The family has no series
+// until the first one.
+func (r *Runtime) IncRollbacks(key, kind string) { r.rollbacks.WithLabelValues(key, kind).Inc() }
+
+// SetRestartLimitReached records whether the supervisor gave up restarting connector key. Only a
+// supervisor with a restart limit calls it, so without one the family has no series.
+func (r *Runtime) SetRestartLimitReached(key, kind string, reached bool) {
+	v := 0.0
+	if reached {
+		v = 1
+	}
+	r.limitReached.WithLabelValues(key, kind).Set(v)
 }
 
 // SetTotals sets the configured-connector gauges; upstream sets them once
@@ -88,6 +111,7 @@ func (r *Runtime) SetUp(key, kind string, up bool) {
 // connector whose last runner left discovery).
 func (r *Runtime) Forget(key, kind string) {
 	r.up.DeleteLabelValues(key, kind)
+	r.limitReached.DeleteLabelValues(key, kind)
 	r.state.vec.DeletePartialMatch(prometheus.Labels{LabelConnectorKey: key, LabelConnectorType: kind})
 }
 

@@ -27,9 +27,15 @@ type ConnectorStats struct {
 	// LogLinesDropped is ours: plugin log lines dropped over the runner's per-second limit,
 	// present once any was.
 	LogLinesDropped *uint64 `json:"log_lines_dropped,omitempty"`
+	// TapDropped is ours: events a live tap dropped because its client did not keep up (the
+	// pipeline never waits for a tap), present once any was.
+	TapDropped *uint64 `json:"tap_dropped,omitempty"`
 	// Lag is ours (decision 13): a sink's consumer lag summed over its partitions (see
 	// Connector.SetLag), absent before its first poll and for sources.
 	Lag *uint64 `json:"lag,omitempty"`
+	// ThrottledSeconds is ours: the time the connector waited for its [rate_limit], present
+	// once it has one (or waited).
+	ThrottledSeconds *float64 `json:"throttled_seconds,omitempty"`
 
 	// Additive fields: the runner process hosting the connector.
 	PID         int32      `json:"pid"`

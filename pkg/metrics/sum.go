@@ -10,7 +10,8 @@ func SumReplicas(replicas []ConnectorStats) ConnectorStats {
 	}
 	out := replicas[0]
 	out.MessagesProduced, out.MessagesSent, out.MessagesConsumed, out.MessagesProcessed = nil, nil, nil, nil
-	out.MessagesFiltered, out.MessagesDeadLettered, out.Lag = nil, nil, nil
+	out.MessagesFiltered, out.MessagesDeadLettered, out.Lag, out.ThrottledSeconds = nil, nil, nil, nil
+	out.LogLinesDropped, out.TapDropped = nil, nil
 	out.Errors, out.MemoryUsage, out.CPUUsage, out.Restarts = 0, 0, 0, 0
 	for _, r := range replicas {
 		addCount(&out.MessagesProduced, r.MessagesProduced)
@@ -20,6 +21,11 @@ func SumReplicas(replicas []ConnectorStats) ConnectorStats {
 		addCount(&out.MessagesFiltered, r.MessagesFiltered)
 		addCount(&out.MessagesDeadLettered, r.MessagesDeadLettered)
 		addCount(&out.Lag, r.Lag)
+		if r.ThrottledSeconds != nil {
+			out.ThrottledSeconds = new(float64(valueOr(out.ThrottledSeconds) + *r.ThrottledSeconds))
+		}
+		addCount(&out.LogLinesDropped, r.LogLinesDropped)
+		addCount(&out.TapDropped, r.TapDropped)
 		out.Errors += r.Errors
 		out.Restarts += r.Restarts
 		out.MemoryUsage += r.MemoryUsage
@@ -36,4 +42,11 @@ func addCount(sum **uint64, v *uint64) {
 		*sum = new(uint64)
 	}
 	**sum += *v
+}
+
+func valueOr(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

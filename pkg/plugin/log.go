@@ -72,13 +72,13 @@ func pluginLevel(b uint8) slog.Level {
 // it takes no lock of its own and never calls into a plugin.
 func onPluginLog(level uint8, target *byte, targetLen uintptr, msg *byte, msgLen uintptr) {
 	defer func() { _ = recover() }()
-	tgt := copyText(target, targetLen, "connector")
-	text := copyText(msg, msgLen, "<invalid utf8>")
 	lvl := pluginLevel(level)
 	l := currentLogger()
 	if !l.Enabled(context.Background(), lvl) {
-		return
+		return // below every level the logger enables: nothing copied
 	}
+	tgt := copyText(target, targetLen, "connector")
+	text := copyText(msg, msgLen, "<invalid utf8>")
 	if lim := pluginLogLimit.Load(); lim != nil {
 		ok, dropped := lim.admit(time.Now())
 		if dropped > 0 {

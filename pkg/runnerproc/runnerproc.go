@@ -1,12 +1,17 @@
 // Package runnerproc is the process contract between the supervisor and the runners it spawns:
 // exit statuses, the variables that hand a runner its connector, the last line a runner
-// writes on stderr to say why it exits, the --check argument with its output lines, the
-// secret-bearing variables a runner drops from its environment once read, and the private file in
-// which a supervisor hands its runners their secrets instead of the environment (secrets.go).
+// writes on stderr to say why it exits, the --check and --dry-run arguments, the --check output
+// lines, finding the runner binary, the secret-bearing variables a runner drops from its
+// environment once read, and the private file in which a supervisor hands its runners their
+// secrets instead of the environment (secrets.go).
 package runnerproc
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -112,4 +117,43 @@ func CheckLine(field, message string) string { return field + ": " + oneLine(mes
 func ParseCheckLine(line string) (field, message string) {
 	field, message, _ = strings.Cut(line, ": ")
 	return field, message
+}
+
+// ArgDryRun makes a runner dry-run its connector instead of running it: the samples (a file
+// named by the next argument, or standard input when there is none or it is "-") go through the
+// connector's decode, transforms and encode, with no Iggy and no plugin, and each outcome is
+// written as one pkg/tap.Event JSON line on stdout (exit ExitOK); bad configuration or samples
+// give one pkg/dryrun.Problem JSON line each instead (exit ExitConfig).
+const ArgDryRun = "--dry-run"
+
+// EnvRunnerPath names the runner binary for the programs that start one (the supervisor, and
+// `iggy-connectors test`).
+const EnvRunnerPath = "IGGY_SUPERVISOR_RUNNER_PATH"
+
+// ErrRunnerNotFound: no runner binary was found.
+var ErrRunnerNotFound = errors.New("iggy-connector-runner binary not found")
+
+// RunnerName is the runner binary's file name.
+const RunnerName = "iggy-connector-runner"
+
+// FindRunner finds the runner binary: configured (the value of EnvRunnerPath) when set, else
+// next to this executable, else on PATH. The path returned is absolute.
+func FindRunner(configured string) (string, error) {
+	if configured != "" {
+		if _, err := os.Stat(configured); err != nil {
+			return "", fmt.Errorf("%s=%q: %w: %w", EnvRunnerPath, configured, ErrRunnerNotFound, err)
+		}
+		return filepath.Abs(configured)
+	}
+	if exe, err := os.Executable(); err == nil {
+		candidate := filepath.Join(filepath.Dir(exe), RunnerName)
+		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() {
+			return candidate, nil
+		}
+	}
+	p, err := exec.LookPath(RunnerName)
+	if err != nil {
+		return "", fmt.Errorf("%w next to %s or on PATH (set %s)", ErrRunnerNotFound, filepath.Base(os.Args[0]), EnvRunnerPath)
+	}
+	return filepath.Abs(p)
 }

@@ -50,19 +50,22 @@ type Event struct {
 	// then says "base64"). A json payload that is not valid JSON is sent as base64 too.
 	Payload  json.RawMessage `json:"payload"`
 	Encoding string          `json:"encoding,omitempty"`
-	// Error names why a message was dead-lettered (the stage and its error); empty elsewhere.
+	// Error names why a message was dead-lettered, or in a dry run why it failed (the stage and
+	// its error, "decode: ..."); empty elsewhere.
 	Error string `json:"error,omitempty"`
 }
 
 // Header is one user header: its key and value with their kinds (postcard.HeaderKind names).
 // Value is a JSON string for string keys and values, a number or bool for numeric and bool
-// kinds, and base64 text for raw bytes (and for a value whose bytes do not fit its kind).
+// kinds, and base64 text for raw bytes (and for a value whose bytes do not fit its kind); Key
+// likewise, with KeyEncoding saying when it is base64 text.
 type Header struct {
-	Key      json.RawMessage `json:"key"`
-	KeyKind  string          `json:"key_kind,omitempty"` // omitted for "string", nearly every key
-	Kind     string          `json:"kind"`
-	Value    json.RawMessage `json:"value"`
-	Encoding string          `json:"encoding,omitempty"` // "base64" when Value is base64 text
+	Key         json.RawMessage `json:"key"`
+	KeyKind     string          `json:"key_kind,omitempty"`     // omitted for "string", nearly every key
+	KeyEncoding string          `json:"key_encoding,omitempty"` // "base64" when Key is base64 text
+	Kind        string          `json:"kind"`
+	Value       json.RawMessage `json:"value"`
+	Encoding    string          `json:"encoding,omitempty"` // "base64" when Value is base64 text
 }
 
 // ID renders a u128 message id in decimal.
@@ -114,9 +117,8 @@ func (e *Event) SetHeaders(hs postcard.HeaderMap) {
 	}
 	for _, h := range hs {
 		var out Header
-		var keyEnc string
-		out.Key, keyEnc = headerValue(h.Key.Kind, h.Key.Value)
-		if h.Key.Kind != postcard.HeaderKindString || keyEnc != "" {
+		out.Key, out.KeyEncoding = headerValue(h.Key.Kind, h.Key.Value)
+		if h.Key.Kind != postcard.HeaderKindString || out.KeyEncoding != "" {
 			out.KeyKind = h.Key.Kind.String()
 		}
 		out.Kind = h.Value.Kind.String()

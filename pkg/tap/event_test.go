@@ -47,11 +47,13 @@ func TestSetHeadersAndID(t *testing.T) {
 		{Key: postcard.HeaderField{Kind: postcard.HeaderKindString, Value: []byte("k")}, Value: postcard.HeaderField{Kind: postcard.HeaderKindString, Value: []byte("v")}},
 		{Key: postcard.HeaderField{Kind: postcard.HeaderKindString, Value: []byte("n")}, Value: postcard.HeaderField{Kind: postcard.HeaderKindInt32, Value: []byte{0xff, 0xff, 0xff, 0xff}}},
 		{Key: postcard.HeaderField{Kind: postcard.HeaderKindUint8, Value: []byte{7}}, Value: postcard.HeaderField{Kind: postcard.HeaderKindRaw, Value: []byte{1}}},
+		{Key: postcard.HeaderField{Kind: postcard.HeaderKindString, Value: []byte{0xff}}, Value: postcard.HeaderField{Kind: postcard.HeaderKindBool, Value: []byte{1}}},
 		{Key: postcard.HeaderField{Kind: postcard.HeaderKindString, Value: []byte("short")}, Value: postcard.HeaderField{Kind: postcard.HeaderKindUint64, Value: []byte{1}}},
 	})
 	got, _ := json.Marshal(e.Headers)
 	want := `[{"key":"k","kind":"string","value":"v"},{"key":"n","kind":"int32","value":-1},` +
 		`{"key":7,"key_kind":"uint8","kind":"raw","value":"AQ==","encoding":"base64"},` +
+		`{"key":"/w==","key_kind":"string","key_encoding":"base64","kind":"bool","value":true},` +
 		`{"key":"short","kind":"uint64","value":"AQ==","encoding":"base64"}]`
 	if string(got) != want {
 		t.Fatalf("headers\n got %s\nwant %s", got, want)
@@ -72,5 +74,17 @@ func TestSetHeadersAndID(t *testing.T) {
 	le[0], le[8] = 42, 1
 	if got := tap.IDBytes(le); got != "18446744073709551658" {
 		t.Errorf("IDBytes = %s", got)
+	}
+}
+
+// Marshal writes one compact line and leaves HTML characters in payloads alone.
+func TestMarshal(t *testing.T) {
+	e := tap.Event{Point: tap.PointDelivered, ID: "1"}
+	e.SetHeaders(nil)
+	e.SetPayload(postcard.SchemaJSON, []byte("{\"a\" :\n \"<b>&\"}"), nil)
+	line, err := tap.Marshal(&e)
+	want := `{"point":"delivered","stream":"","topic":"","partition":0,"offset":0,"id":"1","timestamp":0,"headers":[],"schema":"json","size":15,"payload":{"a":"<b>&"}}`
+	if err != nil || string(line) != want {
+		t.Fatalf("Marshal = %s, %v\nwant %s", line, err, want)
 	}
 }

@@ -5,8 +5,11 @@
 // runner and supervisor processes, test plugins compiled from C, OTLP
 // receivers, TLS certificates, a real Prometheus server (prometheus.go),
 // metrics expositions of any format read back into families (exposition.go:
-// ParseMetrics, ScrapeMetrics), and stored fuzz corpora read as seeds
-// (corpus.go).
+// ParseMetrics, ScrapeMetrics), stored fuzz corpora read as seeds
+// (corpus.go), Server-Sent Events streams read event by event, and one whose
+// client stalls (stream.go: taps, followed logs), and an operator's directory
+// for a supervisor (supervisordir.go). Its subpackage browser starts a real headless Chromium and
+// records what a page did (apart, so that only browser tests link chromedp).
 package testkit
 
 import (

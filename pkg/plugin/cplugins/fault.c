@@ -11,7 +11,8 @@
  *   crash_on_batch  N     SIGSEGV (a real null-pointer write) at the N-th consume / produced batch
  *   hang_on_batch   N     block forever at the N-th consume / produced batch (ignores close)
  *   sleep_ms        N     sleep this long in every consume / poll
- *   log_lines       N     log N extra INFO lines per consume / batch ("log heavily")
+ *   log_lines       N     log N extra lines per consume / batch ("log heavily")
+ *   log_level       str   their level: "trace", "debug", "info" (default), "warn" or "error"
  * Sink only:
  *   consume_code        int  returned by consume ...
  *   consume_fail_count  N    ... for the first N consumes only (0 or absent: always)
@@ -66,6 +67,8 @@ typedef struct fault_config {
     uint64_t messages_per_batch, max_messages, interval_ms, payload_size, bad_payload_every;
     char after_max[16];
     char fail_payload_contains[128];
+    char log_level[8];
+    uint8_t noise_level; /* log_level as the ABI's level byte */
 } fault_config;
 
 /* Parses the config; returns the offending key or NULL. */
@@ -93,6 +96,11 @@ static const char *parse_config(pu_json cfg, fault_config *c) {
     if (pu_json_string(cfg, "fail_payload_contains", c->fail_payload_contains,
                        sizeof c->fail_payload_contains) < 0)
         return "fail_payload_contains";
+    strcpy(c->log_level, "info");
+    if (pu_json_string(cfg, "log_level", c->log_level, sizeof c->log_level) < 0) return "log_level";
+    int level = pu_log_level_word(c->log_level);
+    if (level < 0 || level > IGGY_LOG_ERROR) return "log_level";
+    c->noise_level = (uint8_t)level;
     return NULL;
 }
 
@@ -102,7 +110,7 @@ static void batch_faults(const fault_config *c, uint32_t id, uint64_t batch) {
     if (c->hang_on_batch && batch == c->hang_on_batch) hang_forever(id, "batch");
     if (c->sleep_ms) pu_sleep_ms(c->sleep_ms);
     for (uint64_t i = 1; i <= c->log_lines; i++)
-        pu_log(IGGY_LOG_INFO, TARGET, "fault connector with ID: %u noise line %llu of batch %llu",
+        pu_log(c->noise_level, TARGET, "fault connector with ID: %u noise line %llu of batch %llu",
                id, (unsigned long long)i, (unsigned long long)batch);
 }
 

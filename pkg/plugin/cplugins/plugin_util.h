@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -603,10 +604,102 @@ static inline void pu_sleep_ms(uint64_t ms) {
 /* ---------------------------------------------------------------- logging */
 
 /* Like upstream's tracing subscriber, the log callback is latched by the first
- * open in this library; later opens' callbacks are ignored. */
+ * open in this library; later opens' callbacks are ignored.
+ *
+ * And like upstream's SDK, lines are filtered here, in the plugin, by RUST_LOG as
+ * the process environment holds it at that first open (default INFO), so lines
+ * below it never reach the host: directives LEVEL, TARGET=LEVEL and TARGET (every
+ * level), separated by commas; the longest TARGET that starts a line's target
+ * wins; levels trace, debug, info, warn, error, off or 5..0; a directive that does
+ * not parse (a span filter) is ignored, as EnvFilter's lossy parse does. The Go
+ * runner sets RUST_LOG before the first open (runner/loglevel.go). */
 static _Atomic(iggy_log_cb) pu_log_cb;
 
+#define PU_LOG_OFF 5 /* above IGGY_LOG_ERROR: nothing passes */
+#define PU_LOG_MAX_DIRECTIVES 32
+
+typedef struct pu_log_directive {
+    char target[128];
+    uint8_t min; /* the lowest level byte that passes */
+} pu_log_directive;
+
+static pu_log_directive pu_log_dirs[PU_LOG_MAX_DIRECTIVES]; /* longest target first */
+static int pu_log_ndirs;
+static uint8_t pu_log_default = IGGY_LOG_INFO;
+static pthread_once_t pu_log_once = PTHREAD_ONCE_INIT;
+
+/* The level byte a level word enables from, or -1. */
+static inline int pu_log_level_word(const char *w) {
+    static const struct { const char *name; int min; } words[] = {
+        {"trace", IGGY_LOG_TRACE}, {"debug", IGGY_LOG_DEBUG}, {"info", IGGY_LOG_INFO},
+        {"warn", IGGY_LOG_WARN},   {"error", IGGY_LOG_ERROR}, {"off", PU_LOG_OFF},
+        {"5", IGGY_LOG_TRACE},     {"4", IGGY_LOG_DEBUG},     {"3", IGGY_LOG_INFO},
+        {"2", IGGY_LOG_WARN},      {"1", IGGY_LOG_ERROR},     {"0", PU_LOG_OFF},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasecmp(w, words[i].name) == 0) return words[i].min;
+    return -1;
+}
+
+static inline char *pu_trim(char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
+    return s;
+}
+
+static inline void pu_log_add_directive(const char *target, int min) {
+    for (int i = 0; i < pu_log_ndirs; i++)
+        if (strcmp(pu_log_dirs[i].target, target) == 0) { /* a later one wins */
+            pu_log_dirs[i].min = (uint8_t)min;
+            return;
+        }
+    if (pu_log_ndirs == PU_LOG_MAX_DIRECTIVES || strlen(target) >= sizeof pu_log_dirs[0].target) return;
+    int at = pu_log_ndirs++;
+    while (at > 0 && strlen(pu_log_dirs[at - 1].target) < strlen(target)) {
+        pu_log_dirs[at] = pu_log_dirs[at - 1];
+        at--;
+    }
+    strcpy(pu_log_dirs[at].target, target);
+    pu_log_dirs[at].min = (uint8_t)min;
+}
+
+static inline void pu_log_read_filter(void) {
+    const char *env = getenv("RUST_LOG");
+    if (!env || !*env) return;
+    char *copy = strdup(env);
+    if (!copy) return;
+    char *save = NULL;
+    for (char *d = strtok_r(copy, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+        d = pu_trim(d);
+        if (!*d || strpbrk(d, "[]{}")) continue;
+        char *eq = strchr(d, '=');
+        if (!eq) {
+            int min = pu_log_level_word(d);
+            if (min >= 0)
+                pu_log_default = (uint8_t)min;
+            else
+                pu_log_add_directive(d, IGGY_LOG_TRACE);
+            continue;
+        }
+        *eq = 0;
+        char *target = pu_trim(d);
+        int min = pu_log_level_word(pu_trim(eq + 1));
+        if (*target && min >= 0) pu_log_add_directive(target, min);
+    }
+    free(copy);
+}
+
+/* Whether a line of level on target passes the filter read at the first open. */
+static inline int pu_log_enabled(uint8_t level, const char *target) {
+    for (int i = 0; i < pu_log_ndirs; i++)
+        if (strncmp(target, pu_log_dirs[i].target, strlen(pu_log_dirs[i].target)) == 0)
+            return level >= pu_log_dirs[i].min;
+    return level >= pu_log_default;
+}
+
 static inline void pu_log_init(iggy_log_cb cb) {
+    pthread_once(&pu_log_once, pu_log_read_filter);
     iggy_log_cb expected = NULL;
     if (cb) atomic_compare_exchange_strong(&pu_log_cb, &expected, cb);
 }
@@ -614,7 +707,7 @@ static inline void pu_log_init(iggy_log_cb cb) {
 __attribute__((format(printf, 3, 4))) static inline void pu_log(uint8_t level, const char *target,
                                                                 const char *fmt, ...) {
     iggy_log_cb cb = atomic_load(&pu_log_cb);
-    if (!cb) return;
+    if (!cb || !pu_log_enabled(level > IGGY_LOG_ERROR ? IGGY_LOG_ERROR : level, target)) return;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);

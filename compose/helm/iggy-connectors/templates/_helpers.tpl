@@ -108,3 +108,13 @@ iggy.apache.org/connector-key: {{ $c.key | lower | replace "_" "-" | quote }}
 {{- define "iggy-connectors.connectorFileName" -}}
 {{- if .config }}connector.toml{{ else }}connector.json{{ end -}}
 {{- end -}}
+
+{{/* "true" when the connector is a sink autoscaled by KEDA (autoscaling.enabled, and not
+     `autoscaling: false` on the connector), else "". Called with (list $ $connector). */}}
+{{- define "iggy-connectors.autoscaled" -}}
+{{- $root := index . 0 -}}
+{{- $c := index . 1 -}}
+{{- if and $root.Values.autoscaling.enabled (eq $c.type "sink") (ne (toString $c.autoscaling) "false") -}}
+true
+{{- end -}}
+{{- end -}}
