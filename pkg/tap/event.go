@@ -1,7 +1,6 @@
 package tap
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
@@ -91,7 +89,8 @@ type Masker interface {
 
 // SetPayload fills Payload, Encoding, Schema and Size from a payload in schema's encoding.
 // Secret-looking fields of a JSON payload (names matched by secrets, at any depth) are masked
-// as configs are (config.MaskedValue).
+// as configs are (config.MaskedValue), in place: the payload keeps its key order and bytes
+// (mask.go).
 func (e *Event) SetPayload(schema postcard.Schema, payload []byte, secrets Masker) {
 	e.Schema, e.Size, e.Encoding = schema.String(), len(payload), ""
 	switch schema {
@@ -170,47 +169,4 @@ func base64JSON(b []byte) json.RawMessage {
 	out = append(out, '"')
 	out = base64.StdEncoding.AppendEncode(out, b)
 	return append(out, '"')
-}
-
-// maskJSON masks the values of secret-named fields; a payload with nothing to mask comes back
-// unchanged, byte for byte.
-func maskJSON(payload []byte, secrets Masker) json.RawMessage {
-	if secrets == nil {
-		return append(json.RawMessage(nil), payload...)
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return append(json.RawMessage(nil), payload...)
-	}
-	if !maskValue(v, secrets) {
-		return append(json.RawMessage(nil), payload...)
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return append(json.RawMessage(nil), payload...)
-	}
-	return out
-}
-
-// maskValue replaces secret fields in place and reports whether it replaced any.
-func maskValue(v any, secrets Masker) bool {
-	changed := false
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if secrets.Match(k) && e != nil && e != "" {
-				t[k] = config.MaskedValue
-				changed = true
-				continue
-			}
-			changed = maskValue(e, secrets) || changed
-		}
-	case []any:
-		for _, e := range t {
-			changed = maskValue(e, secrets) || changed
-		}
-	}
-	return changed
 }
