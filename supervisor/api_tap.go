@@ -270,7 +270,7 @@ func (s *Supervisor) handleFleetTap(w http.ResponseWriter, r *http.Request, c fl
 					break
 				}
 				e.Replica = ev.replica
-				data, _ := json.Marshal(&e)
+				data, _ := tap.Marshal(&e) // as the runner wrote it, replica added
 				werr = sw.Event(tap.EventMessage, data)
 				if sent++; werr == nil && q.Limit > 0 && sent >= q.Limit {
 					end(tap.EndLimit)

@@ -100,8 +100,8 @@ func (e *Event) SetPayload(schema postcard.Schema, payload []byte, secrets Maske
 			return
 		}
 	case postcard.SchemaText:
-		if b, err := json.Marshal(string(payload)); err == nil && utf8.Valid(payload) {
-			e.Payload = b
+		if utf8.Valid(payload) {
+			e.Payload = quote(string(payload))
 			return
 		}
 	}
@@ -132,8 +132,7 @@ func headerValue(kind postcard.HeaderKind, b []byte) (json.RawMessage, string) {
 	le := binary.LittleEndian
 	switch {
 	case kind == postcard.HeaderKindString && utf8.Valid(b):
-		v, _ := json.Marshal(string(b))
-		return v, ""
+		return quote(string(b)), ""
 	case kind == postcard.HeaderKindBool && len(b) == 1 && b[0] <= 1:
 		return json.RawMessage(strconv.FormatBool(b[0] == 1)), ""
 	case kind == postcard.HeaderKindInt8 && len(b) == 1:
