@@ -14,7 +14,8 @@ import (
 
 // Points a message is seen at. A sink sees PointPolled (as read from Iggy), PointDelivered
 // (exactly what its plugin receives) and PointDeadLettered; a source PointProduced (what its
-// plugin returned) and PointSent (what goes to Iggy after transforms and encoding).
+// plugin returned), PointSent (what goes to Iggy after transforms and encoding) and
+// PointDeadLettered (a produced record its [error_handling] dead-letters, as produced).
 const (
 	PointPolled       = "polled"
 	PointDelivered    = "delivered"
@@ -26,7 +27,7 @@ const (
 // SinkPoints and SourcePoints are the points of each connector kind, in pipeline order.
 var (
 	SinkPoints   = []string{PointPolled, PointDelivered, PointDeadLettered}
-	SourcePoints = []string{PointProduced, PointSent}
+	SourcePoints = []string{PointProduced, PointSent, PointDeadLettered}
 )
 
 // Event is one sampled message, the JSON of one SSE "message" event of a tap and one line of a

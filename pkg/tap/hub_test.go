@@ -221,8 +221,12 @@ func TestParseQuery(t *testing.T) {
 	if back := query(t, tap.KindSink, q.Values().Encode()); back.Limit != 10 || back.Rate != 7 || *back.Partition != 3 || len(back.Points) != 2 {
 		t.Fatalf("Values does not round-trip: %+v", back)
 	}
-	if q := query(t, tap.KindSource, ""); len(q.Points) != 2 || q.Rate != tap.DefaultRate || q.Limit != 0 || q.Partition != nil {
+	if q := query(t, tap.KindSource, ""); len(q.Points) != 3 || q.Points[2] != tap.PointDeadLettered || q.Rate != tap.DefaultRate || q.Limit != 0 || q.Partition != nil {
 		t.Fatalf("defaults %+v", q)
+	}
+	// A source's [error_handling] dead-letters too: its dead letters are a point of its own.
+	if q := query(t, tap.KindSource, "point=dead_lettered"); q.Mask() != tap.MaskDeadLettered {
+		t.Fatalf("source dead_lettered: %+v", q)
 	}
 	for _, tc := range []struct{ kind, raw, names string }{
 		{tap.KindSink, "point=produced", "point"},
