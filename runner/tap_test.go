@@ -343,3 +343,43 @@ func tapSourceDeadLettered(t *testing.T, protocol string) {
 		t.Fatalf("a tap of every point saw %v", points)
 	}
 }
+
+// HEAD on the stream routes answers the status and headers a GET would start with, and no
+// stream: the next request on the same connection is answered, and however many HEADs came, the
+// runner's four taps are all still free.
+func TestTapAndLogsAnswerHEADWithHeadersAlone(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("headed", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")))
+	p.WaitStatus(t, "running", waitLong)
+	raw := testkit.RawHTTP{Network: "unix", Addr: p.SocketPath}
+	for _, tc := range []struct {
+		path        string
+		status      int
+		contentType string
+	}{
+		{"/tap", http.StatusOK, tap.ContentType},
+		{"/tap?point=delivered&limit=1", http.StatusOK, tap.ContentType},
+		{"/tap?point=sent", http.StatusBadRequest, "text/plain; charset=utf-8"},
+		{"/logs?follow=true", http.StatusOK, tap.ContentType},
+		{"/logs?tail=1", http.StatusOK, tap.LogsContentType},
+	} {
+		for range tap.DefaultMaxSubscribers + 1 { // more HEADs than a runner has taps
+			head, next := raw.HeadThen(t, tc.path, "/health", waitLong)
+			if head.StatusCode != tc.status || head.Header.Get("Content-Type") != tc.contentType {
+				t.Fatalf("HEAD %s: %d %q, want %d %q", tc.path, head.StatusCode, head.Header.Get("Content-Type"), tc.status, tc.contentType)
+			}
+			if tc.contentType == tap.ContentType && (head.Header.Get("Cache-Control") != "no-store" || head.Header.Get("X-Accel-Buffering") != "no") {
+				t.Fatalf("HEAD %s: headers %v, want a stream's", tc.path, head.Header)
+			}
+			if next != http.StatusOK {
+				t.Fatalf("HEAD %s held its connection: the next request got %d (0: no answer)", tc.path, next)
+			}
+		}
+	}
+	for range tap.DefaultMaxSubscribers {
+		p.OpenStream(t, "/tap", nil)
+	}
+	if head, _ := raw.HeadThen(t, "/tap", "/health", waitLong); head.StatusCode != http.StatusTooManyRequests || head.Header.Get("Retry-After") != "1" {
+		t.Fatalf("HEAD /tap with every tap open: %d %v, want 429 as a GET gets", head.StatusCode, head.Header)
+	}
+}

@@ -73,7 +73,8 @@ func (s *Supervisor) handleTap(w http.ResponseWriter, r *http.Request, kind conf
 			Reason: fmt.Sprintf("%s %q has no running runner (status %s); nothing to tap", kind, m.key, sn.status)})
 		return
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, runnerBaseURL+"/tap?"+q.Values().Encode(), nil)
+	// HEAD is relayed as HEAD: the runner answers what a GET would start with and opens no tap.
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, runnerBaseURL+"/tap?"+q.Values().Encode(), nil)
 	if err != nil {
 		writeAPIError(w, internalError(err))
 		return
@@ -88,6 +89,10 @@ func (s *Supervisor) handleTap(w http.ResponseWriter, r *http.Request, kind conf
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		writeAPIError(w, runnerRefused(resp.StatusCode, strings.TrimSpace(string(body))))
+		return
+	}
+	if r.Method == http.MethodHead {
+		tap.WriteHead(w)
 		return
 	}
 	events := make(chan streamEvent, 64)
@@ -203,6 +208,10 @@ func replicasFailed(what string, c fleetConnector, failed map[string]error) *api
 func (s *Supervisor) handleFleetTap(w http.ResponseWriter, r *http.Request, c fleetConnector) {
 	q, ok := s.tapQuery(w, r, c.kind)
 	if !ok {
+		return
+	}
+	if r.Method == http.MethodHead { // the headers of the merged stream; no replica's tap is opened
+		tap.WriteHead(w)
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())

@@ -79,20 +79,36 @@ func (h *Hub) Tapped(m Mask) bool { return Mask(h.tapped.Load())&m != 0 }
 // several points of one batch.
 func (h *Hub) Mask() Mask { return Mask(h.tapped.Load()) }
 
+// Admit reports whether Subscribe would open a tap now: nil, ErrTooMany or ErrClosed, as Subscribe
+// fails. It opens nothing (a HEAD request on the tap route asks it).
+func (h *Hub) Admit() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.admit()
+}
+
+// admit is Admit with h.mu held.
+func (h *Hub) admit() error {
+	if h.closed {
+		return ErrClosed
+	}
+	if p := h.subs.Load(); p != nil && len(*p) >= h.max {
+		return fmt.Errorf("%w: at most %d taps at once on one connector runner", ErrTooMany, h.max)
+	}
+	return nil
+}
+
 // Subscribe opens a tap for q. It fails with ErrTooMany when the hub has its maximum of
 // subscribers, and with ErrClosed once the hub is closed. Close the subscriber when done.
 func (h *Hub) Subscribe(q Query) (*Subscriber, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		return nil, ErrClosed
+	if err := h.admit(); err != nil {
+		return nil, err
 	}
 	var cur []*Subscriber
 	if p := h.subs.Load(); p != nil {
 		cur = *p
-	}
-	if len(cur) >= h.max {
-		return nil, fmt.Errorf("%w: at most %d taps at once on one connector runner", ErrTooMany, h.max)
 	}
 	rate := max(q.Rate, 1)
 	size := h.buffer
