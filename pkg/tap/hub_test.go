@@ -74,6 +74,9 @@ func TestHubTappedIsTheUnionOfOpenTaps(t *testing.T) {
 
 func TestHubRefusesTheFifthTapAndAnyAfterClose(t *testing.T) {
 	h := tap.NewHub(tap.HubOptions{})
+	if err := h.Admit(); err != nil {
+		t.Fatalf("Admit with no tap open: %v", err)
+	}
 	for i := range tap.DefaultMaxSubscribers {
 		if _, err := h.Subscribe(query(t, tap.KindSink, "")); err != nil {
 			t.Fatalf("tap %d: %v", i+1, err)
@@ -82,7 +85,13 @@ func TestHubRefusesTheFifthTapAndAnyAfterClose(t *testing.T) {
 	if _, err := h.Subscribe(query(t, tap.KindSink, "")); !errors.Is(err, tap.ErrTooMany) {
 		t.Fatalf("fifth tap: %v, want ErrTooMany", err)
 	}
+	if err := h.Admit(); !errors.Is(err, tap.ErrTooMany) || h.Open() != tap.DefaultMaxSubscribers {
+		t.Fatalf("Admit with every tap open: %v, %d open", err, h.Open())
+	}
 	h.Close()
+	if err := h.Admit(); !errors.Is(err, tap.ErrClosed) {
+		t.Fatalf("Admit after close: %v, want ErrClosed", err)
+	}
 	if _, err := h.Subscribe(query(t, tap.KindSink, "")); !errors.Is(err, tap.ErrClosed) {
 		t.Fatalf("tap after close: %v, want ErrClosed", err)
 	}
