@@ -282,3 +282,27 @@ func TestHubBoundsTheBytesWaiting(t *testing.T) {
 		t.Fatalf("after Release: %d taken, want 1", len(got))
 	}
 }
+
+// The largest rate takes every message however fast the batches come: nothing is left unsampled,
+// so a client that keeps up sees every message and one that does not is told of every drop.
+func TestHubMaxRateTakesEveryMessage(t *testing.T) {
+	h := tap.NewHub(tap.HubOptions{Buffer: 2500, Now: (&clock{t: time.Unix(1, 0)}).now}) // the clock never moves
+	s, err := h.Subscribe(query(t, tap.KindSink, "rate="+strconv.Itoa(tap.MaxRate)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range 3 {
+		h.Offer(tap.MaskPolled, 0, 1000, sampleAt(tap.PointPolled, uint64(1000*b)))
+	}
+	if got, d := len(drain(s)), s.TakeDropped(); got != 2500 || d != 500 {
+		t.Fatalf("3 batches of 1,000 at the largest rate: %d taken and %d dropped, want 2,500 and 500", got, d)
+	}
+	limited, err := h.Subscribe(query(t, tap.KindSink, "limit=5&rate="+strconv.Itoa(tap.MaxRate)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Offer(tap.MaskPolled, 0, 1000, sampleAt(tap.PointPolled, 0))
+	if got := drain(limited); len(got) != 5 || got[4].Offset != 4 {
+		t.Fatalf("limit 5 at the largest rate: %d samples", len(got))
+	}
+}
