@@ -246,8 +246,8 @@ func (f *sinkFeed) settle(ctx context.Context) {
 		f.out = false
 		switch t := &f.ticket; {
 		case !t.known:
+			t.told, f.out = false, true // before the op: the I/O goroutine tells as soon as it has it
 			f.ops <- feedOp{kind: opStore, storeCtx: ctx, store: true, offset: t.offset}
-			t.told, f.out = false, true
 		case t.err != nil && f.failed != nil:
 			f.failed(t.offset, t.err)
 		}

@@ -26,6 +26,9 @@ type Broker struct {
 	// non-nil error fails the request with it, unserved (a test's injected fault). It must be
 	// set before the first client is dialled.
 	OnRequest func(Request) error
+	// OnServed, when set, hears every store and send once the broker holds it (a test waits on
+	// it for what it made). Set it before the first client is dialled, like OnRequest.
+	OnServed func(Request)
 }
 
 // Request is what Broker.OnRequest sees: the client, the kind of request and what it names.
@@ -35,6 +38,7 @@ type Request struct {
 	Stream, Topic, Group string
 	Partition            uint32 // a store's, or the partition a poll names (At, PollPartition)
 	Offset               uint64 // a store's
+	At                   bool   // a poll that names its partition (PollRequest.At)
 }
 
 // Kind names a request.

@@ -34,6 +34,14 @@ func (c *Client) begin(ctx context.Context, r Request) error {
 	return nil
 }
 
+// served tells Broker.OnServed about a request that changed the broker.
+func (c *Client) served(r Request) {
+	r.Client = c.id
+	if hook := c.b.OnServed; hook != nil {
+		hook(r)
+	}
+}
+
 // Close leaves every group (they deal their partitions anew); later calls return ErrClosed.
 func (c *Client) Close() error {
 	c.lifetime.End()
@@ -116,12 +124,17 @@ func (c *Client) OwnsPartition(ctx context.Context, stream, topic, group string,
 // StoreOffset implements api.Client. Only the member that owns the partition may store its
 // offset (api.ErrPartitionOwned otherwise), and only up to the partition's last message.
 func (c *Client) StoreOffset(ctx context.Context, stream, topic, group string, partitionID uint32, offset uint64) error {
-	if err := c.begin(ctx, Request{Kind: KindStore, Stream: stream, Topic: topic, Group: group, Partition: partitionID, Offset: offset}); err != nil {
+	req := Request{Kind: KindStore, Stream: stream, Topic: topic, Group: group, Partition: partitionID, Offset: offset}
+	if err := c.begin(ctx, req); err != nil {
 		return err
 	}
 	c.b.mu.Lock()
-	defer c.b.mu.Unlock()
-	return c.store(stream, topic, group, partitionID, offset)
+	err := c.store(stream, topic, group, partitionID, offset)
+	c.b.mu.Unlock()
+	if err == nil {
+		c.served(req)
+	}
+	return err
 }
 
 func (c *Client) store(stream, topic, group string, partitionID uint32, offset uint64) error {
@@ -147,19 +160,23 @@ func (c *Client) store(stream, topic, group string, partitionID uint32, offset u
 func (c *Client) Poll(ctx context.Context, r api.PollRequest) (api.Batch, error) {
 	req := Request{Kind: KindPoll, Stream: r.Stream, Topic: r.Topic, Group: r.Group}
 	if r.At != nil {
-		req.Partition = r.At.PartitionID
+		req.Partition, req.At = r.At.PartitionID, true
 	}
 	if err := c.begin(ctx, req); err != nil {
 		return api.Batch{}, err
 	}
 	var storeErr error
 	if s := r.StoreFirst; s != nil {
-		if err := c.begin(ctx, Request{Kind: KindStore, Stream: r.Stream, Topic: r.Topic, Group: r.Group, Partition: s.PartitionID, Offset: s.Offset}); err != nil {
+		store := Request{Kind: KindStore, Stream: r.Stream, Topic: r.Topic, Group: r.Group, Partition: s.PartitionID, Offset: s.Offset}
+		if err := c.begin(ctx, store); err != nil {
 			return api.Batch{}, err // a lost request: the store's outcome is unknown
 		}
 		c.b.mu.Lock()
 		storeErr = c.store(r.Stream, r.Topic, r.Group, s.PartitionID, s.Offset)
 		c.b.mu.Unlock()
+		if storeErr == nil {
+			c.served(store)
+		}
 		if r.OnStored != nil {
 			r.OnStored(storeErr)
 		}
@@ -237,9 +254,18 @@ func (c *Client) PollPartition(ctx context.Context, r api.PartitionPoll) (api.Ba
 // Send implements api.Client: balanced sends go round robin over the partitions, keyed ones to
 // XXH32(key) mod the partition count, as the server places them.
 func (c *Client) Send(ctx context.Context, stream, topic string, p api.Partitioning, msgs []api.OutMessage) error {
-	if err := c.begin(ctx, Request{Kind: KindSend, Stream: stream, Topic: topic, Partition: p.PartitionID}); err != nil {
+	req := Request{Kind: KindSend, Stream: stream, Topic: topic, Partition: p.PartitionID}
+	if err := c.begin(ctx, req); err != nil {
 		return err
 	}
+	if err := c.send(stream, topic, p, msgs); err != nil {
+		return err
+	}
+	c.served(req)
+	return nil
+}
+
+func (c *Client) send(stream, topic string, p api.Partitioning, msgs []api.OutMessage) error {
 	if len(msgs) == 0 {
 		return fmt.Errorf("%w: no messages", api.ErrInvalidMessage)
 	}

@@ -15,7 +15,8 @@
 // (pkg/devbroker) with the real clients.
 //
 // Broker.OnRequest sees every request before it is served and may fail it, which is how a test
-// injects a lost request or checks an invariant at the moment a store is made.
+// injects a lost request or checks an invariant at the moment a store is made; Broker.OnServed
+// hears every store and send once it is held, which is what a test waits on.
 //
 // It lives under pkg/iggyclient, beside the real implementations of the interface it implements,
 // rather than in pkg/testkit: it is a Client like v08 and v09, imports nothing but the api, and
