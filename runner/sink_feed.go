@@ -372,6 +372,10 @@ func (f *sinkFeed) fetch(op feedOp) feedResult {
 			delete(f.fetched, p)
 			continue
 		}
+		if len(res.batch.Messages) == 0 && !f.at.AfterStored && res.batch.CurrentOffset+1 < f.at.Offset {
+			delete(f.fetched, p) // it ends before what was fetched from it: deleted and made anew
+			continue
+		}
 		if len(res.batch.Messages) > 0 {
 			res.note = f.advance(p, res.batch, !f.at.AfterStored)
 			if !f.stillAssigned(op.ctx, p) { // the partition moved while it was fetched

@@ -149,7 +149,8 @@ type Assignment struct {
 	// soon as what it polled there is stored.
 	Settling bool
 	// Epoch changes whenever Partitions or the connection change (a reconnect ends the
-	// membership): what a caller tracks per partition under an older epoch may be stale.
+	// membership), and with 0.9's group generation (every rebalance): what a caller tracks per
+	// partition under an older epoch may be stale.
 	Epoch uint64
 }
 
@@ -170,7 +171,8 @@ type Batch struct {
 	// stored (or none was asked for). The batch is valid either way.
 	StoreErr error
 	// NotOwned: the poll named its partition (PollRequest.At) and the server did not serve it
-	// to this member (the partition moved, or is being handed over). The batch is empty.
+	// to this member (the partition moved, is being handed over, or was deleted). The batch is
+	// empty.
 	NotOwned bool
 }
 

@@ -52,7 +52,7 @@ func (g *Group) Assigned(seq, generation uint64, parts []uint32, known, settling
 	if seq != g.Seq || generation != g.Generation {
 		g.Next = 0
 	}
-	if seq != g.Seq || known != g.Known || !slices.Equal(parts, g.Partitions) {
+	if seq != g.Seq || generation != g.Generation || known != g.Known || !slices.Equal(parts, g.Partitions) {
 		g.Epoch++
 		g.public = slices.Clone(parts)
 	}

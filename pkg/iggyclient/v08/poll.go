@@ -67,6 +67,10 @@ func (p *protocol) Poll(ctx context.Context, c *conn, g *engine.Group, r api.Pol
 	}
 	b, err := p.readPoll(c, r.Count, r.Reuse)
 	b.StoreErr = storeErr
+	if r.At != nil && engine.IsStatus(err, iggywire.StatusPartitionNotFound) { // deleted meanwhile
+		c.notServed(g)
+		return api.Batch{PartitionID: r.At.PartitionID, NotOwned: true, StoreErr: storeErr}, nil
+	}
 	if err == nil {
 		resolved := b.PartitionID != 0 || b.CurrentOffset != 0 || len(b.Messages) > 0
 		switch {

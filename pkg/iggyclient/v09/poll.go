@@ -55,8 +55,9 @@ func (p *protocol) pollAt(ctx context.Context, c *conn, g *engine.Group, r api.P
 		StreamID: g.Ref.StreamID, TopicID: g.Ref.TopicID, Partition: iggywire.SomePartition(r.At.PartitionID),
 		Strategy: strategy, Count: r.Count, AutoCommit: r.AutoCommit,
 	}, r.Reuse)
-	if isStatus(err, iggywire.StatusConsumerGroupPartitionNotOwned) || (err == nil && b.PartitionID == wire09.PartitionResync && len(b.Messages) == 0) {
-		g.Forget()
+	if isStatus(err, iggywire.StatusConsumerGroupPartitionNotOwned, iggywire.StatusPartitionNotFound) ||
+		(err == nil && b.PartitionID == wire09.PartitionResync && len(b.Messages) == 0) {
+		g.Forget() // moved, being handed over, or deleted
 		return api.Batch{PartitionID: r.At.PartitionID, NotOwned: true}, nil
 	}
 	return b, err
@@ -78,7 +79,8 @@ func (p *protocol) pollGroup(ctx context.Context, c *conn, g *engine.Group, r ap
 			req.Partition = iggywire.SomePartition(g.Partitions[g.Next%len(g.Partitions)])
 			g.Next++
 			b, err := p.pollOnce(ctx, c, req, r.Reuse)
-			if isStatus(err, iggywire.StatusConsumerGroupMemberNotFound, iggywire.StatusConsumerGroupPartitionNotOwned) ||
+			// A partition deleted since the last Sync (3007) is as stale as one that moved.
+			if isStatus(err, iggywire.StatusConsumerGroupMemberNotFound, iggywire.StatusConsumerGroupPartitionNotOwned, iggywire.StatusPartitionNotFound) ||
 				(err == nil && b.PartitionID == wire09.PartitionResync && len(b.Messages) == 0) {
 				fenced = true
 				break
