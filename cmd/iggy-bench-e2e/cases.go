@@ -96,6 +96,7 @@ func allCases() []benchCase {
 	over := func(b baseline, suffix, about string) {
 		last := len(cases)
 		sink("sink-null-json"+suffix, "json stream into the null sink, "+about, "json", "null_sink", "", "")
+		sink("sink-add-fields-json"+suffix, "json stream, one add_fields, into the null sink, "+about, "json", "null_sink", "", addFieldsTOML)
 		source("source-random-json"+suffix, "random source into a json stream, "+about, "json")
 		for i := last; i < len(cases); i++ {
 			cases[i].baseline = b

@@ -120,29 +120,26 @@ func (b *Broker) createTopic(streamName, topicName string, n uint32) *topic {
 // AddPartitions appends n partitions to a topic (as CreatePartitions does); its groups deal
 // their partitions anew.
 func (b *Broker) AddPartitions(streamName, topicName string, n uint32) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	t, err := b.topicOf(streamName, topicName)
-	if err != nil {
-		return err
-	}
-	t.resize(uint32(len(t.partitions)) + n)
-	return nil
+	return b.changePartitions(streamName, topicName, int(n))
 }
 
 // DeletePartitions removes the topic's last n partitions with their messages and stored offsets
 // (as DeletePartitions does); its groups deal their partitions anew.
 func (b *Broker) DeletePartitions(streamName, topicName string, n uint32) error {
+	return b.changePartitions(streamName, topicName, -int(n))
+}
+
+func (b *Broker) changePartitions(streamName, topicName string, by int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, err := b.topicOf(streamName, topicName)
 	if err != nil {
 		return err
 	}
-	if int(n) > len(t.partitions) {
-		return fmt.Errorf("delete %d partitions of a topic with %d", n, len(t.partitions))
+	if len(t.partitions)+by < 0 {
+		return fmt.Errorf("delete %d partitions of a topic with %d", -by, len(t.partitions))
 	}
-	t.resize(uint32(len(t.partitions)) - n)
+	t.resize(uint32(len(t.partitions) + by))
 	return nil
 }
 
@@ -216,35 +213,29 @@ func (b *Broker) Members(streamName, topicName, groupName string) [][]uint32 {
 // --- lookups and rules, with b.mu held
 
 func (b *Broker) findStream(name string) *stream {
-	for _, s := range b.streams {
-		if s.name == name {
-			return s
-		}
-	}
-	if n, numeric, err := api.ParseIdentifier(name); err == nil && numeric {
-		for _, s := range b.streams {
-			if s.id == n {
-				return s
-			}
-		}
-	}
-	return nil
+	return find(b.streams, name, func(s *stream) (string, uint32) { return s.name, s.id })
 }
 
 func (s *stream) findTopic(name string) *topic {
-	for _, t := range s.topics {
-		if t.name == name {
-			return t
+	return find(s.topics, name, func(t *topic) (string, uint32) { return t.name, t.id })
+}
+
+// find looks an entity up by name, or by id when name is numeric (a stream or topic string).
+func find[T any](items []T, name string, key func(T) (string, uint32)) T {
+	for _, it := range items {
+		if n, _ := key(it); n == name {
+			return it
 		}
 	}
 	if n, numeric, err := api.ParseIdentifier(name); err == nil && numeric {
-		for _, t := range s.topics {
-			if t.id == n {
-				return t
+		for _, it := range items {
+			if _, id := key(it); id == n {
+				return it
 			}
 		}
 	}
-	return nil
+	var none T
+	return none
 }
 
 func (b *Broker) topicOf(streamName, topicName string) (*topic, error) {
