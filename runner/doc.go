@@ -74,9 +74,20 @@
 // supervisor's preview routes run it as a child process. tapevent.go renders a delivered record
 // and a sent message as tap.Events, for the dry run and the live tap alike.
 //
-// Idle sinks (sink_idle.go): over consecutive empty polls a consumer's wait doubles from
-// poll_interval up to the stream's idle_poll_max and the first batch resets it, so an idle runner
-// wakes a few times a second; a pause request or shutdown ends a wait at once.
+// The sink's Iggy side (sink_feed.go, docs/pipeline.md §1.8): each topic's polls and offset
+// stores run on an I/O goroutine beside the consumer goroutine that calls the plugin. After a
+// full batch the next poll goes out while the plugin consumes it (one batch ahead, naming its
+// partition and first offset, on the partitions the client says are this member's); a batch's
+// offset is stored once the plugin returned for it (and its dead letters are written), in front
+// of the next poll, and the next batch reaches the plugin only once that store is answered, so a
+// killed runner repeats at most the batch it was consuming. A pause, a stop or a partition that
+// moved discards the batch fetched ahead, unstored.
+//
+// Idle sinks (sink_idle.go): once a stream has had no message for idle_after (1 s), a consumer's
+// wait doubles over consecutive empty polls from poll_interval up to the stream's idle_poll_max,
+// and the first batch resets it, so an idle runner wakes a few times a second while a stream with
+// a message at least every idle_after keeps poll_interval; a pause request or shutdown ends a
+// wait at once.
 //
 // Run-time changes (docs/runtime-changes.md): GET/PUT /log_level (loglevel.go) swaps the process
 // logger's filter for the next line, the runner's and its plugin's; a plugin filters its own lines

@@ -144,18 +144,13 @@ type sinkConsumer struct {
 	metaBuf   []byte
 	msgsBuf   []byte
 	batch     *sinkBatch
-	// pollBufs is the poll reply memory, reused: a batch is done with before the next poll.
-	pollBufs iggyclient.PollBuffers
+	// feed polls and stores on its own goroutine, a batch ahead of the plugin (sink_feed.go).
+	feed *sinkFeed
 
 	dlq    *deadLetterWriter
 	failed []sinkFailure // tolerance = "all": this batch's records that a stage failed on
 
 	lagCapWarned bool // the lag table was full for one of this topic's partitions
-
-	// unstored is the offset of the last consumed batch (offset_commit after_consuming) not stored
-	// yet: it goes with the next poll, in the same write (PollRequest.StoreFirst), when that poll
-	// follows at once; before any wait (poll interval, pause) or return it is stored on its own.
-	unstored *iggyclient.StoredOffset
 }
 
 func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id uint32, t sinkTopic) *sinkConsumer {
@@ -167,50 +162,58 @@ func newSinkConsumer(r *Runner, client iggyclient.Client, lib *plugin.Sink, id u
 }
 
 // run polls until pollCtx ends. A batch already polled is settled under workCtx.
+//
+// The feed (sink_feed.go) runs the polls and stores on its own goroutine: once a poll fills its
+// batch, the next one goes out while the plugin consumes it, and the consumed batch's offset is
+// stored in front of the next poll. A pause or a stop discards a batch fetched ahead; then, and
+// whenever nothing is fetched ahead, the loop waits for the schedule (poll_interval, the idle
+// back-off) and the pause gate before it polls, as it did before the feed existed.
 func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 	r, t := c.r, c.t
 	e := r.settings.Env
 	pollBackoff := reconnectBackoff(e)
 	var lastPoll time.Time
-	schedule := newPollSchedule(t.PollInterval, t.IdlePollMax) // the idle back-off: sink_idle.go
+	schedule := newPollSchedule(t.PollInterval, t.IdlePollMax, t.IdleAfter) // the idle back-off: sink_idle.go
 	// busy: batches are flowing, so the GC runs less often (gc.go).
 	busy := false
 	defer r.gc.setBusy(&busy, false)
-	defer c.storeUnstored(workCtx)
-	storeUnstored := func() { c.storeUnstored(workCtx) }
+	feed := newSinkFeed(c.client, t, c.storeFailed)
+	c.feed = feed
+	defer feed.close(workCtx) // stores the last consumed batch's offset
+	settle := func() { feed.drain(); feed.flush(workCtx) }
 	for {
-		wait := schedule.remaining(lastPoll)
-		if wait > 0 {
-			c.storeUnstored(workCtx) // the next poll does not follow at once
+		if feed.inFlight() && (r.pause.isPaused() || pollCtx.Err() != nil) {
+			feed.drain() // the batch fetched ahead is discarded: unconsumed, unstored
 		}
-		// Paused between batches: the last one settled (offset stored), the plugin stays open.
-		ok, parked := r.pause.awaitParked(pollCtx, storeUnstored)
-		if !ok {
-			return nil // the deferred store stores c.unstored
-		}
-		if parked { // resumed: poll at once, and back off afresh from poll_interval
-			schedule.reset()
-			wait = 0
-		}
-		if wait > 0 && !schedule.sleep(pollCtx, r.pause.requested(), wait) {
-			if pollCtx.Err() != nil {
-				return nil
+		if !feed.inFlight() {
+			wait := schedule.remaining(lastPoll)
+			if wait > 0 {
+				feed.flush(workCtx) // the next poll does not follow at once
 			}
-			continue // a pause was requested: park at the gate
-		}
-		lastPoll = time.Now()
-		batch, err := c.client.Poll(pollCtx, iggyclient.PollRequest{
-			Stream: t.Stream, Topic: t.Topic, Group: t.Group,
-			Count: r.rate.pollCount(t.BatchLength), AutoCommit: t.Commit == commitAfterPolling, Reuse: &c.pollBufs,
-			StoreFirst: c.unstored,
-		})
-		if err == nil && c.unstored != nil {
-			if batch.StoreErr != nil {
-				c.storeFailed(*c.unstored, batch.StoreErr)
+			// Paused between batches: the last one settled (offset stored), the plugin stays open.
+			ok, parked := r.pause.awaitParked(pollCtx, settle)
+			if !ok {
+				return nil // the deferred close stores the last consumed batch's offset
 			}
-			c.unstored = nil
+			if parked { // resumed: poll at once, and back off afresh from poll_interval
+				schedule.reset()
+				wait = 0
+			}
+			if wait > 0 && !schedule.sleep(pollCtx, r.pause.requested(), wait) {
+				if pollCtx.Err() != nil {
+					return nil
+				}
+				continue // a pause was requested: park at the gate
+			}
+			feed.poll(pollCtx, workCtx, r.rate.pollCount(t.BatchLength))
 		}
-		if err != nil {
+		feed.storeBeforeCollect(workCtx)
+		res := feed.collect()
+		if !res.polled {
+			continue // a poll ahead found nothing it may poll: the next one lets the server pick
+		}
+		lastPoll = res.start
+		if err := res.err; err != nil {
 			if pollCtx.Err() != nil {
 				return nil
 			}
@@ -228,13 +231,23 @@ func (c *sinkConsumer) run(pollCtx, workCtx context.Context) error {
 			continue
 		}
 		pollBackoff.Reset()
+		batch := res.batch
 		c.recordLag(batch)
 		r.gc.setBusy(&busy, len(batch.Messages) > 0)
-		schedule.polled(len(batch.Messages) > 0)
+		schedule.polled(len(batch.Messages) > 0, res.start)
 		if len(batch.Messages) == 0 {
 			continue
 		}
-		if err := c.handle(pollCtx, workCtx, batch); err != nil {
+		if uint32(len(batch.Messages)) >= res.count && !r.pause.isPaused() && pollCtx.Err() == nil {
+			// A full batch: more is likely waiting, so the next poll goes out now, overlapping
+			// the plugin, with the last consumed batch's offset stored in front of it.
+			feed.pollAhead(pollCtx, workCtx, r.rate.pollCount(t.BatchLength), res, res.start.Add(t.PollInterval))
+		} else {
+			feed.storeNow(workCtx)
+		}
+		err := c.handle(pollCtx, workCtx, batch)
+		feed.release(res)
+		if err != nil {
 			return err
 		}
 	}
@@ -312,6 +325,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	if !c.awaitRateLimit(pollCtx, records) { // [rate_limit] (ratelimit.go)
 		return nil // stopping: the batch is polled again by the next run (its offset is not stored)
 	}
+	c.feed.settle(workCtx) // the previous batch's offset is stored before this one reaches the plugin
 	ffiStart := time.Now()
 	delivered := len(records)
 	if err := c.consume(pollCtx); err != nil {
@@ -334,8 +348,8 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 	m.processed(delivered)
 
 	if t.Commit == commitAfterConsuming {
-		// Stored with the next poll, or before the loop waits or ends (run, storeUnstored).
-		c.unstored = &iggyclient.StoredOffset{PartitionID: batch.PartitionID, Offset: batch.Messages[len(batch.Messages)-1].Offset}
+		// Stored in front of the next poll, or before the loop waits or ends (sink_feed.go).
+		c.feed.consumed(batch.PartitionID, batch.Messages[len(batch.Messages)-1].Offset)
 	}
 	total := time.Since(start)
 	prepareDur := max(0, total-ffiDur-decodeDur)
@@ -388,20 +402,6 @@ func (c *sinkConsumer) consumeOnce() error {
 	return c.r.pluginCall("iggy_sink_consume", func(ctx context.Context) error {
 		return c.lib.ConsumeContext(ctx, c.id, c.topicMeta, c.metaBuf, c.msgsBuf)
 	})
-}
-
-// storeUnstored stores the consumed batch's offset that no poll carried yet, if any.
-func (c *sinkConsumer) storeUnstored(ctx context.Context) {
-	s := c.unstored
-	if s == nil {
-		return
-	}
-	c.unstored = nil
-	ctx, cancel := context.WithTimeout(ctx, c.r.settings.Env.ShutdownTimeout)
-	defer cancel()
-	if err := c.client.StoreOffset(ctx, c.t.Stream, c.t.Topic, c.t.Group, s.PartitionID, s.Offset); err != nil {
-		c.storeFailed(*s, err)
-	}
 }
 
 // storeFailed reports a failed offset store. Not fatal: the messages will be delivered again (at

@@ -10,34 +10,44 @@ import (
 const minIdleStep = time.Millisecond
 
 // pollSchedule paces one sink consumer's polls. While batches come the polls are poll_interval
-// apart, as upstream's. Over consecutive empty polls the wait doubles from poll_interval up to
-// idle_poll_max (the first empty poll still waits poll_interval), and the first batch sets it
-// back: an idle runner then polls a few times a second instead of 200 (each empty poll costs a
-// round trip, two or three wake-ups of this process and the broker's work; README, Idle cost),
-// and a message that arrives during an idle spell waits at most idle_poll_max for its poll. An
-// idle_poll_max at or below poll_interval keeps upstream's fixed interval. No jitter: the bound
-// stays exact, and runners drift apart on their own since every wait counts from its poll's start.
+// apart, as upstream's. Once the stream has gone idle_after without a message, the wait doubles
+// over consecutive empty polls from poll_interval up to idle_poll_max (the first empty poll of
+// the idle spell still waits poll_interval), and the first batch sets it back: an idle runner
+// then polls a few times a second instead of 200 (each empty poll costs a round trip, two or
+// three wake-ups of this process and the broker's work; docs/benchmarks.md), a message that
+// arrives during an idle spell waits at most idle_poll_max for its poll, and a stream with a
+// message at least every idle_after keeps poll_interval between its polls (a steady 20 msg/s
+// is not idle between its messages). An idle_poll_max at or below poll_interval keeps upstream's
+// fixed interval; idle_after 0 backs off from the first empty poll on. No jitter: the bound stays
+// exact, and runners drift apart on their own since every wait counts from its poll's start.
 type pollSchedule struct {
-	interval time.Duration // poll_interval
-	limit    time.Duration // max(idle_poll_max, poll_interval)
-	wait     time.Duration // from the start of the last poll to the next one
-	empty    int           // consecutive empty polls
-	timer    *time.Timer   // every wait's, made at the first
+	interval  time.Duration // poll_interval
+	limit     time.Duration // max(idle_poll_max, poll_interval)
+	idleAfter time.Duration // idle_after
+	wait      time.Duration // from the start of the last poll to the next one
+	empty     int           // consecutive empty polls of the idle spell
+	lastBatch time.Time     // when the last poll with messages started (zero: none yet)
+	timer     *time.Timer   // every wait's, made at the first
 }
 
-func newPollSchedule(interval, idleMax time.Duration) *pollSchedule {
-	return &pollSchedule{interval: interval, limit: max(idleMax, interval), wait: interval}
+func newPollSchedule(interval, idleMax, idleAfter time.Duration) *pollSchedule {
+	// No batch yet: a sink starts idle, so one that finds nothing backs off at once.
+	return &pollSchedule{interval: interval, limit: max(idleMax, interval), idleAfter: idleAfter, wait: interval}
 }
 
 // reset starts the schedule afresh, as after a batch.
-func (s *pollSchedule) reset() { s.polled(true) }
+func (s *pollSchedule) reset() { s.polled(true, time.Now()) }
 
-// polled records a poll's outcome: messages reset the wait to poll_interval, an empty poll after
-// another one doubles it up to the limit.
-func (s *pollSchedule) polled(gotMessages bool) {
+// polled records the outcome of a poll that started at: messages reset the wait to
+// poll_interval; an empty poll keeps it until the stream has been idle for idle_after, and then
+// doubles it after each further empty poll, up to the limit.
+func (s *pollSchedule) polled(gotMessages bool, at time.Time) {
 	if gotMessages {
-		s.wait, s.empty = s.interval, 0
+		s.wait, s.empty, s.lastBatch = s.interval, 0, at
 		return
+	}
+	if at.Sub(s.lastBatch) < s.idleAfter {
+		return // not idle yet: the wait stays poll_interval
 	}
 	if s.empty > 0 {
 		if s.wait > s.limit/2 { // doubling would pass the limit, or overflow near years

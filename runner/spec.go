@@ -49,6 +49,7 @@ type sinkTopic struct {
 	BatchLength   uint32
 	PollInterval  time.Duration
 	IdlePollMax   time.Duration // the idle back-off's bound (sink_idle.go); at or below PollInterval: fixed
+	IdleAfter     time.Duration // how long without messages before the back-off starts (sink_idle.go)
 	Group         string
 	Commit        offsetCommit
 }
@@ -143,7 +144,7 @@ func buildSpec(c config.Connector) (*connectorSpec, error) {
 				}
 				s.SinkTopics = append(s.SinkTopics, sinkTopic{
 					Stream: e.Stream, Topic: topic, Schema: schema, Decoder: dec,
-					BatchLength: batch, PollInterval: e.PollInterval, IdlePollMax: e.IdlePollMax, Group: group, Commit: commit,
+					BatchLength: batch, PollInterval: e.PollInterval, IdlePollMax: e.IdlePollMax, IdleAfter: e.IdleAfter, Group: group, Commit: commit,
 				})
 			}
 			continue

@@ -96,6 +96,7 @@ func allCases() []benchCase {
 	over := func(b baseline, suffix, about string) {
 		last := len(cases)
 		sink("sink-null-json"+suffix, "json stream into the null sink, "+about, "json", "null_sink", "", "")
+		sink("sink-add-fields-json"+suffix, "json stream, one add_fields, into the null sink, "+about, "json", "null_sink", "", addFieldsTOML)
 		source("source-random-json"+suffix, "random source into a json stream, "+about, "json")
 		for i := last; i < len(cases); i++ {
 			cases[i].baseline = b
@@ -119,6 +120,8 @@ type caseEnv struct {
 	broker *broker
 	c      benchCase
 	batch  []iggcon.IggyMessage // the records as the stream's schema stores them
+	bin    string               // the runner binaries measured: -bin, or -before's
+	prefix string               // names this side's runs apart ("" or "old-")
 }
 
 func (e *caseEnv) prepare() error {
@@ -152,9 +155,9 @@ func (e *caseEnv) measureBare(round int) (sample, error) {
 	case bareClient09:
 		return e.measureBare09(round)
 	case runner08:
-		return e.measureRunnerOver("0.8", fmt.Sprintf("a%d", round))
+		return e.measureRunnerOver("0.8", fmt.Sprintf("%sa%d", e.prefix, round))
 	case runnerNoTap:
-		return e.measureRunnerTapped(e.c.protocol(), fmt.Sprintf("a%d", round), tapClient{})
+		return e.measureRunnerTapped(e.c.protocol(), fmt.Sprintf("%sa%d", e.prefix, round), tapClient{})
 	}
 	cli, err := e.broker.client()
 	if err != nil {
@@ -229,9 +232,9 @@ func sendAll(cli iggcon.Client, topic string, batch []iggcon.IggyMessage, n int)
 // measureRunner starts a runner for the round and measures it from status running.
 func (e *caseEnv) measureRunner(round int) (sample, error) {
 	if e.c.baseline == runnerNoTap {
-		return e.measureRunnerTapped(e.c.protocol(), strconv.Itoa(round), e.c.tap)
+		return e.measureRunnerTapped(e.c.protocol(), e.prefix+strconv.Itoa(round), e.c.tap)
 	}
-	return e.measureRunnerOver(e.c.protocol(), strconv.Itoa(round))
+	return e.measureRunnerOver(e.c.protocol(), e.prefix+strconv.Itoa(round))
 }
 
 // measureRunnerOver measures one runner speaking protocol; run names its directory, topic and group.
@@ -271,7 +274,7 @@ func (e *caseEnv) measureRunnerTapped(protocol, run string, tc tapClient) (sampl
 	if e.opts.profileDir != "" {
 		env = append(env, fmt.Sprintf("IGGY_CONNECTOR_CPU_PROFILE=%s/%s-%s.pprof", e.opts.profileDir, e.c.name, run))
 	}
-	r, err := startRunner(e.opts.binDir, dir, env)
+	r, err := startRunner(e.bin, dir, env)
 	if err != nil {
 		return sample{}, err
 	}
@@ -331,7 +334,7 @@ func (e *caseEnv) connectorTOML(topic, group string, n int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "type = %q\nkey = \"bench\"\nenabled = true\nversion = 1\nname = \"bench %s\"\npath = %q\n\n",
 		map[caseKind]string{sinkCase: "sink", sourceCase: "source"}[c.kind], c.name,
-		filepath.Join(e.opts.binDir, "plugins", "libiggy_connector_"+c.plugin+".so"))
+		filepath.Join(e.bin, "plugins", "libiggy_connector_"+c.plugin+".so"))
 	fmt.Fprintf(&b, "[[streams]]\nstream = %q\nschema = %q\nbatch_length = %d\n", stream, c.schema, batchSize)
 	if c.kind == sinkCase {
 		fmt.Fprintf(&b, "topics = [%q]\npoll_interval = \"0\"\nconsumer_group = %q\n", topic, group)

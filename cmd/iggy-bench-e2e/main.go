@@ -15,7 +15,7 @@
 // Files: main.go (flags, rounds, tables), cases.go (the cases: payloads, connector files, bare
 // SDK loops), bare09.go (the bare 0.9 client loops), procs.go (the broker and runner processes and
 // the broker-side progress probes), idle.go (the idle cases), tap.go (the tap cases' clients),
-// console.go (the console case).
+// console.go (the console case), latency.go (the latency cases).
 package main
 
 import (
@@ -53,6 +53,14 @@ back-off, interleaved; they print the CPU per runner, per sink in the broker and
 supervisor over -idle-window, the latency of a first message after an idle spell (sent to the
 topic, until the group's offset is stored) and the supervisor's GET /stats and /metrics latency.
 
+The latency cases (latency-stdout-20, -0.9) feed one stdout sink at poll_interval 5ms a steady
+20 msg/s, then single messages after idle spells of 2.5-3 s, and time each until the broker holds
+the group's offset of it: A is the runner before idle_after (with -before, that tree's runner;
+else idle_after = "0"), B this one with the defaults.
+
+With -before DIR, every case of the main table also measures the runner (and plugins) of DIR,
+interleaved in each round, and a second table shows both ratios, CPU per message and peak RSS.
+
 The console case (console-50) runs 50 idle sinks under a supervisor and measures its CPU over
 -console-window with no page open (A), the console's overview open in headless Chromium (B) and
 one connector's page open (C), interleaved A B C per round; it prints what the page adds.
@@ -73,6 +81,9 @@ type options struct {
 	idleSamples    int
 	idleGets       int
 	consoleWindow  time.Duration
+	before         string // the bin directory of the tree before a change: measured beside -bin
+
+	latencyMessages, latencyIdle int // latency cases: steady messages and idle-spell samples per measurement
 }
 
 // envList collects repeated -runner-env flags.
@@ -104,6 +115,9 @@ func main() {
 	flag.IntVar(&o.idleGets, "idle-gets", 100, "idle cases: GET /stats and GET /metrics each, per measurement")
 	flag.DurationVar(&o.consoleWindow, "console-window", 30*time.Second, "console case: the CPU measurement window per view")
 	flag.StringVar(&o.profileDir, "profile", "", "write each runner's CPU profile to this directory as <case>-<round>.pprof")
+	flag.IntVar(&o.latencyMessages, "latency-messages", 300, "latency cases: messages of the steady 20 msg/s stream per measurement")
+	flag.IntVar(&o.latencyIdle, "latency-idle", 4, "latency cases: messages after a long idle spell per measurement")
+	flag.StringVar(&o.before, "before", "", "the bin directory of the tree before a change (its runner and plugins): every round measures its runner too, interleaved, and the tables show both")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
 		flag.PrintDefaults()
@@ -114,11 +128,14 @@ func main() {
 		for _, c := range idleCases() {
 			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s %d idle null sinks over %s, fixed interval against the idle back-off\n", c.name, c.sinks, c.protocol)
 		}
+		for _, c := range latencyCases() {
+			fmt.Fprintf(flag.CommandLine.Output(), "  %-22s a stdout sink over %s fed 20 msg/s, then after idle spells: latency before idle_after (A) and with it (B)\n", c.name, c.protocol)
+		}
 		fmt.Fprintf(flag.CommandLine.Output(), "  %-22s the supervisor's CPU with the console open in Chromium on 50 idle sinks: no page, the overview, a connector page\n", consoleCaseName)
 	}
 	flag.Parse()
 	o.runnerEnv = runnerEnv
-	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 || o.consoleWindow <= 0 {
+	if flag.NArg() > 0 || o.rounds < 1 || o.sinkMessages < 1000 || o.sourceMessages < 1000 || o.idleWindow <= 0 || o.idleSamples < 1 || o.idleGets < 1 || o.consoleWindow <= 0 || o.latencyMessages < 1 || o.latencyIdle < 1 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -142,6 +159,9 @@ type result struct {
 	name         string
 	bare, runner []sample
 	tapped       bool // a tap case: bare is the runner with no tap open
+	// With -before: the same round's measurements with the runner of the tree before (a bare
+	// loop is measured once and serves both).
+	oldBare, oldRunner []sample
 }
 
 func run(o options) error {
@@ -175,6 +195,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	latency, err := runMatching(o, latencyCases(), func(c latencyCase) string { return c.name }, func(c latencyCase) (latencyResult, error) {
+		return runLatencyCase(o, work, c)
+	})
+	if err != nil {
+		return err
+	}
 	console, err := runMatching(o, []string{consoleCaseName}, func(name string) string { return name }, func(string) ([]consoleSample, error) {
 		return runConsoleCase(o, work)
 	})
@@ -196,6 +222,7 @@ func run(o options) error {
 		printTable(tapped, "no tap", "tapped", "none:tapped")
 	}
 	printIdleTable(idle)
+	printLatencyTable(latency)
 	for _, c := range console {
 		printConsoleTable(c, o.consoleWindow)
 	}
@@ -237,11 +264,13 @@ func runCase(o options, work string, c benchCase) (result, error) {
 		return res, err
 	}
 	defer broker.stop()
-	env := &caseEnv{opts: o, dir: dir, broker: broker, c: c}
+	env := &caseEnv{opts: o, dir: dir, broker: broker, c: c, bin: o.binDir}
 	if err := env.prepare(); err != nil {
 		return res, err
 	}
 	defer env.close()
+	old := *env
+	old.bin, old.prefix = o.before, "old-"
 	for round := 1; round <= o.rounds; round++ {
 		bare, err := env.measureBare(round)
 		if err != nil {
@@ -253,6 +282,20 @@ func runCase(o options, work string, c benchCase) (result, error) {
 		}
 		res.bare = append(res.bare, bare)
 		res.runner = append(res.runner, rn)
+		if o.before == "" {
+			continue
+		}
+		oldBare := bare
+		if c.baseline == runner08 || c.baseline == runnerNoTap { // A is a runner too: the old one
+			if oldBare, err = old.measureBare(round); err != nil {
+				return res, fmt.Errorf("round %d, runner before (A): %w", round, err)
+			}
+		}
+		oldRunner, err := old.measureRunner(round)
+		if err != nil {
+			return res, fmt.Errorf("round %d, runner before: %w", round, err)
+		}
+		res.oldBare, res.oldRunner = append(res.oldBare, oldBare), append(res.oldRunner, oldRunner)
 	}
 	return res, nil
 }
@@ -263,6 +306,7 @@ func runCase(o options, work string, c benchCase) (result, error) {
 func printTable(results []result, aName, bName, cpuNames string) {
 	fmt.Printf("\n%-26s %11s %11s  %-20s %-18s %s\n", "case", aName, bName, "ratio min/med/max", "CPU/msg "+cpuNames, bName+" RSS")
 	fmt.Println(strings.Repeat("-", 104))
+	defer printBeforeTable(results)
 	for _, r := range results {
 		ratios := make([]float64, len(r.bare))
 		var bareRates, runnerRates, bareCPU, runnerCPU []float64
@@ -310,4 +354,46 @@ func thousands(x float64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// printBeforeTable prints, for the cases measured with -before, the ratio of the tree before
+// beside this one's, the runners' CPU per message and peak RSS, before and after.
+func printBeforeTable(results []result) {
+	var with []result
+	for _, r := range results {
+		if len(r.oldRunner) > 0 {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	fmt.Printf("\n%-26s %-20s %-20s %-22s %s\n", "case (before -> after)", "ratio before", "ratio after", "runner CPU/msg", "runner peak RSS")
+	fmt.Println(strings.Repeat("-", 110))
+	for _, r := range with {
+		ratios := func(bare, runner []sample) string {
+			v := make([]float64, len(runner))
+			for i := range runner {
+				v[i] = runner[i].rate / bare[i].rate
+			}
+			lo, mid, hi := spread(v)
+			return fmt.Sprintf("%.2f / %.2f / %.2f", lo, mid, hi)
+		}
+		cpu := func(v []sample) float64 {
+			var ns []float64
+			for _, s := range v {
+				ns = append(ns, float64(s.cpuPerMsg.Nanoseconds()))
+			}
+			return median(ns)
+		}
+		rss := func(v []sample) float64 {
+			var m uint64
+			for _, s := range v {
+				m = max(m, s.peakRSS)
+			}
+			return float64(m) / (1 << 20)
+		}
+		fmt.Printf("%-26s %-20s %-20s %-22s %.1f -> %.1f MiB\n", r.name, ratios(r.oldBare, r.oldRunner), ratios(r.bare, r.runner),
+			fmt.Sprintf("%.0f -> %.0f ns", cpu(r.oldRunner), cpu(r.runner)), rss(r.oldRunner), rss(r.runner))
+	}
 }

@@ -45,6 +45,10 @@ const (
 	// poll_interval (our idle_poll_max): an idle runner then costs a few tenths of a percent of a
 	// core, and a message arriving after an idle spell waits at most this long (README, Idle cost).
 	DefaultIdlePollMax = 250 * time.Millisecond
+	// DefaultIdleAfter is how long a sink's stream goes without messages before its polls back
+	// off towards idle_poll_max (our idle_after): a stream with a message at least this often
+	// keeps poll_interval between its polls (docs/pipeline.md §1.7).
+	DefaultIdleAfter = time.Second
 	// OffsetCommitAfterConsuming stores a sink's offsets only after the
 	// plugin's consume returned 0 (at least once; DESIGN decision 1).
 	OffsetCommitAfterConsuming = "after_consuming"
@@ -99,7 +103,7 @@ type Connector struct {
 }
 
 // StreamEntry is one [[streams]] table. Sinks use Topics, PollInterval,
-// IdlePollMax, ConsumerGroup and OffsetCommit; sources use Topic and LingerTime. The
+// IdlePollMax, IdleAfter, ConsumerGroup and OffsetCommit; sources use Topic and LingerTime. The
 // plain fields hold effective values (defaults applied); Declared keeps the
 // optional keys exactly as written, so rendering the config back shows
 // absent keys as absent.
@@ -114,6 +118,7 @@ type StreamEntry struct {
 	BatchLength    uint32
 	PollInterval   time.Duration // sink
 	IdlePollMax    time.Duration // sink: the idle back-off's bound; at or below PollInterval the interval is fixed
+	IdleAfter      time.Duration // sink: how long without messages before the back-off starts
 	LingerTime     time.Duration // source
 	ConsumerGroup  string        // sink
 	OffsetCommit   string        // sink: OffsetCommitAfterConsuming or OffsetCommitAfterPolling
@@ -133,6 +138,7 @@ type StreamDeclared struct {
 	BatchLength    *uint32
 	PollInterval   *string
 	IdlePollMax    *string // ours: rendered only when written
+	IdleAfter      *string // ours, likewise
 	LingerTime     *string
 	ConsumerGroup  *string
 	OffsetCommit   *string
@@ -175,6 +181,11 @@ func (c Connector) CheckStart() error {
 		if c.Kind == KindSink && s.Declared.IdlePollMax != nil {
 			if _, err := ParseDuration(*s.Declared.IdlePollMax); err != nil {
 				return fmt.Errorf("%w: sink %q: streams[%d].idle_poll_max: Invalid idle poll max: %w", ErrInvalidConnector, c.Key, i, err)
+			}
+		}
+		if c.Kind == KindSink && s.Declared.IdleAfter != nil {
+			if _, err := ParseDuration(*s.Declared.IdleAfter); err != nil {
+				return fmt.Errorf("%w: sink %q: streams[%d].idle_after: Invalid idle after: %w", ErrInvalidConnector, c.Key, i, err)
 			}
 		}
 		if c.Kind == KindSource && s.Declared.LingerTime != nil {

@@ -56,6 +56,7 @@ func streamEnvFields(kind ConnectorKind) []envField {
 			envField{"TOPICS", "topics", envStrings},
 			envField{"POLL_INTERVAL", "poll_interval", envString},
 			envField{"IDLE_POLL_MAX", "idle_poll_max", envString},
+			envField{"IDLE_AFTER", "idle_after", envString},
 			envField{"CONSUMER_GROUP", "consumer_group", envString},
 			envField{"OFFSET_COMMIT", "offset_commit", envString})
 	}

@@ -20,7 +20,7 @@ type ParseOptions struct {
 	// applied as upstream does: typed fields before decoding, plugin_config
 	// keys after.
 	Env []string
-	// DeferStartChecks accepts bad poll_interval/idle_poll_max/linger_time texts (leaving
+	// DeferStartChecks accepts bad poll_interval/idle_poll_max/idle_after/linger_time texts (leaving
 	// the effective duration at the default) so a file upstream loads is not
 	// refused; Connector.CheckStart reports them when the connector starts.
 	DeferStartChecks bool
@@ -529,6 +529,9 @@ func decodeStream(r fieldReader, kind ConnectorKind, key string, deferStart bool
 		if d.IdlePollMax, err = r.str("idle_poll_max", false); err != nil {
 			return s, err
 		}
+		if d.IdleAfter, err = r.str("idle_after", false); err != nil {
+			return s, err
+		}
 		if d.ConsumerGroup, err = r.str("consumer_group", false); err != nil {
 			return s, err
 		}
@@ -579,6 +582,9 @@ func (s *StreamEntry) resolve(kind ConnectorKind, key string, onBadDuration func
 		return err
 	}
 	if s.IdlePollMax, err = parse("idle_poll_max", d.IdlePollMax, DefaultIdlePollMax); err != nil {
+		return err
+	}
+	if s.IdleAfter, err = parse("idle_after", d.IdleAfter, DefaultIdleAfter); err != nil {
 		return err
 	}
 	s.ConsumerGroup = DefaultConsumerGroup(key)

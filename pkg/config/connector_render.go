@@ -83,6 +83,7 @@ func (s StreamEntry) document(kind ConnectorKind) map[string]any {
 	if kind == KindSink {
 		setOpt("poll_interval", d.PollInterval)
 		setOpt("idle_poll_max", d.IdlePollMax)
+		setOpt("idle_after", d.IdleAfter)
 		setOpt("consumer_group", d.ConsumerGroup)
 		setOpt("offset_commit", d.OffsetCommit)
 	} else {
@@ -372,6 +373,9 @@ func (s StreamEntry) jsonObject(kind ConnectorKind) orderedObject {
 		if d.IdlePollMax != nil { // ours too, likewise
 			obj = append(obj, kv{"idle_poll_max", *d.IdlePollMax})
 		}
+		if d.IdleAfter != nil {
+			obj = append(obj, kv{"idle_after", *d.IdleAfter})
+		}
 	} else {
 		obj = append(obj, kv{"linger_time", opt(d.LingerTime)})
 	}
@@ -382,7 +386,7 @@ func (s StreamEntry) jsonObject(kind ConnectorKind) orderedObject {
 func streamKeys(kind ConnectorKind) []string {
 	common := []string{"stream", "schema", "avro_schema_json", "avro_schema_path", "batch_length"}
 	if kind == KindSink {
-		return append(common, "topics", "poll_interval", "idle_poll_max", "consumer_group", "offset_commit")
+		return append(common, "topics", "poll_interval", "idle_poll_max", "idle_after", "consumer_group", "offset_commit")
 	}
 	return append(common, "topic", "linger_time")
 }

@@ -43,7 +43,7 @@ func TestParseConnectorSinkExample(t *testing.T) {
 	s := c.Streams[0]
 	want := config.StreamEntry{
 		Stream: "shop", Topics: []string{"orders_created", "orders_paid"}, Schema: "json",
-		BatchLength: 250, PollInterval: 20 * time.Millisecond, IdlePollMax: config.DefaultIdlePollMax, ConsumerGroup: "orders-archive",
+		BatchLength: 250, PollInterval: 20 * time.Millisecond, IdlePollMax: config.DefaultIdlePollMax, IdleAfter: config.DefaultIdleAfter, ConsumerGroup: "orders-archive",
 		OffsetCommit: config.OffsetCommitAfterConsuming,
 		Declared:     config.StreamDeclared{BatchLength: ptr(uint32(250)), PollInterval: ptr("20ms"), ConsumerGroup: ptr("orders-archive")},
 	}

@@ -75,6 +75,37 @@ func (s *Server) GroupPolls(streamName, topicName, groupName string) (uint64, er
 	return g.polls, nil
 }
 
+// LastPolled is the last offset a poll of the consumer group returned from a partition (what a
+// member fetched, stored or not); ok is false when no poll of the group returned one there. A
+// test sees with it that a consumer fetched ahead of what it stored.
+func (s *Server) LastPolled(streamName, topicName, groupName string, partitionID uint32) (offset uint64, ok bool, err error) {
+	data := s.currentData()
+	data.mu.RLock()
+	defer data.mu.RUnlock()
+	st := data.streamsByName[streamName]
+	if st == nil {
+		return 0, false, fmt.Errorf("last polled by group %q on %s/%s: %w", groupName, streamName, topicName, ErrStreamNotFound)
+	}
+	t := st.topicsByName[topicName]
+	if t == nil {
+		return 0, false, fmt.Errorf("last polled by group %q on %s/%s: %w", groupName, streamName, topicName, ErrTopicNotFound)
+	}
+	data.groupMu.Lock()
+	g := t.findGroup(iggywire.NamedID(groupName))
+	data.groupMu.Unlock()
+	if g == nil {
+		return 0, false, fmt.Errorf("last polled by group %q on %s/%s: %w", groupName, streamName, topicName, ErrGroupNotFound)
+	}
+	p := lookupSlot(t.partitions, partitionID)
+	if p == nil {
+		return 0, false, fmt.Errorf("last polled by group %q on %s/%s partition %d: %w", groupName, streamName, topicName, partitionID, ErrTopicNotFound)
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	offset, ok = p.lastPolled[g.id]
+	return offset, ok, nil
+}
+
 // Messages returns copies of every message a topic holds, partition by
 // partition in offset order.
 func (s *Server) Messages(streamName, topicName string) ([]StoredMessage, error) {

@@ -4,8 +4,10 @@
 // The interface (Client) covers exactly what a sink or source needs: poll a consumer group,
 // store a group offset, send messages, look a topic up, create a missing stream and topic (with
 // a retention, for state topics), make sure a consumer group exists and is joined, read one
-// partition as a standalone consumer (a source's newest state), and tell whether the server
-// assigned a partition to this connection's group membership (the lease of standby sources).
+// partition as a standalone consumer (a source's newest state), tell whether the server
+// assigned a partition to this connection's group membership (the lease of standby sources),
+// and what this member's partitions are, so that a sink can poll a named partition from a named
+// offset a batch ahead of its plugin (Assignment, PollRequest.At, PollRequest.OnStored).
 // Admin is the offset administration of operator tools. Both, with their types and sentinel
 // errors, are defined in the subpackage api and named here again, so callers import only this
 // package.
@@ -18,6 +20,9 @@
 //   - v08: Iggy 0.8.x, on pkg/wire08 (the official Go SDK v0.8.0 is the tests' reference);
 //   - v09: Iggy 0.9.x (256-byte VSR headers, sessions, checksummed batches), on pkg/wire09,
 //     since no 0.9 Go SDK is served.
+//
+// Subpackage memclient is a third implementation, over an in-memory log, for fast unit tests of
+// the code that drives a Client.
 //
 // Options.Protocol ([iggy] protocol) picks one; with "auto", the default, Dial asks the server
 // first (detect.go: a 0.9 Ping, then a 0.8 Ping, within DetectTimeout) and logs the protocol

@@ -12,6 +12,8 @@ type State = api.State
 type PollRequest = api.PollRequest
 type PollBuffers = api.PollBuffers
 type StoredOffset = api.StoredOffset
+type PollAt = api.PollAt
+type Assignment = api.Assignment
 type Batch = api.Batch
 type InMessage = api.InMessage
 

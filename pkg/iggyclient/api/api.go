@@ -40,6 +40,10 @@ type Client interface {
 	// EnsureConsumerGroup creates the group if it is missing and joins it.
 	// The client rejoins it by itself after every reconnect.
 	EnsureConsumerGroup(ctx context.Context, stream, topic, group string) error
+	// Assignment is this connection's share of the group: the partitions a poll may name
+	// (PollRequest.At). It is cached for a moment (0.8: one second, 0.9: five) and read again
+	// after a poll the server fenced or answered as not this member's (Batch.NotOwned).
+	Assignment(ctx context.Context, stream, topic, group string) (Assignment, error)
 	// Close ends the connection; later calls return ErrClosed.
 	Close() error
 }
@@ -108,6 +112,46 @@ type PollRequest struct {
 	// offset): a sink that stores after consuming saves a round trip per batch.
 	// Its outcome is Batch.StoreErr; a failed poll leaves it unknown (store again).
 	StoreFirst *StoredOffset
+	// OnStored, when set with StoreFirst, hears the store's outcome as soon as its reply is read,
+	// before the poll's reply: a sink may hand its next batch to the plugin then, while the poll
+	// is still under way. It is called at most once, on the caller's goroutine of Poll; not at
+	// all when the call fails before the outcome is known.
+	OnStored func(error)
+	// At, when set, names the partition and where the poll starts, instead of letting the server
+	// (0.8) or the client's round robin (0.9) pick one. The partition must be this member's
+	// (Assignment); a poll the server does not serve for this member is an empty Batch with
+	// NotOwned set. A sink that fetches ahead uses it: strategy "next" reads from the group's
+	// stored offset, which lags the batches still being consumed.
+	At *PollAt
+}
+
+// PollAt is where a poll naming its partition starts.
+type PollAt struct {
+	PartitionID uint32
+	// Offset is the first offset to read, unless AfterStored.
+	Offset uint64
+	// AfterStored reads from the group's stored offset + 1 (strategy "next" on this partition),
+	// from the first offset when the group has stored none there.
+	AfterStored bool
+}
+
+// Assignment is a group member's share of the group's partitions, as Client.Assignment reads
+// it.
+type Assignment struct {
+	// Known is false while the client cannot tell which member it is (over 0.8, until a poll
+	// the server picked a partition for names one of its partitions); poll without At then.
+	Known bool
+	// Partitions are the partitions this member may poll, in the server's order.
+	Partitions []uint32
+	// Settling: a hand-over between members is under way (0.8: a member waits without
+	// partitions while another holds more than one). A member should then let the server pick
+	// its partitions, which skips one it is handing over, so that the hand-over completes as
+	// soon as what it polled there is stored.
+	Settling bool
+	// Epoch changes whenever Partitions or the connection change (a reconnect ends the
+	// membership), and with 0.9's group generation (every rebalance): what a caller tracks per
+	// partition under an older epoch may be stale.
+	Epoch uint64
 }
 
 // StoredOffset is a group offset to store on one partition.
@@ -126,6 +170,10 @@ type Batch struct {
 	// StoreErr is the error of PollRequest.StoreFirst's store, nil when it was
 	// stored (or none was asked for). The batch is valid either way.
 	StoreErr error
+	// NotOwned: the poll named its partition (PollRequest.At) and the server did not serve it
+	// to this member (the partition moved, is being handed over, or was deleted). The batch is
+	// empty.
+	NotOwned bool
 }
 
 // InMessage is a stored message as the server returned it.

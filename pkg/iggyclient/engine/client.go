@@ -36,6 +36,20 @@ func (e *Engine[C]) Poll(ctx context.Context, r api.PollRequest) (api.Batch, err
 	if err != nil {
 		return api.Batch{}, fmt.Errorf("poll: %w", err)
 	}
+	if hook, s := r.OnStored, r.StoreFirst; hook != nil && s != nil {
+		told := false // a retried call stores again: the first outcome is the one heard
+		r.OnStored = func(err error) {
+			if !told {
+				told = true
+				if err != nil {
+					err = storeOffsetError(err, g, s.PartitionID, s.Offset)
+				}
+				hook(err)
+			}
+		}
+	} else {
+		r.OnStored = nil
+	}
 	var b api.Batch
 	err = e.inGroup(ctx, g, func(cn C) error {
 		var err error
@@ -43,6 +57,9 @@ func (e *Engine[C]) Poll(ctx context.Context, r api.PollRequest) (api.Batch, err
 		return err
 	})
 	if err != nil {
+		if r.At != nil {
+			return api.Batch{}, fmt.Errorf("poll stream %q topic %q group %q partition %d: %w", r.Stream, r.Topic, r.Group, r.At.PartitionID, err)
+		}
 		return api.Batch{}, fmt.Errorf("poll stream %q topic %q group %q: %w", r.Stream, r.Topic, r.Group, err)
 	}
 	if s := r.StoreFirst; s != nil && b.StoreErr != nil {
@@ -74,6 +91,26 @@ func (e *Engine[C]) EnsureConsumerGroup(ctx context.Context, stream, topic, grou
 		return fmt.Errorf("ensure consumer group %q on stream %q topic %q: %w", group, stream, topic, err)
 	}
 	return nil
+}
+
+// Assignment implements api.Client.
+func (e *Engine[C]) Assignment(ctx context.Context, stream, topic, group string) (api.Assignment, error) {
+	g, err := e.groupOf(stream, topic, group)
+	if err != nil {
+		return api.Assignment{}, fmt.Errorf("assignment: %w", err)
+	}
+	var a api.Assignment
+	err = e.inGroup(ctx, g, func(cn C) error {
+		if err := e.proto.Assign(ctx, cn, g); err != nil {
+			return err
+		}
+		a = g.assignment()
+		return nil
+	})
+	if err != nil {
+		return api.Assignment{}, fmt.Errorf("assignment in group %q on stream %q topic %q: %w", group, stream, topic, err)
+	}
+	return a, nil
 }
 
 // OwnsPartition implements api.Client.

@@ -14,6 +14,12 @@
 // (api.ErrReplyTooLarge), growing its buffer only as bytes arrive. Either way the connection is
 // out of step and is dropped.
 //
+// A group member's share of its group (Assignment: the partitions a poll may name, and whether a
+// hand-over is under way) is what the protocol learns from the server, cached in the Group with
+// an epoch that changes with the partitions or the connection. A poll with PollRequest.OnStored
+// tells its caller the outcome of the store written in front of it as soon as that reply is
+// read, once, however often the call is retried.
+//
 // A lost connection (a network failure, a timeout, a malformed reply, a session the server says
 // is gone, or a loss only the protocol knows) is retired, reported to Options.OnState, and the
 // engine redials with capped, jittered exponential backoff (Options.ReconnectMin/Max), logs in,

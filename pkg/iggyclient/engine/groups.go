@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
@@ -20,19 +21,49 @@ type Group struct {
 	Ref                  iggywire.GroupRef
 	rejoin               bool
 
-	// Assignment is the partitions a protocol that learns them from the server (0.9's Sync)
-	// polls, valid for connection Seq (a Link's) until Synced is older than the protocol
-	// allows; Next is the round-robin cursor. A reconnect resets Synced: membership ends with
-	// the connection.
+	// Assignment is the partitions this member may poll, as the protocol learns them from the
+	// server (0.9's Sync, 0.8's GetConsumerGroup), valid for connection Seq (a Link's) until
+	// Synced is older than the protocol allows; Next is the round-robin cursor. A reconnect
+	// resets Synced: membership ends with the connection. Known and Settling are
+	// api.Assignment's; Epoch changes with Seq or Partitions (Assigned).
 	Seq        uint64
 	Synced     time.Time
 	Generation uint64
 	Partitions []uint32
 	Next       int
+	Known      bool
+	Settling   bool
+	Epoch      uint64
+
+	spare  []uint32 // the other buffer of Partitions, for the next read (Scratch)
+	public []uint32 // Partitions as the callers of Assignment see them: replaced, never changed
 }
 
 // Forget drops a cached assignment the server contradicted.
 func (g *Group) Forget() { g.Synced = time.Time{} }
+
+// Scratch is an empty list to read the next assignment into (Assigned takes it over).
+func (g *Group) Scratch() []uint32 { return g.spare[:0] }
+
+// Assigned records an assignment read from the server on connection seq: the partitions (read
+// into Scratch), the group's generation (0 where the protocol has none), whether the client
+// knows which member it is, and whether a hand-over is under way.
+func (g *Group) Assigned(seq, generation uint64, parts []uint32, known, settling bool) {
+	if seq != g.Seq || generation != g.Generation {
+		g.Next = 0
+	}
+	if seq != g.Seq || generation != g.Generation || known != g.Known || !slices.Equal(parts, g.Partitions) {
+		g.Epoch++
+		g.public = slices.Clone(parts)
+	}
+	g.spare = g.Partitions
+	g.Seq, g.Synced, g.Generation, g.Partitions, g.Known, g.Settling = seq, time.Now(), generation, parts, known, settling
+}
+
+// assignment is the api view of the cached assignment.
+func (g *Group) assignment() api.Assignment {
+	return api.Assignment{Known: g.Known, Partitions: g.public, Settling: g.Settling, Epoch: g.Epoch}
+}
 
 // Name is the group's name, for logs.
 func (g *Group) Name() string { return g.group }

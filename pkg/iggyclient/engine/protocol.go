@@ -65,14 +65,17 @@ type Protocol[C Conn] interface {
 	// GroupOffset reads the group's stored offset on one partition.
 	GroupOffset(ctx context.Context, c C, g iggywire.GroupRef, partition uint32) (offset uint64, found bool, err error)
 
-	// Poll is one group poll with the protocol's group semantics (who picks the partition);
-	// it runs r.StoreFirst first, its outcome in Batch.StoreErr, unless the store lost the
-	// session or the membership (then that is the error and the engine retries both).
+	// Poll is one group poll with the protocol's group semantics (who picks the partition, unless
+	// r.At names it); it runs r.StoreFirst first, its outcome in Batch.StoreErr and, once known,
+	// r.OnStored, unless the store lost the session or the membership (then that is the error
+	// and the engine retries both).
 	Poll(ctx context.Context, c C, g *Group, r api.PollRequest) (api.Batch, error)
 	// PollPartition reads one partition as a standalone consumer.
 	PollPartition(ctx context.Context, c C, t iggywire.TopicRef, r api.PartitionPoll) (api.Batch, error)
 	// Owns reports whether the group's assignment gives this connection the partition.
 	Owns(ctx context.Context, c C, g *Group, partition uint32) (bool, error)
+	// Assign refreshes g's assignment (Group.Assigned) unless the cached one is fresh enough.
+	Assign(ctx context.Context, c C, g *Group) error
 	// EncodeSend encodes a send once, into buf; SendEncoded sends it on a connection (again
 	// after a reconnect: the protocol re-stamps what it must).
 	EncodeSend(buf []byte, t iggywire.TopicRef, p iggywire.Partitioning, msgs []iggywire.Message) ([]byte, error)

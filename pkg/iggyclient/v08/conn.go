@@ -29,6 +29,10 @@ type conn struct {
 
 	it  wire08.PollIterator    // the poll reply being decoded
 	msg iggywire.PolledMessage // its current message
+
+	members      map[*engine.Group]*membership // who this connection is in each group (assign.go)
+	groupMembers []wire08.GroupMember          // the last member list read, reused
+	groupParts   []uint32                      // its partition lists, reused
 }
 
 // build starts a request of code in the scratch buffer and appends its payload with body.

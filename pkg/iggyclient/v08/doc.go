@@ -18,8 +18,15 @@
 // 16 MiB), and growing only as bytes arrive. A poll with PollRequest.Reuse is decoded into the
 // caller's memory with no allocation per message; a send is encoded once into one buffer.
 //
+// A poll may name its partition and start (PollRequest.At: strategy offset, or next on that
+// partition), as a sink that fetches ahead does; the server answers a member that does not own
+// it with no partition at all (Batch.NotOwned). Which partitions are this member's comes from
+// GetConsumerGroup, whose members are numbered rather than named by client: the connection
+// learns which member it is from the partitions the server serves it (assign.go).
+//
 // Files: client.go (Dial, DialAdmin, the protocol's identity), conn.go (one connection: building
 // a request, sending, reading a bounded reply), session.go (login with password or token, ping,
 // the cluster roster), commands.go (streams, topics, groups, offsets), poll.go (poll with
-// StoreFirst, partition polls, ownership, send).
+// StoreFirst and At, partition polls, ownership, send), assign.go (the member's partitions and
+// whether a hand-over is under way).
 package v08

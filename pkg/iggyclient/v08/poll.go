@@ -21,8 +21,21 @@ func maxPollReply(count uint32) int { return int(min(wire08.MaxPollReply(count),
 // the server picks one of this member's partitions (round robin). With StoreFirst a
 // StoreConsumerOffset goes first in the same write and both replies are read: the server serves a
 // connection in order, so the poll sees the stored offset and a round trip is saved.
+//
+// With At the poll names its partition and starts where At says (strategy offset, or next on
+// that partition); a reply that names no partition means the server did not serve it to this
+// member (NotOwned). Every reply that names a partition tells which partition the server serves
+// this member, which is how the connection learns which member it is (assign.go).
 func (p *protocol) Poll(ctx context.Context, c *conn, g *engine.Group, r api.PollRequest) (api.Batch, error) {
 	consumer := iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: g.Ref.GroupID}
+	strategy := iggywire.PollingStrategy{Kind: iggywire.PollNext}
+	var partition iggywire.OptionalPartition
+	if at := r.At; at != nil {
+		partition = iggywire.SomePartition(at.PartitionID)
+		if !at.AfterStored {
+			strategy = iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: at.Offset}
+		}
+	}
 	frame := c.req[:0]
 	if s := r.StoreFirst; s != nil {
 		var start int
@@ -32,8 +45,8 @@ func (p *protocol) Poll(ctx context.Context, c *conn, g *engine.Group, r api.Pol
 	}
 	frame, start := wire08.StartRequest(frame, wire08.CmdPollMessages)
 	frame, err := wire08.AppendPollMessages(frame, wire08.PollMessages{
-		ConsumerOffsetRef: iggywire.ConsumerOffsetRef{Consumer: consumer, StreamID: g.Ref.StreamID, TopicID: g.Ref.TopicID},
-		Strategy:          iggywire.PollingStrategy{Kind: iggywire.PollNext}, Count: r.Count, AutoCommit: r.AutoCommit})
+		ConsumerOffsetRef: iggywire.ConsumerOffsetRef{Consumer: consumer, StreamID: g.Ref.StreamID, TopicID: g.Ref.TopicID, Partition: partition},
+		Strategy:          strategy, Count: r.Count, AutoCommit: r.AutoCommit})
 	if err != nil {
 		return api.Batch{}, err
 	}
@@ -48,9 +61,26 @@ func (p *protocol) Poll(ctx context.Context, c *conn, g *engine.Group, r api.Pol
 		if _, storeErr = c.read("store offset", 0, nil); c.Broken() != nil {
 			return api.Batch{}, storeErr
 		}
+		if r.OnStored != nil && !engine.MembershipLost(storeErr) {
+			r.OnStored(storeErr)
+		}
 	}
 	b, err := p.readPoll(c, r.Count, r.Reuse)
 	b.StoreErr = storeErr
+	if r.At != nil && engine.IsStatus(err, iggywire.StatusPartitionNotFound) { // deleted meanwhile
+		c.notServed(g)
+		return api.Batch{PartitionID: r.At.PartitionID, NotOwned: true, StoreErr: storeErr}, nil
+	}
+	if err == nil {
+		resolved := b.PartitionID != 0 || b.CurrentOffset != 0 || len(b.Messages) > 0
+		switch {
+		case resolved:
+			c.served(g, b.PartitionID)
+		case r.At != nil: // (0, 0): the member does not own it (or it is partition 0 and empty)
+			c.notServed(g)
+			b.PartitionID, b.NotOwned = r.At.PartitionID, true
+		}
+	}
 	return b, err
 }
 

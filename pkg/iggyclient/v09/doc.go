@@ -30,7 +30,9 @@
 //
 // Consumer groups follow 0.9 (§10.6): the server wants the partition named in a group poll, so
 // Poll asks Sync (606) for this connection's assignment (cached 5 s; Join first when not a
-// member) and polls the assigned partitions round-robin; a fenced answer syncs again. Membership
+// member) and polls the assigned partitions round-robin; a fenced answer syncs again. A poll
+// naming its partition (PollRequest.At) polls just that one; a fenced answer is Batch.NotOwned.
+// Assignment is the same cached Sync answer. Membership
 // lives exactly as long as the connection, so OwnsPartition (the lease of standby sources, a
 // fresh Sync) moves to a standby as soon as the owner's connection ends. Group offset writes are
 // fenced by ownership: Admin's writes as a short-lived member give api.ErrPartitionOwned when

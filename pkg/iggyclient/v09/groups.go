@@ -38,21 +38,23 @@ func (p *protocol) assignment(ctx context.Context, c *conn, g *engine.Group, fre
 	if !fresh && g.Seq == c.Seq() && !g.Synced.IsZero() && time.Since(g.Synced) < assignmentTTL {
 		return nil
 	}
-	gen, parts, err := c.sync(ctx, g.Ref, g.Partitions[:0])
+	gen, parts, err := c.sync(ctx, g.Ref, g.Scratch())
 	if engine.MembershipLost(err) && c.Broken() == nil {
 		if err := p.engine.Join(ctx, c, g); err != nil {
 			return err
 		}
-		gen, parts, err = c.sync(ctx, g.Ref, g.Partitions[:0])
+		gen, parts, err = c.sync(ctx, g.Ref, g.Scratch())
 	}
 	if err != nil {
 		return err
 	}
-	if gen != g.Generation || g.Seq != c.Seq() {
-		g.Next = 0
-	}
-	g.Seq, g.Synced, g.Generation, g.Partitions = c.Seq(), time.Now(), gen, parts
+	g.Assigned(c.Seq(), gen, parts, true, false) // Sync lists only what this member may poll
 	return nil
+}
+
+// Assign implements engine.Protocol: the cached assignment, or Sync's.
+func (p *protocol) Assign(ctx context.Context, c *conn, g *engine.Group) error {
+	return p.assignment(ctx, c, g, false)
 }
 
 // Owns implements engine.Protocol. The lease of standby sources: owning is the partition being

@@ -26,9 +26,40 @@ func (p *protocol) Poll(ctx context.Context, c *conn, g *engine.Group, r api.Pol
 		if c.Broken() != nil || engine.MembershipLost(storeErr) {
 			return api.Batch{}, storeErr // retried whole: store, then poll
 		}
+		if r.OnStored != nil {
+			r.OnStored(storeErr)
+		}
 	}
-	b, err := p.pollGroup(ctx, c, g, r)
+	var b api.Batch
+	var err error
+	if r.At != nil {
+		b, err = p.pollAt(ctx, c, g, r)
+	} else {
+		b, err = p.pollGroup(ctx, c, g, r)
+	}
 	b.StoreErr = storeErr
+	return b, err
+}
+
+// pollAt polls the partition r.At names. A partition the server does not let this member poll
+// (it moved, or is being handed over: the resync sentinel or 5009) is an empty batch with
+// NotOwned, and the cached assignment is dropped; a connection that is no longer a member (5006)
+// is the error, which the engine cures by joining again.
+func (p *protocol) pollAt(ctx context.Context, c *conn, g *engine.Group, r api.PollRequest) (api.Batch, error) {
+	strategy := iggywire.PollingStrategy{Kind: iggywire.PollOffset, Value: r.At.Offset}
+	if r.At.AfterStored {
+		strategy = iggywire.PollingStrategy{Kind: iggywire.PollNext}
+	}
+	b, err := p.pollOnce(ctx, c, wire09.PollMessages{
+		Consumer: iggywire.Consumer{Kind: iggywire.ConsumerKindGroup, ID: g.Ref.GroupID},
+		StreamID: g.Ref.StreamID, TopicID: g.Ref.TopicID, Partition: iggywire.SomePartition(r.At.PartitionID),
+		Strategy: strategy, Count: r.Count, AutoCommit: r.AutoCommit,
+	}, r.Reuse)
+	if isStatus(err, iggywire.StatusConsumerGroupPartitionNotOwned, iggywire.StatusPartitionNotFound) ||
+		(err == nil && b.PartitionID == wire09.PartitionResync && len(b.Messages) == 0) {
+		g.Forget() // moved, being handed over, or deleted
+		return api.Batch{PartitionID: r.At.PartitionID, NotOwned: true}, nil
+	}
 	return b, err
 }
 
@@ -48,7 +79,8 @@ func (p *protocol) pollGroup(ctx context.Context, c *conn, g *engine.Group, r ap
 			req.Partition = iggywire.SomePartition(g.Partitions[g.Next%len(g.Partitions)])
 			g.Next++
 			b, err := p.pollOnce(ctx, c, req, r.Reuse)
-			if isStatus(err, iggywire.StatusConsumerGroupMemberNotFound, iggywire.StatusConsumerGroupPartitionNotOwned) ||
+			// A partition deleted since the last Sync (3007) is as stale as one that moved.
+			if isStatus(err, iggywire.StatusConsumerGroupMemberNotFound, iggywire.StatusConsumerGroupPartitionNotOwned, iggywire.StatusPartitionNotFound) ||
 				(err == nil && b.PartitionID == wire09.PartitionResync && len(b.Messages) == 0) {
 				fenced = true
 				break
