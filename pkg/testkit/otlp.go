@@ -390,12 +390,12 @@ func (r *OTLPReceiver) addLogs(req *collogspb.ExportLogsServiceRequest) {
 // (connections are refused): a dead collector.
 func DeadURL(tb testing.TB) string {
 	tb.Helper()
-	return "http://" + freeLoopbackAddr(tb)
+	return "http://" + FreeLoopbackAddr(tb)
 }
 
-// freeLoopbackAddr is a loopback host:port that was free a moment ago:
+// FreeLoopbackAddr is a loopback host:port that was free a moment ago:
 // listened on, then closed.
-func freeLoopbackAddr(tb testing.TB) string {
+func FreeLoopbackAddr(tb testing.TB) string {
 	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -38,7 +38,7 @@ func StartPrometheus(tb testing.TB, config string) *PrometheusProc {
 	if err := os.WriteFile(file, []byte(config), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	addr := freeLoopbackAddr(tb)
+	addr := FreeLoopbackAddr(tb)
 	p := &PrometheusProc{URL: "http://" + addr}
 	cmd := exec.Command(bin, "--config.file="+file, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
