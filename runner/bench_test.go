@@ -17,6 +17,8 @@ import (
 
 // Benchmark sizes: 1,000-message batches of 100-byte JSON payloads, as the other packages measure.
 const (
+	// benchWait bounds one timed drain or fill: far beyond what one takes on a loaded machine.
+	benchWait     = 10 * time.Minute
 	benchMessages = 200_000
 	benchBatch    = 1000
 	benchPayload  = 100
@@ -89,6 +91,8 @@ func BenchmarkSinkThroughput(b *testing.B) {
 		// Idle: a runner on an empty topic.
 		idle := testkit.StartRunner(b, withConfig(env, sinkTOML("idle", nullSink, "bench", "empty", "", "")))
 		idle.WaitStatus(b, "running", waitLong)
+		// Idle memory is measured once the runner has idled a while (start-up settled, a few
+		// empty polls done): time passes on purpose.
 		time.Sleep(500 * time.Millisecond)
 		idleRSS = idle.Stats(b).MemoryUsage
 		stopRunner(b, idle)
@@ -97,9 +101,7 @@ func BenchmarkSinkThroughput(b *testing.B) {
 		p.WaitStatus(b, "running", waitLong)
 		b.StartTimer()
 		start := time.Now()
-		for testkit.OrZero(p.Stats(b).MessagesProcessed) < benchMessages {
-			time.Sleep(10 * time.Millisecond)
-		}
+		p.WaitUntil(b, benchWait, "the drain", func() bool { return testkit.OrZero(p.Stats(b).MessagesProcessed) >= benchMessages })
 		runnerTotal += time.Since(start)
 		b.StopTimer()
 		logStages(b, p, "drain", "sink", "decode", "prepare", "ffi", "total")
@@ -131,9 +133,7 @@ func BenchmarkSourceThroughput(b *testing.B) {
 		cpuBefore := processCPU(b, p.Pid())
 		b.StartTimer()
 		start := time.Now()
-		for testkit.OrZero(p.Stats(b).MessagesSent) < benchMessages {
-			time.Sleep(10 * time.Millisecond)
-		}
+		p.WaitUntil(b, benchWait, "every message sent", func() bool { return testkit.OrZero(p.Stats(b).MessagesSent) >= benchMessages })
 		runnerRound := time.Since(start)
 		runnerTotal += runnerRound
 		b.StopTimer()
@@ -197,6 +197,8 @@ func BenchmarkExecToRunning(b *testing.B) {
 			if p.Exited() {
 				b.Fatalf("runner exited: %s", p.Logs())
 			}
+			// The measured time: polled every millisecond, its resolution (a wait helper's 10 ms
+			// would be too coarse for starts of tens of milliseconds).
 			time.Sleep(time.Millisecond)
 		}
 		b.StopTimer()
