@@ -101,7 +101,8 @@ func BenchmarkSinkThroughput(b *testing.B) {
 		p.WaitStatus(b, "running", waitLong)
 		b.StartTimer()
 		start := time.Now()
-		p.WaitUntil(b, benchWait, "the drain", func() bool { return testkit.OrZero(p.Stats(b).MessagesProcessed) >= benchMessages })
+		// Looked at every 10 ms: the resolution of the measured time.
+		testkit.EventuallyEvery(b, benchWait, 10*time.Millisecond, "the drain", func() bool { return testkit.OrZero(p.Stats(b).MessagesProcessed) >= benchMessages })
 		runnerTotal += time.Since(start)
 		b.StopTimer()
 		logStages(b, p, "drain", "sink", "decode", "prepare", "ffi", "total")
@@ -133,7 +134,7 @@ func BenchmarkSourceThroughput(b *testing.B) {
 		cpuBefore := processCPU(b, p.Pid())
 		b.StartTimer()
 		start := time.Now()
-		p.WaitUntil(b, benchWait, "every message sent", func() bool { return testkit.OrZero(p.Stats(b).MessagesSent) >= benchMessages })
+		testkit.EventuallyEvery(b, benchWait, 10*time.Millisecond, "every message sent", func() bool { return testkit.OrZero(p.Stats(b).MessagesSent) >= benchMessages })
 		runnerRound := time.Since(start)
 		runnerTotal += runnerRound
 		b.StopTimer()
@@ -190,17 +191,14 @@ func BenchmarkExecToRunning(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := testkit.StartRunner(b, env)
-		for {
-			if h, err := p.Health(); err == nil && h.ConnectorStatus == "running" {
-				break
-			}
+		// Looked at every millisecond: the resolution of the measured time.
+		testkit.EventuallyEvery(b, waitLong, time.Millisecond, "status running", func() bool {
 			if p.Exited() {
 				b.Fatalf("runner exited: %s", p.Logs())
 			}
-			// The measured time: polled every millisecond, its resolution (a wait helper's 10 ms
-			// would be too coarse for starts of tens of milliseconds).
-			time.Sleep(time.Millisecond)
-		}
+			h, err := p.Health()
+			return err == nil && h.ConnectorStatus == "running"
+		})
 		b.StopTimer()
 		stopRunner(b, p)
 		b.StartTimer()

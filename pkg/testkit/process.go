@@ -94,7 +94,7 @@ func (p *process) Wait(timeout time.Duration) (int, error) {
 // timeout passes or the process exits first.
 func (p *process) WaitUntil(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
-	if msg := waitCond(timeout, cond, p.exitedWhy); msg != "" {
+	if msg := waitCond(timeout, pollMax, cond, p.exitedWhy); msg != "" {
 		tb.Fatalf("waiting for %s: %s; %s logs:\n%s", what, msg, p.name, p.Logs())
 	}
 }

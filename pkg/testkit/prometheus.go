@@ -44,7 +44,7 @@ func StartPrometheus(tb testing.TB, config string) *PrometheusProc {
 		"--web.listen-address="+addr, "--log.level=warn")
 	cmd.Env = cleanEnviron()
 	p.start(tb, "prometheus", cmd)
-	msg := waitCond(30*time.Second, func() bool {
+	msg := waitCond(30*time.Second, pollMax, func() bool {
 		resp, err := http.Get(p.URL + "/-/ready")
 		if err != nil {
 			return false

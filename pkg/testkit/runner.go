@@ -273,7 +273,7 @@ func (p *RunnerProc) Metrics(tb testing.TB) string {
 func (p *RunnerProc) WaitStatus(tb testing.TB, status string, timeout time.Duration) {
 	tb.Helper()
 	last := ""
-	msg := waitCond(timeout, func() bool {
+	msg := waitCond(timeout, pollMax, func() bool {
 		if h, err := p.Health(); err == nil {
 			last = h.ConnectorStatus
 		}

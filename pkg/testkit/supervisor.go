@@ -64,7 +64,7 @@ func LoopbackAddr(addr string) string {
 func StartSupervisor(tb testing.TB, dir string, env []string, startTimeout time.Duration) *SupervisorProc {
 	tb.Helper()
 	p := StartSupervisorNoWait(tb, dir, env)
-	msg := waitCond(startTimeout, func() bool {
+	msg := waitCond(startTimeout, pollMax, func() bool {
 		if m := apiListening.FindStringSubmatch(p.Logs()); m != nil {
 			p.Addr = LoopbackAddr(m[1] + m[2])
 			return true
