@@ -17,6 +17,7 @@ deps:
 	@missing=""; command -v $(CC) >/dev/null 2>&1 || missing="$$missing gcc libc6-dev"; \
 	  command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
 	  command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	  python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3 python3-yaml"; \
 	  command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	  if [ -n "$$missing" ]; then apt-get update && apt-get install -y $$missing; fi
 	$(GO) mod download

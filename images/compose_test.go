@@ -41,9 +41,10 @@ var (
 	errPublished  = errors.New("port published beyond loopback")
 )
 
-// composeEnv is the shell environment the examples are loaded with: only the API key their
-// comments tell the operator to export (TestComposeRequiresAnAPIKey loads them without it).
-var composeEnv = types.Mapping{"IGGY_CONNECTORS_HTTP_API_KEY": "compose-test-key"}
+// composeEnv is the shell environment the examples are loaded with: only the keys their comments
+// tell the operator to export, the API key and the fleet example's runner key
+// (TestComposeRequiresAnAPIKey loads them without them).
+var composeEnv = types.Mapping{"IGGY_CONNECTORS_HTTP_API_KEY": "compose-test-key", "IGGY_CONNECTORS_FLEET_RUNNER_API_KEY": "compose-runner-key"}
 
 // loadCompose parses a compose file the way `docker compose` does (interpolation, YAML anchors,
 // relative paths resolved against its folder), in composeEnv.
@@ -125,7 +126,7 @@ func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 		}
 	}
 
-	ours := 0
+	var ours []container
 	for _, name := range sortedKeys(p.Services) {
 		s := p.Services[name]
 		c, ok, err := composeContainer(root, p, s, plugins)
@@ -136,7 +137,7 @@ func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 		if !ok {
 			continue
 		}
-		ours++
+		ours = append(ours, c)
 		connectors, cerrs := checkContainer(ctx, c)
 		errs = append(errs, cerrs...)
 		for _, topic := range neededTopics(connectors) {
@@ -160,10 +161,10 @@ func checkCompose(ctx context.Context, root string, p *types.Project) []error {
 			}
 		}
 	}
-	if ours == 0 {
+	if len(ours) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no runner or supervisor service", p.Name))
 	}
-	return errs
+	return append(errs, checkFleetKeys(ours)...)
 }
 
 // checkReachable checks that an address names the compose service and its port.
@@ -257,14 +258,23 @@ func envOf(s types.ServiceConfig) map[string]string {
 	return env
 }
 
-// Each example requires the API key from the shell: loaded without it, compose stops naming the
-// variable, so no example can start with an empty key.
+// Each example requires the API key from the shell (and the fleet example the runners' key too):
+// loaded without one, compose stops naming the variable, so no example can start with an empty key.
 func TestComposeRequiresAnAPIKey(t *testing.T) {
 	root := repoRoot(t)
 	for _, file := range composeFiles {
-		_, err := loadComposeIn(t.Context(), filepath.Join(root, file), types.Mapping{})
-		if err == nil || !strings.Contains(err.Error(), "IGGY_CONNECTORS_HTTP_API_KEY") {
-			t.Errorf("%s without IGGY_CONNECTORS_HTTP_API_KEY: error %v, want one naming the variable", file, err)
+		for _, name := range []string{"IGGY_CONNECTORS_HTTP_API_KEY", "IGGY_CONNECTORS_FLEET_RUNNER_API_KEY"} {
+			env := types.Mapping{}
+			for k, v := range composeEnv {
+				if k != name {
+					env[k] = v
+				}
+			}
+			_, err := loadComposeIn(t.Context(), filepath.Join(root, file), env)
+			uses := name == "IGGY_CONNECTORS_HTTP_API_KEY" || strings.Contains(file, "fleet")
+			if uses && (err == nil || !strings.Contains(err.Error(), name)) {
+				t.Errorf("%s without %s: error %v, want one naming the variable", file, name, err)
+			}
 		}
 	}
 }

@@ -102,7 +102,8 @@ func atoi(s string) int {
 // checkShape checks what each deployment shape promises: sinks scale in their consumer group, a
 // source runs several replicas only on the Iggy state backend and one with a claim on file state,
 // every Deployment runs under a ServiceAccount the manifests create (or the chart is told exists),
-// and a PodDisruptionBudget or ServiceMonitor selects pods that exist.
+// a PodDisruptionBudget or ServiceMonitor selects pods that exist, and a fleet view has its own
+// key and finds its runners safely (fleet_test.go).
 func checkShape(o *objects, kcs []kubeContainer) []error {
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -154,6 +155,12 @@ func checkShape(o *objects, kcs []kubeContainer) []error {
 		}
 		errs = append(errs, checkMonitorAuth(o, m, kcs)...)
 	}
+	cs := make([]container, len(kcs))
+	for i, kc := range kcs {
+		cs[i] = kc.container
+	}
+	errs = append(errs, checkFleetKeys(cs)...)
+	errs = append(errs, checkFleetDiscovery(o, kcs)...)
 	return append(errs, checkIsolation(o, kcs)...)
 }
 

@@ -300,7 +300,7 @@ func (o *objects) envValue(e corev1.EnvVar) (string, error) {
 	case e.ValueFrom.SecretKeyRef != nil:
 		ref := e.ValueFrom.SecretKeyRef
 		if slices.Contains(o.externalSecrets, ref.Name) {
-			return "from-secret-" + ref.Name, nil
+			return "from-secret-" + ref.Name + "/" + ref.Key, nil
 		}
 		s, ok := o.secrets[ref.Name]
 		if v, found := s.StringData[ref.Key]; ok && found {
@@ -457,7 +457,7 @@ func loadKube(root, kind, name string) (*objects, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.externalSecrets = append(o.externalSecrets, kustomizeAPIKeySecret)
+		o.externalSecrets = append(o.externalSecrets, kustomizeAPIKeySecret, kustomizeFleetAPIKeySecret)
 		return o, nil
 	case "helm":
 		file := ""

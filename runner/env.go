@@ -20,6 +20,9 @@ type Env struct {
 	ConfigInline string `env:"IGGY_CONNECTOR_CONFIG" help:"one connector config inline, TOML or JSON (JSON when it starts with '{')"`
 	Type         string `env:"IGGY_CONNECTOR_TYPE" help:"sink or source; with IGGY_CONNECTOR_KEY fetches the active config from the configured provider"`
 	Key          string `env:"IGGY_CONNECTOR_KEY" help:"connector key to fetch from the provider (with IGGY_CONNECTOR_TYPE)"`
+	// SecretsPath is read (and removed) before the rest by runnerproc.MergeSecrets; it is listed
+	// here for --help.
+	SecretsPath string `env:"IGGY_CONNECTOR_SECRETS_PATH" help:"a private file (a JSON object of variable names and values) whose variables are read as if set, then the file is removed: how a supervisor hands its runners their secrets outside the environment"`
 
 	LogLevel string `env:"IGGY_CONNECTOR_LOG_LEVEL" envDefault:"info" help:"log level (trace, debug, info, warn, error or off) when RUST_LOG is unset; RUST_LOG takes target directives as upstream"`
 

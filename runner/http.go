@@ -88,7 +88,7 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
-	if warning := guard.StartupWarning(); warning != "" {
+	for _, warning := range guard.StartupWarnings() {
 		log.Warn("http endpoint: "+warning, "address", cfg.Address)
 	}
 	metricsPath := cfg.MetricsEndpoint
@@ -121,9 +121,10 @@ func startEndpoint(cfg httpSettings, r *Runner, gatherer prometheus.Gatherer, lo
 	mux.HandleFunc("GET "+tapPath, r.handleTap)   // tap.go
 	mux.HandleFunc("GET "+logsPath, r.handleLogs) // logs.go
 
-	// As upstream: / and /health are open, and /ready with them: probes carry no key. No route
-	// reads a body; the limit answers 413 early.
-	srv.Handler = guard.Wrap(httplimit.Body(mux, cfg.Limits.MaxBodyBytes))
+	// As upstream: / and /health are open, and /ready with them: probes carry no key. Only PUT
+	// /log_level and /rate_limit read a body; any other is answered without it (413 at once when
+	// declared too large).
+	srv.Handler = guard.Wrap(httplimit.Requests(mux, httplimit.Policy{Limits: cfg.Limits, Log: log}))
 	e := &endpoint{
 		srv:      srv,
 		ln:       ln,

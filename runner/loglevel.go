@@ -113,6 +113,10 @@ func (r *Runner) handleLogLevel(w http.ResponseWriter, req *http.Request) {
 			httplimit.WriteTooLarge(w)
 			return
 		}
+		if httplimit.IsTooSlow(err) {
+			httplimit.WriteTooSlow(w, err)
+			return
+		}
 		c, err := logging.ParseLevelChange(body)
 		if err == nil && c.Persist {
 			err = errors.New(`"persist": true is the supervisor's (it keeps the filter in the connector's target-state file); a runner keeps a level until it exits: set RUST_LOG in its environment to keep one`)

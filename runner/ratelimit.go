@@ -230,6 +230,10 @@ func (r *Runner) handleRateLimit(w http.ResponseWriter, req *http.Request) {
 			httplimit.WriteTooLarge(w)
 			return
 		}
+		if httplimit.IsTooSlow(err) {
+			httplimit.WriteTooSlow(w, err)
+			return
+		}
 		limit, reset, err := config.ParseRateLimitJSON(body)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "invalid_rate_limit", err.Error())

@@ -12,6 +12,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/httpguard"
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
+	"github.com/iggy-connectors-go/runtime/pkg/runnerproc"
 )
 
 // Settings is everything a runner reads at start: its own variables, the runtime sections and the
@@ -54,6 +55,11 @@ func (s iggySettings) options(e Env, log *slog.Logger) iggyclient.Options {
 // local provider's files, never to a config served by the HTTP provider (config.md §4.5, §5.1).
 // Each error names the variable, file or key at fault.
 func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
+	// A supervisor hands its secrets in a private file, not in the environment.
+	environ, err := runnerproc.MergeSecrets(environ)
+	if err != nil {
+		return Settings{}, err
+	}
 	e, err := ParseEnv(environ)
 	if err != nil {
 		return Settings{}, err

@@ -288,6 +288,10 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 		httplimit.WriteTooLarge(w)
 		return nil, false
 	}
+	if httplimit.IsTooSlow(err) {
+		httplimit.WriteTooSlow(w, err)
+		return nil, false
+	}
 	if err != nil {
 		writeText(w, http.StatusBadRequest, "Failed to buffer the request body: "+err.Error())
 		return nil, false
@@ -377,9 +381,10 @@ func (s *Supervisor) secrets() config.SecretKeys { return s.runtime.HTTP.Secrets
 
 // unmaskSecrets gives every masked secret of a posted config's plugin_config its real value: the
 // one at the same path in the running config (what GET .../configs/active showed), else in the
-// newest stored version that has one, provided that config loads the same plugin and the secret
-// goes to the same target (config.SecretKeys.Unmask). A masked secret none of them holds is
-// refused (400), so "******" is never stored as a password, nor a stored secret sent elsewhere.
+// newest stored version, provided that config loads the same plugin and its plugin_config equals
+// the posted one everywhere but at the masked values (config.SecretKeys.Unmask). Otherwise the
+// masked secrets are refused (400, naming each and the first difference), so "******" is never
+// stored as a password, nor a stored secret sent along with any change of where it goes.
 // With http.reveal_secrets nothing is masked, so nothing is restored: "******" is then a literal
 // value.
 func (s *Supervisor) unmaskSecrets(ctx context.Context, posted config.Connector) (map[string]any, error) {
@@ -407,8 +412,14 @@ func (s *Supervisor) unmaskSecrets(ctx context.Context, posted config.Connector)
 	}
 	out, missing = sec.Unmask(posted.PluginConfig, previous...)
 	if len(missing) > 0 {
-		return nil, invalidConfiguration(fmt.Sprintf("%s is the masked value %q and no earlier version of %s %q with the same plugin path and connection target (the host, URL and address keys beside it) holds a value there to keep; send the real value",
-			strings.Join(missing, ", "), config.MaskedValue, kind, key))
+		why := fmt.Sprintf("no earlier version of %s %q with the same plugin path exists", kind, key)
+		if len(previous) > 0 {
+			changed, _ := sec.Differs(posted.PluginConfig, previous[0])
+			why = fmt.Sprintf("the rest of plugin_config is not that of an earlier version of %s %q with the same plugin path (%s differs from the latest)",
+				kind, key, changed)
+		}
+		return nil, invalidConfiguration(fmt.Sprintf("%s is the masked value %q: a masked secret is kept only when everything else in plugin_config is unchanged, and %s; send the real value of each",
+			strings.Join(missing, ", "), config.MaskedValue, why))
 	}
 	return out, nil
 }

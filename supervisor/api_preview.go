@@ -176,7 +176,12 @@ func (s *Supervisor) preview(ctx context.Context, cfg config.Connector, samples 
 	defer os.Remove(handover)
 	// The dry run serves nothing; the address only has to parse. Payloads are masked as the
 	// API masks configs (and as the tap masks them).
-	env := append(s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "preview.sock")), runnerproc.EnvConfigPath+"="+handover)
+	env, secrets, err := s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "preview.sock"), "preview")
+	if err != nil {
+		return nil, internalError(err)
+	}
+	defer removeAll(secrets)
+	env = append(env, runnerproc.EnvConfigPath+"="+handover)
 	if keys := s.secrets(); len(keys) > 0 {
 		env = append(env, "IGGY_CONNECTORS_HTTP_SECRET_KEYS="+strings.Join(keys, ","), "IGGY_CONNECTORS_HTTP_REVEAL_SECRETS=false")
 	} else {

@@ -101,7 +101,12 @@ func (s *Supervisor) checkInChild(ctx context.Context, cfg config.Connector) ([]
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.runnerBin, runnerproc.ArgCheck)
 	// The check serves nothing; the address only has to parse.
-	cmd.Env = append(s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "check.sock")), runnerproc.EnvConfigPath+"="+handover)
+	env, secrets, err := s.runnerBaseEnv("unix:"+filepath.Join(s.sockDir, "check.sock"), "check")
+	if err != nil {
+		return nil, err
+	}
+	defer removeAll(secrets)
+	cmd.Env = append(env, runnerproc.EnvConfigPath+"="+handover)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -313,8 +312,9 @@ func (m *managed) start(ctx context.Context, cfg config.Connector, path string) 
 	if err != nil {
 		return nil, err
 	}
-	// The runner read its config before its endpoint answered (or it exited): the file goes.
-	defer os.Remove(handover)
+	// The runner read its config and secrets before its endpoint answered (or it exited): the
+	// files go.
+	defer removeAll(handover)
 	if startPaused { // a paused connector's runner comes back paused, after a crash too
 		env = append(env, runnerproc.EnvStartPaused+"=true")
 	}

@@ -2,8 +2,9 @@
 // process per enabled connector, restarts them, and serves the merged REST API, /stats and /metrics.
 //
 // Files: main.go (the command: config loading, logging and telemetry setup), supervisor.go (start,
-// drain, runner environment), handover.go (the connector document a runner starts with, in a private
-// file, size-checked before anything stops), connector.go (one connector's life loop: start, watch, restart with
+// drain, runner environment), handover.go (the connector document a runner starts with, and the
+// variables carrying our secrets, each in a private file, never the environment; the document
+// size-checked before anything stops), connector.go (one connector's life loop: start, watch, restart with
 // backoff), process.go (spawning and stopping runner processes; pkg/logging relays their output,
 // tagged with connector_key), runnerapi.go (talking to a runner's endpoint), api.go and server.go
 // (routes, CORS, TLS; the access policy is pkg/httpguard's), api_lifecycle.go (POST .../pause, resume, stop, start: the transitions

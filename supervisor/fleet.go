@@ -33,6 +33,7 @@ func newAttached(o Options, e Env, guard *httpguard.Guard) (*Supervisor, error) 
 	log := o.Logger
 	view, err := fleet.New(fleet.Options{
 		Runners: f.Runners, DNS: f.DNS, Refresh: f.Refresh, RunnerAPIKey: f.RunnerAPIKey,
+		Scheme: f.Scheme, CAFile: f.CAFile, ServerName: f.ServerName,
 		Timeout: e.FleetTimeout, Resolver: o.Resolver, Logger: log.With("component", "fleet"),
 	})
 	if err != nil {

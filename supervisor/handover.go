@@ -58,3 +58,10 @@ func (s *Supervisor) checkRenderable(cfg config.Connector) error {
 	}
 	return nil
 }
+
+// removeAll removes the handover files of a start that did not happen, or that is over.
+func removeAll(files []string) {
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+}

@@ -206,3 +206,57 @@ func TestOverLimitVersionRefusedBeforeStop(t *testing.T) {
 		t.Fatalf("after the refused restart: pid %d (was %d), status %s", st.PID, pid, st.Status)
 	}
 }
+
+// Every secret of ours the supervisor hands a spawned runner travels in a private file, not the
+// environment: the runner's /proc/<pid>/environ (the environment it was started with, which no
+// unsetenv clears) holds neither the Iggy token nor the password, the fleet runner key, the API
+// key, the config service's request-header values nor a credential in its base URL. The runner
+// logs in with the token from the file, and a variable the operator set for plugins
+// (AWS_SECRET_ACCESS_KEY) still reaches the plugin, as upstream.
+func TestSpawnedRunnerEnvironHoldsNoSecretOfOurs(t *testing.T) {
+	const token = "tok-secret-0123456789"
+	broker := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}), testkit.WithToken(token))
+	f := newFixture(t, broker)
+	f.writeRuntime(t, "")
+	lib, dump := forkingSink(t)
+	f.write(t, "connectors/fork.toml", sinkFile("fork", lib, "demo", "events", ""))
+	secrets := map[string]string{
+		"IGGY_CONNECTORS_IGGY_TOKEN":                 token,
+		"IGGY_CONNECTORS_IGGY_PASSWORD":              "pw-secret-456",
+		"IGGY_CONNECTORS_FLEET_RUNNER_API_KEY":       "fleet-secret-789",
+		"IGGY_CONNECTORS_HTTP_API_KEY":               "api-secret-012",
+		"IGGY_CONNECTORS_CONNECTORS_REQUEST_HEADERS": `{"Authorization":"Bearer hdr-secret-345"}`,
+		"IGGY_CONNECTORS_CONNECTORS_BASE_URL":        "https://u:base-secret-678@config.example/api",
+	}
+	env := f.env("AWS_SECRET_ACCESS_KEY=aws-for-the-plugin")
+	for name, value := range secrets {
+		env = append(env, name+"="+value)
+	}
+	p := testkit.StartSupervisor(t, f.dir, env, waitLong)
+	key := http.Header{"Api-Key": {"api-secret-012"}}
+	var pid int
+	waitFor(t, p, waitLong, "the sink to run, logged in with the token", func() bool {
+		st := statsOf(t, p, key)["sink/fork"]
+		pid = st.PID
+		return st.Status == "running" && pid > 0
+	})
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		for name, value := range secrets {
+			for _, part := range []string{value, "hdr-secret-345", "base-secret-678"} {
+				if strings.Contains(kv, part) && strings.Contains(value, part) {
+					t.Errorf("the runner's environment carries %s's secret: %s", name, kv)
+				}
+			}
+		}
+	}
+	if !strings.Contains(string(environ), "IGGY_CONNECTOR_SECRETS_PATH=") {
+		t.Errorf("the runner was not handed its secrets file:\n%s", strings.ReplaceAll(string(environ), "\x00", "\n"))
+	}
+	if plugin := readWhenThere(t, p, filepath.Join(dump, "plugin.env")); !strings.Contains(plugin, "AWS_SECRET_ACCESS_KEY=aws-for-the-plugin\n") {
+		t.Errorf("the operator's AWS_SECRET_ACCESS_KEY did not reach the plugin:\n%s", plugin)
+	}
+}

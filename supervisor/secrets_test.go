@@ -55,22 +55,31 @@ func TestPluginSecretsAreMasked(t *testing.T) {
 		{name: "a masked secret sent to another host is refused", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 400, contentType: jsonType,
 			body: fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
 				`"plugin_config":{"table":"orders","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"evil.example","token":"******"}]}}`, lib),
-			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.servers[0].token", "same plugin path and connection target"}},
-		{name: "masked values sent back", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 200, contentType: jsonType,
+			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.servers[0].token", "plugin_config.password",
+				"plugin_config.servers[0].host differs", "send the real value"}},
+		{name: "a masked secret sent with a new ip key is refused", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 400, contentType: jsonType,
+			body: fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
+				`"plugin_config":{"table":"orders","ip":"203.0.113.9","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"a","token":"******"}]}}`, lib),
+			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.auth.api_key, plugin_config.password, plugin_config.servers[0].token",
+				"plugin_config.ip differs"}},
+		{name: "a masked secret sent with any other change is refused", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 400, contentType: jsonType,
 			body: fmt.Sprintf(`{"enabled":true,"name":"db","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
 				`"plugin_config":{"table":"v1","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"a","token":"new-token"}]}}`, lib),
-			jsonFields: map[string]string{"version": "1", "plugin_config": `{"auth":{"api_key":"******","user":"bob"},"password":"******","servers":[{"host":"a","token":"******"}],"table":"v1"}`}},
+			jsonFields: map[string]string{"code": `"invalid_configuration"`}, bodyHas: []string{"plugin_config.auth.api_key, plugin_config.password"}},
+		{name: "masked values sent back", method: "POST", path: "/sinks/db/configs", header: jsonCT, status: 200, contentType: jsonType,
+			body: fmt.Sprintf(`{"enabled":true,"name":"db v1","path":%q,"streams":[{"stream":"demo","topics":["events"],"schema":"json"}],`+
+				`"plugin_config":{"table":"orders","password":"******","auth":{"api_key":"******","user":"bob"},"servers":[{"host":"a","token":"******"}]}}`, lib),
+			jsonFields: map[string]string{"version": "1", "name": `"db v1"`, "plugin_config": masked}},
 		{name: "activate", method: "PUT", path: "/sinks/db/configs/active", header: jsonCT, body: `{"version":1}`, status: 204},
-		{name: "restart", method: "POST", path: "/sinks/db/restart", status: 204},
 	})
-	// The plugin runs version 1 with the real values kept from version 0 and the new token.
-	var runnerConfig string
-	waitFor(t, p, waitLong, "the plugin to open with version 1", func() bool {
-		data, _ := os.ReadFile(filepath.Join(dump, "config.json"))
-		runnerConfig = string(data)
-		return strings.Contains(runnerConfig, `"table":"v1"`)
-	})
-	for _, want := range []string{`"table":"v1"`, `"password":"hunter2"`, `"api_key":"k-123"`, `"token":"new-token"`} {
+	// The plugin runs version 1 with the real values kept from version 0.
+	readWhenThere(t, p, filepath.Join(dump, "config.json"))
+	if err := os.Remove(filepath.Join(dump, "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	runAPICases(t, p, []apiCase{{name: "restart", method: "POST", path: "/sinks/db/restart", status: 204}})
+	runnerConfig := readWhenThere(t, p, filepath.Join(dump, "config.json"))
+	for _, want := range []string{`"table":"orders"`, `"password":"hunter2"`, `"api_key":"k-123"`, `"token":"t-a"`} {
 		if !strings.Contains(runnerConfig, want) {
 			t.Errorf("runner config lacks %s: %s", want, runnerConfig)
 		}

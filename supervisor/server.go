@@ -37,7 +37,7 @@ func (s *Supervisor) serveAPI() error {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 			NextProtos: []string{"h2", "http/1.1"}})
 	}
-	if warning := s.guard.StartupWarning(); warning != "" {
+	for _, warning := range s.guard.StartupWarnings() {
 		s.log.Warn("REST API: "+warning, "address", h.Address)
 	}
 	s.listener = ln
@@ -94,8 +94,8 @@ func (s *Supervisor) slowBudget() time.Duration {
 
 // Handler is the whole REST API with upstream's layers: CORS (outermost, when enabled), then the
 // access policy (pkg/httpguard: the API key as upstream checks it, plus the secure defaults), then
-// the body limit (http.max_body_bytes), then the routes with empty-bodied 404 and
-// 405 answers.
+// the request rules of pkg/httplimit (the probe reserve, http.max_body_bytes, bodies never waited
+// for unless read, http.min_body_rate), then the routes with empty-bodied 404 and 405 answers.
 func (s *Supervisor) Handler() (http.Handler, error) {
 	h := s.runtime.HTTP
 	routes := s.routes
@@ -107,7 +107,7 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 		return nil, err
 	}
 	var handler http.Handler = frameworkAnswers(mux)
-	handler = httplimit.Body(handler, h.Limits.MaxBodyBytes)
+	handler = httplimit.Requests(handler, httplimit.Policy{Limits: h.Limits, Log: s.log})
 	handler = s.guard.Wrap(handler)
 	if h.CORS.Enabled {
 		c, err := newCORS(h.CORS)

@@ -88,6 +88,24 @@ func TestStartupConfiguration(t *testing.T) {
 			wantLog: []string{"log filter ignored", "iggy_connectors=loud", "iggy-connectors started"},
 		},
 		{
+			name:    "a fleet.ca_file that does not load stops startup naming the key and the file",
+			env:     []string{"IGGY_CONNECTORS_FLEET_ENABLED=true", "IGGY_CONNECTORS_FLEET_RUNNERS=127.0.0.1:1", "IGGY_CONNECTORS_FLEET_SCHEME=https", "IGGY_CONNECTORS_FLEET_CA_FILE=no-such-ca.pem"},
+			wantLog: []string{"fleet.ca_file", "no-such-ca.pem"},
+		},
+		{
+			name:    "any CORS origin beyond loopback without a key is refused naming the keys",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n[http.cors]\nenabled = true\nallowed_origins = [\"*\"]\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml", "IGGY_CONNECTORS_HTTP_ADDRESS=0.0.0.0:0"},
+			wantLog: []string{`http.cors.allowed_origins = [\"*\"]`, "http.cors.enabled", "http.api_key"},
+		},
+		{
+			name:    "any CORS origin on loopback starts with a warning naming the effect",
+			files:   map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n[http.cors]\nenabled = true\nallowed_origins = [\"*\"]\n"},
+			env:     []string{"IGGY_CONNECTORS_CONFIG_PATH=config.toml"},
+			starts:  true,
+			wantLog: []string{"WARN", "the Origin check is off", "any web page"},
+		},
+		{
 			name: "dotenv file supplies the API key; the process environment wins over it",
 			files: map[string]string{"config.toml": "[connectors]\nconfig_dir = \"connectors\"\n",
 				"settings.env": "IGGY_CONNECTORS_HTTP_API_KEY=from-dotenv\nIGGY_CONNECTORS_STATE_PATH=from-dotenv\n"},

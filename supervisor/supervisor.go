@@ -393,24 +393,52 @@ func (s *Supervisor) Shutdown() {
 // IGGY_CONNECTORS_*/IGGY_SUPERVISOR_* variable or connector selector, then the runtime sections as
 // IGGY_CONNECTORS_* variables (HTTP endpoint on the runner's socket), then the connector's file
 // (handover.go), which the caller removes once the runner has read it.
-func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (env []string, handover string, err error) {
+func (s *Supervisor) runnerEnv(m *managed, cfg config.Connector, path string) (env, handover []string, err error) {
 	cfg, overrides := s.runnerOverrides(m, cfg) // an operator's run-time log filter and rate limit
 	doc, err := s.runnerDocument(cfg, path)
 	if err != nil {
-		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
+		return nil, nil, fmt.Errorf("connector %s: %w", m.label(), err)
 	}
-	if handover, err = s.writeHandover(string(m.kind)+"-"+m.key, doc); err != nil {
-		return nil, "", fmt.Errorf("connector %s: %w", m.label(), err)
+	env, handover, err = s.runnerBaseEnv("unix:"+m.socket, string(m.kind)+"-"+m.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connector %s: %w", m.label(), err)
 	}
-	env = s.runnerBaseEnv("unix:" + m.socket)
+	file, err := s.writeHandover(string(m.kind)+"-"+m.key, doc)
+	if err != nil {
+		removeAll(handover)
+		return nil, nil, fmt.Errorf("connector %s: %w", m.label(), err)
+	}
 	env = append(env, overrides...)
-	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfigPath+"="+handover,
-		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), handover, nil
+	return append(env, runnerproc.EnvStatsPage+"="+m.page.Path(), runnerproc.EnvConfigPath+"="+file,
+		runnerproc.EnvInstanceID+"="+strconv.FormatUint(uint64(m.snapshot().id), 10)), append(handover, file), nil
 }
 
 // runnerBaseEnv is a runner's environment without its connector: the supervisor's environment
 // less its own and the connector variables, then the runtime sections, the endpoint on address.
-func (s *Supervisor) runnerBaseEnv(address string) []string {
+// The variables that carry a secret of ours go to a private file named after prefix
+// (runnerproc.EnvSecretsPath, handover.go), never into the environment; the files written are
+// returned for the caller to remove once the runner has read them.
+func (s *Supervisor) runnerBaseEnv(address, prefix string) (env, handover []string, err error) {
+	public, secret := s.runnerRuntime(address).EnvironSplit()
+	env = append(s.passedEnviron(), public...)
+	if len(secret) == 0 {
+		return env, nil, nil
+	}
+	doc, err := runnerproc.EncodeSecrets(secret)
+	if err != nil {
+		return nil, nil, fmt.Errorf("secrets file for the runner: %w", err)
+	}
+	file, err := s.writeHandover(prefix+"-secrets", doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(env, runnerproc.EnvSecretsPath+"="+file), []string{file}, nil
+}
+
+// passedEnviron is what a runner inherits of the supervisor's environment: everything but the
+// supervisor's own variables and the connector ones, which the supervisor sets itself. What the
+// operator set for plugins (cloud credentials, say) passes, as upstream's in-process plugins see it.
+func (s *Supervisor) passedEnviron() []string {
 	env := make([]string, 0, len(s.environ)+48)
 	for _, kv := range s.environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -422,6 +450,13 @@ func (s *Supervisor) runnerBaseEnv(address string) []string {
 		}
 		env = append(env, kv)
 	}
+	return env
+}
+
+// runnerRuntime is the runtime configuration a runner gets: the supervisor's, its endpoint on
+// address without a key (a private socket), its state directory, the plugin directories, JSON
+// logs, and no [fleet] (a runner attaches to nothing).
+func (s *Supervisor) runnerRuntime(address string) config.Runtime {
 	rt := s.runtime
 	rt.HTTP = config.HTTP{
 		Enabled: true, Address: address,
@@ -439,7 +474,8 @@ func (s *Supervisor) runnerBaseEnv(address string) []string {
 	rt.Plugins.AllowedDirs = s.plugins.Dirs()
 	// Structured lines, so the supervisor can re-render them in its own format.
 	rt.Logging.Format = logging.FormatJSON
-	return append(env, rt.Environ()...)
+	rt.Fleet = config.DefaultRuntime().Fleet
+	return rt
 }
 
 // lookup finds a connector of the running set.

@@ -14,7 +14,8 @@
 // MarshalJSON and VersionJSON write it back in the file and REST shapes.
 //
 // Fleet (fleet.go) is our [fleet] section (DESIGN decision 21): attach mode,
-// its static endpoints and DNS names (FleetEndpoint, ParseFleetDNS).
+// its static endpoints and DNS names (FleetEndpoint, ParseFleetDNS), and how
+// runners are called (scheme, ca_file, server_name).
 //
 // ErrorHandling (error_handling.go) is our [error_handling] section (DESIGN
 // decision 14): tolerance, retries and the dead-letter topic; absent, it is
@@ -28,17 +29,22 @@
 //
 // MarshalYAML (yaml.go) writes plugin_config in serde_yaml's layout, as
 // upstream's GET .../configs/plugin?format=yaml does; strings a YAML 1.1
-// reader would misread are quoted, escapes are libyaml's.
+// reader would misread (yes, off, y, 1:20, =, 2001-12-14, ...) are quoted and
+// exponents are written 1.0e+20, so PyYAML and yaml.v2 read the output back as
+// yaml.v3 and serde_yaml do; escapes are libyaml's.
 //
 // Bounds (bounds.go): every connector document, from any source, is refused
 // (ErrOverLimit) deeper than MaxNestingDepth or with more than MaxElements
 // values; MarshalTOMLWithin, RenderTOML and RenderYAML refuse renderings over
 // a byte limit, stopping the encoder there.
 //
-// Secrets (secrets.go): SecretKeys masks the values of secret-looking
-// plugin_config keys (http.secret_keys) and the userinfo of URLs in any
-// string, for API answers and error texts, and restores them when a masked
-// config is sent back to the same connection target.
+// Secrets: SecretKeys masks the values of secret-looking plugin_config keys
+// (http.secret_keys, secrets.go) and the credentials of URLs in any string
+// (userinfo, secret query parameters, token-like path segments:
+// secrets_url.go) and secret-looking key=value pairs of free text
+// (secrets_text.go), for API answers and error texts; Unmask restores them when
+// a masked config is sent back with everything else unchanged
+// (secrets_unmask.go).
 //
 // Runtime.LogValue (runtime_log.go) is the startup line's view of a Runtime:
 // an explicit allow-list of keys, header values and URL userinfo masked.

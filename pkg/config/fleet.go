@@ -21,9 +21,25 @@ type Fleet struct {
 	DNS []string
 	// Refresh is how often discovery runs and the runners are polled.
 	Refresh time.Duration
-	// RunnerAPIKey is the key the runners expect (their http.api_key); a secret.
+	// RunnerAPIKey is the key the runners expect (their http.api_key); a secret. Give the runners a
+	// key of their own, not the supervisor's http.api_key (docs/security.md).
 	RunnerAPIKey string
+	// Scheme is how runners are called that name no scheme themselves (every DNS-found runner,
+	// and fleet.runners entries without one): FleetSchemeHTTP (also when "") or FleetSchemeHTTPS.
+	Scheme string
+	// CAFile is a PEM file of the certificate authorities the runners' certificates must chain to
+	// over https; "" is the system's roots. Certificates are always verified.
+	CAFile string
+	// ServerName is the name the runners' certificates must carry over https; "" is each
+	// endpoint's host (an IP address for DNS-found runners).
+	ServerName string
 }
+
+// The values of fleet.scheme.
+const (
+	FleetSchemeHTTP  = "http"
+	FleetSchemeHTTPS = "https"
+)
 
 // DefaultFleetRefresh is fleet.refresh when not set.
 const DefaultFleetRefresh = 10 * time.Second
@@ -54,11 +70,15 @@ func ParseFleetDNS(entry string) (DNSName, error) {
 }
 
 // FleetEndpoint turns one fleet.runners entry (host:port or http(s)://host:port) into the base
-// URL the supervisor calls, without a trailing slash.
-func FleetEndpoint(entry string) (string, error) {
+// URL the supervisor calls, without a trailing slash; an entry without a scheme takes scheme
+// (fleet.scheme; "" is http).
+func FleetEndpoint(entry, scheme string) (string, error) {
 	raw := entry
 	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
+		if scheme == "" {
+			scheme = FleetSchemeHTTP
+		}
+		raw = scheme + "://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -95,8 +115,11 @@ func (f Fleet) validate(bad func(key, format string, args ...any) error) error {
 	if len(f.Runners) == 0 && len(f.DNS) == 0 {
 		return bad("fleet.runners", "fleet.enabled is true but neither fleet.runners nor fleet.dns names a runner")
 	}
+	if f.Scheme != "" && f.Scheme != FleetSchemeHTTP && f.Scheme != FleetSchemeHTTPS {
+		return bad("fleet.scheme", "%q: expected %s or %s", f.Scheme, FleetSchemeHTTP, FleetSchemeHTTPS)
+	}
 	for _, r := range f.Runners {
-		if _, err := FleetEndpoint(r); err != nil {
+		if _, err := FleetEndpoint(r, f.Scheme); err != nil {
 			return bad("fleet.runners", "%v", err)
 		}
 	}

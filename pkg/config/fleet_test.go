@@ -73,14 +73,40 @@ func TestFleetBadValuesNameTheKey(t *testing.T) {
 	}
 }
 
+// An entry without a scheme takes fleet.scheme; one with a scheme keeps it.
 func TestFleetEndpoint(t *testing.T) {
-	for in, want := range map[string]string{
-		"10.0.0.5:8081": "http://10.0.0.5:8081", "http://sink-a:8081/": "http://sink-a:8081",
-		"https://[::1]:443": "https://[::1]:443",
+	for _, c := range []struct{ in, scheme, want string }{
+		{"10.0.0.5:8081", "", "http://10.0.0.5:8081"},
+		{"10.0.0.5:8081", "http", "http://10.0.0.5:8081"},
+		{"10.0.0.5:8081", "https", "https://10.0.0.5:8081"},
+		{"http://sink-a:8081/", "https", "http://sink-a:8081"},
+		{"https://[::1]:443", "http", "https://[::1]:443"},
 	} {
-		got, err := config.FleetEndpoint(in)
-		if err != nil || got != want {
-			t.Errorf("FleetEndpoint(%q) = %q, %v; want %q", in, got, err, want)
+		got, err := config.FleetEndpoint(c.in, c.scheme)
+		if err != nil || got != c.want {
+			t.Errorf("FleetEndpoint(%q, %q) = %q, %v; want %q", c.in, c.scheme, got, err, c.want)
 		}
+	}
+}
+
+// [fleet] scheme, ca_file and server_name, from the file and their variables; http by default, and
+// a scheme other than http or https is refused naming the key.
+func TestFleetTLSKeys(t *testing.T) {
+	rt, err := config.ParseRuntime("config.toml", []byte("[fleet]\nenabled = true\nrunners = [\"a:1\"]\n"), nil)
+	if err != nil || rt.Fleet.Scheme != "http" || rt.Fleet.CAFile != "" || rt.Fleet.ServerName != "" {
+		t.Fatalf("defaults: %+v, %v", rt.Fleet, err)
+	}
+	rt, err = config.ParseRuntime("config.toml", []byte("[fleet]\nenabled = true\nrunners = [\"a:1\"]\nscheme = \"https\"\nca_file = \"/etc/ca.pem\"\nserver_name = \"runner.svc\"\n"), nil)
+	if err != nil || rt.Fleet.Scheme != "https" || rt.Fleet.CAFile != "/etc/ca.pem" || rt.Fleet.ServerName != "runner.svc" {
+		t.Fatalf("from the file: %+v, %v", rt.Fleet, err)
+	}
+	rt, err = config.ParseRuntime("", nil, []string{"IGGY_CONNECTORS_FLEET_ENABLED=true", "IGGY_CONNECTORS_FLEET_RUNNERS=a:1",
+		"IGGY_CONNECTORS_FLEET_SCHEME=https", "IGGY_CONNECTORS_FLEET_CA_FILE=/run/ca.pem", "IGGY_CONNECTORS_FLEET_SERVER_NAME=r.example"})
+	if err != nil || rt.Fleet.Scheme != "https" || rt.Fleet.CAFile != "/run/ca.pem" || rt.Fleet.ServerName != "r.example" {
+		t.Fatalf("from the environment: %+v, %v", rt.Fleet, err)
+	}
+	_, err = config.ParseRuntime("", nil, []string{"IGGY_CONNECTORS_FLEET_ENABLED=true", "IGGY_CONNECTORS_FLEET_RUNNERS=a:1", "IGGY_CONNECTORS_FLEET_SCHEME=ftp"})
+	if err == nil || !strings.Contains(err.Error(), "IGGY_CONNECTORS_FLEET_SCHEME") {
+		t.Fatalf("scheme ftp: %v", err)
 	}
 }

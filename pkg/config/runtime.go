@@ -74,6 +74,9 @@ type HTTPLimits struct {
 	MaxConnections uint32        // connections served at once; idle ones are closed first to make room
 	// MaxConnectionsPerClient caps the connections of one client IP address.
 	MaxConnectionsPerClient uint32
+	// MinBodyRate is the slowest a request body may arrive, in bytes a second, after its first
+	// second; a slower body is cut (pkg/httplimit).
+	MinBodyRate uint32
 }
 
 // CORS is [http.cors].
@@ -278,7 +281,7 @@ func DefaultRuntime() Runtime {
 			Traces:      OTLPExporter{Transport: "grpc", Endpoint: "http://localhost:4317"},
 		},
 		Logging: Logging{Format: "text"},
-		Fleet:   Fleet{Refresh: DefaultFleetRefresh, Runners: []string{}, DNS: []string{}},
+		Fleet:   Fleet{Refresh: DefaultFleetRefresh, Runners: []string{}, DNS: []string{}, Scheme: FleetSchemeHTTP},
 	}
 }
 
@@ -304,6 +307,9 @@ func DefaultHTTPLimits() HTTPLimits {
 		// A proxy or NAT puts many clients behind one address: a quarter of the cap, so a few
 		// addresses can never fill it alone.
 		MaxConnectionsPerClient: 64,
+		// A body trickled to hold a connection is cut after about a second; 1 KiB/s is far below
+		// any real client, even a 1 MiB config on a slow link (17 minutes).
+		MinBodyRate: 1024,
 	}
 }
 

@@ -76,6 +76,7 @@ var runtimeFields = []runtimeField{
 	{path: "http.idle_timeout", kind: kindDuration, extension: true, help: "keep-alive connections idle this long are closed (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.IdleTimeout }},
 	{path: "http.max_body_bytes", kind: kindUint32, extension: true, help: "largest request body in bytes; larger is answered 413 (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxBodyBytes }},
 	{path: "http.max_connections", kind: kindUint32, extension: true, help: "connections served at once; at the cap idle keep-alive connections are closed first, then new ones wait (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnections }},
+	{path: "http.min_body_rate", kind: kindUint32, extension: true, help: "slowest a request body may arrive, in bytes a second after its first second; slower is cut with 408 (0: no floor)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MinBodyRate }},
 	{path: "http.max_connections_per_client", kind: kindUint32, extension: true, help: "connections one client IP address may hold; more are closed (0: no limit)", ref: func(r *Runtime) any { return &r.HTTP.Limits.MaxConnectionsPerClient }},
 	// Access policy (Go extension keys, pkg/httpguard).
 	{path: "http.allow_unauthenticated", kind: kindBool, extension: true, help: "serve control, config and offset routes without an API key on a listener beyond loopback (off: they answer 401)", ref: func(r *Runtime) any { return &r.HTTP.AllowUnauthenticated }},
@@ -128,7 +129,10 @@ var runtimeFields = []runtimeField{
 	{path: "fleet.runners", kind: kindStrings, commaList: true, extension: true, help: "attach mode: static runner endpoints, host:port or http(s)://host:port, comma-separated or bracket list", ref: func(r *Runtime) any { return &r.Fleet.Runners }},
 	{path: "fleet.dns", kind: kindStrings, commaList: true, extension: true, help: "attach mode: DNS names resolved on every refresh: SRV names (_http._tcp.name) or A/AAAA names with a port (name:8081)", ref: func(r *Runtime) any { return &r.Fleet.DNS }},
 	{path: "fleet.refresh", kind: kindDuration, extension: true, help: "attach mode: how often discovery runs and the runners are polled", ref: func(r *Runtime) any { return &r.Fleet.Refresh }},
-	{path: "fleet.runner_api_key", kind: kindString, secret: true, extension: true, help: "attach mode: the API key the runners expect (their http.api_key)", ref: func(r *Runtime) any { return &r.Fleet.RunnerAPIKey }},
+	{path: "fleet.runner_api_key", kind: kindString, secret: true, extension: true, help: "attach mode: the API key the runners expect (their http.api_key); give them a key of their own, not http.api_key", ref: func(r *Runtime) any { return &r.Fleet.RunnerAPIKey }},
+	{path: "fleet.scheme", kind: kindString, enum: []string{FleetSchemeHTTP, FleetSchemeHTTPS}, extension: true, help: "attach mode: how runners are called that name no scheme (DNS-found ones, fleet.runners without http(s)://): http or https", ref: func(r *Runtime) any { return &r.Fleet.Scheme }},
+	{path: "fleet.ca_file", kind: kindString, extension: true, help: "attach mode, https: PEM file of the CAs the runners' certificates chain to (empty: the system's); certificates are always verified", ref: func(r *Runtime) any { return &r.Fleet.CAFile }},
+	{path: "fleet.server_name", kind: kindString, extension: true, help: "attach mode, https: the name the runners' certificates must carry (empty: each endpoint's host, an IP address for DNS-found runners)", ref: func(r *Runtime) any { return &r.Fleet.ServerName }},
 }
 
 func (f runtimeField) envName() string {
@@ -357,6 +361,27 @@ func (r Runtime) Environ() []string {
 		out = append(out, f.envName()+"="+value)
 	}
 	return out
+}
+
+// EnvironSplit is Environ in two parts: the variables that carry a secret (the secret keys:
+// http.api_key, iggy.password, iggy.token, fleet.runner_api_key; connectors.request_headers, whose
+// values are credentials as often as not; and any value holding a URL credential, MaskURLs) and
+// the others. A supervisor hands the secret part to its runners in a private file
+// (runnerproc.EnvSecretsPath), never in their environment.
+func (r Runtime) EnvironSplit() (public, secret []string) {
+	for _, f := range runtimeFields {
+		value := f.render(&r)
+		if value == "" {
+			continue
+		}
+		kv := f.envName() + "=" + value
+		if f.secret || f.path == "connectors.request_headers" || MaskURLs(value) != value {
+			secret = append(secret, kv)
+		} else {
+			public = append(public, kv)
+		}
+	}
+	return public, secret
 }
 
 // UnknownRuntimeVars returns one warning per IGGY_CONNECTORS_* variable in env

@@ -16,7 +16,7 @@ var loggedRuntimeKeys = []string{
 	"http.cors.exposed_headers", "http.cors.allow_credentials", "http.cors.allow_private_network",
 	"http.tls.enabled", "http.tls.cert_file", "http.tls.key_file", "http.metrics.enabled", "http.metrics.endpoint",
 	"http.read_timeout", "http.write_timeout", "http.idle_timeout", "http.max_body_bytes", "http.max_connections",
-	"http.max_connections_per_client", "http.allow_unauthenticated", "http.allowed_hosts", "http.metrics.public",
+	"http.max_connections_per_client", "http.min_body_rate", "http.allow_unauthenticated", "http.allowed_hosts", "http.metrics.public",
 	"http.ui.enabled",
 	"http.tap", "http.tap_max_duration", "http.log_records", "http.log_bytes",
 	"iggy.address", "iggy.username", "iggy.tls.enabled", "iggy.tls.ca_file", "iggy.tls.domain", "iggy.protocol",
@@ -29,7 +29,7 @@ var loggedRuntimeKeys = []string{
 	"telemetry.enabled", "telemetry.service_name", "telemetry.logs.transport", "telemetry.logs.endpoint",
 	"telemetry.traces.transport", "telemetry.traces.endpoint",
 	"logging.format", "plugins.allowed_dirs",
-	"fleet.enabled", "fleet.runners", "fleet.dns", "fleet.refresh", // never fleet.runner_api_key
+	"fleet.enabled", "fleet.runners", "fleet.dns", "fleet.refresh", "fleet.scheme", "fleet.ca_file", "fleet.server_name", // never fleet.runner_api_key
 }
 
 // LogValue is the runtime configuration as the startup line logs it: the keys of
@@ -50,11 +50,11 @@ func (r Runtime) LogValue() slog.Value {
 func loggedValue(path string, ref any) any {
 	switch v := ref.(type) {
 	case *string:
-		return MaskURLUserinfo(*v)
+		return MaskURLs(*v)
 	case *[]string:
 		out := make([]string, len(*v))
 		for i, s := range *v {
-			out[i] = MaskURLUserinfo(s)
+			out[i] = MaskURLs(s)
 		}
 		return out
 	case *map[string]string:
@@ -63,7 +63,7 @@ func loggedValue(path string, ref any) any {
 			if path == "connectors.request_headers" {
 				s = MaskedValue // header values are credentials as often as not
 			}
-			out[k] = MaskURLUserinfo(s)
+			out[k] = MaskURLs(s)
 		}
 		return fmt.Sprint(out)
 	case *time.Duration:

@@ -137,9 +137,9 @@ func TestLoadRuntimeEnvOverrides(t *testing.T) {
 			func(r config.Runtime) bool { return r.Connectors.RequestHeaders["authorization"] == "Bearer y" }},
 		{"name is case-sensitive", []string{"iggy_connectors_iggy_username=admin"}, func(r config.Runtime) bool { return r.Iggy.Username == "iggy" }},
 		{"http limits", []string{"IGGY_CONNECTORS_HTTP_READ_TIMEOUT=5s", "IGGY_CONNECTORS_HTTP_WRITE_TIMEOUT=0", "IGGY_CONNECTORS_HTTP_IDLE_TIMEOUT=2m",
-			"IGGY_CONNECTORS_HTTP_MAX_BODY_BYTES=4096", "IGGY_CONNECTORS_HTTP_MAX_CONNECTIONS=8"},
+			"IGGY_CONNECTORS_HTTP_MAX_BODY_BYTES=4096", "IGGY_CONNECTORS_HTTP_MAX_CONNECTIONS=8", "IGGY_CONNECTORS_HTTP_MIN_BODY_RATE=2048"},
 			func(r config.Runtime) bool {
-				return r.HTTP.Limits == config.HTTPLimits{ReadTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxBodyBytes: 4096, MaxConnections: 8, MaxConnectionsPerClient: 64}
+				return r.HTTP.Limits == config.HTTPLimits{ReadTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxBodyBytes: 4096, MaxConnections: 8, MaxConnectionsPerClient: 64, MinBodyRate: 2048}
 			}},
 		{"console on by default", nil, func(r config.Runtime) bool { return r.HTTP.UI.Enabled }},
 		{"console off", []string{"IGGY_CONNECTORS_HTTP_UI_ENABLED=false"}, func(r config.Runtime) bool { return !r.HTTP.UI.Enabled }},

@@ -126,15 +126,38 @@ func serdeStringStyle(s string) yamlStyle {
 // yaml11Timestamps are the timestamp forms YAML 1.1 readers (go.yaml.in/yaml/v3) recognise.
 var yaml11Timestamps = []string{"2006-1-2T15:4:5.999999999Z07:00", "2006-1-2t15:4:5.999999999Z07:00", "2006-1-2 15:4:5.999999999", "2006-1-2"}
 
-// yaml11NonString reports whether a YAML 1.1 reader such as go.yaml.in/yaml/v3 would read s,
-// plain, as something other than a string although serde_yaml reads a string: numbers with
-// underscores or a radix prefix, timestamps, the merge key. Upstream writes those plain; we
-// quote them, which every reader reads back as the same string.
+// yaml11Implicit matches the plain scalars YAML 1.1's implicit types read as something other
+// than a string: the regular expressions of the type pages at yaml.org/type (bool, int, float,
+// null, merge, value, timestamp), joined with PyYAML's resolver where it reads more (a space before
+// a timestamp's zone, underscores in a float's fraction).
+var yaml11Implicit = regexp.MustCompile(`^(?:` + strings.Join([]string{
+	// bool
+	`y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF`,
+	// int: base 2, 8, 10, 16 and 60
+	`[-+]?0b[0-1_]+`, `[-+]?0[0-7_]+`, `[-+]?(?:0|[1-9][0-9_]*)`, `[-+]?0x[0-9a-fA-F_]+`, `[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+`,
+	// float: base 10 (the spec's and PyYAML's), base 60, infinity, not a number
+	`[-+]?(?:[0-9][0-9_]*)?\.[0-9.]*(?:[eE][-+][0-9]+)?`, `[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?`,
+	`\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?`, `[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*`, `[-+]?\.(?:inf|Inf|INF)`, `\.(?:nan|NaN|NAN)`,
+	// null, merge, value
+	`~|null|Null|NULL`, `<<`, `=`,
+	// timestamp
+	`[0-9]{4}-[0-9]{2}-[0-9]{2}`,
+	`[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?`,
+}, "|") + `)$`)
+
+// yaml11NonString reports whether a YAML 1.1 reader would read s, plain, as something other than
+// a string although serde_yaml reads a string: yaml11Implicit (PyYAML, yaml.v2 and the spec: yes,
+// no, on, off, y, n, sexagesimal numbers such as 1:20, =, ...), and what go.yaml.in/yaml/v2 and v3
+// read beyond it (0o octals, exponents without a dot, underscores anywhere in a number).
+// Upstream writes those plain; we quote them, which every reader reads back as the same string.
 func yaml11NonString(s string) bool {
 	switch s {
 	case "":
 		return false // quoted by yamlNonString already
 	case "<<":
+		return true
+	}
+	if yaml11Implicit.MatchString(s) {
 		return true
 	}
 	switch c := s[0]; {
@@ -264,7 +287,8 @@ func yamlRadixInt(s string) bool {
 	return n.BitLen() <= 128
 }
 
-// ryuFloat writes a finite float as Rust's ryu crate does (serde_yaml's f64 format).
+// ryuFloat writes a finite float as Rust's ryu crate does (serde_yaml's f64 format), except that
+// an exponent comes after a dot and with its sign (see below).
 func ryuFloat(f float64) string {
 	switch {
 	case math.IsNaN(f):
@@ -294,10 +318,19 @@ func ryuFloat(f float64) string {
 		return sign + digits[:kk] + "." + digits[kk:]
 	case kk > -5 && kk <= 0:
 		return sign + "0." + strings.Repeat("0", -kk) + digits
-	case length == 1:
-		return sign + digits + "e" + strconv.Itoa(kk-1)
 	}
-	return sign + digits[:1] + "." + digits[1:] + "e" + strconv.Itoa(kk-1)
+	// ryu writes 1e20 and 1.5e-7; YAML 1.1 reads an exponent only after a dot and with its sign,
+	// so 1e20 would be the string "1e20" to PyYAML: we write 1.0e+20 and 1.5e-7, which YAML 1.2
+	// readers (serde_yaml among them) read as the same float.
+	mantissa := digits[:1] + "." + digits[1:]
+	if length == 1 {
+		mantissa = digits + ".0"
+	}
+	exp10 := strconv.Itoa(kk - 1)
+	if kk-1 >= 0 {
+		exp10 = "+" + exp10
+	}
+	return sign + mantissa + "e" + exp10
 }
 
 // yamlAnalysis is what libyaml's analyze_scalar finds about a scalar.

@@ -14,13 +14,15 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
-// FuzzMarshalYAML: whatever JSON value plugin_config holds, the YAML we write parses (with
-// go.yaml.in/yaml/v3) back to the same value.
+// FuzzMarshalYAML: whatever JSON value plugin_config holds, the YAML we write parses back to the
+// same value with go.yaml.in/yaml/v3 and with go.yaml.in/yaml/v2 (YAML 1.1 resolution; PyYAML
+// reads the same forms in TestMarshalYAMLRandomStringsReadBackInYAML11).
 func FuzzMarshalYAML(f *testing.F) {
 	for _, seed := range []string{
 		`{"a":1,"b":[1,2.5,"x"],"c":{"d":null,"e":true}}`,
 		`{"s":"\u0001\u007f\u0080\ufeff\ud83d\ude00","t":"tab\there","n":"a\nb\n"}`,
 		`{"k":["0x1F","1_000","2001-12-14","<<","+.5","-0b1","~","yes"," lead","trail ","#c"]}`,
+		`{"k":["y","N","Off","1:20","12:30:00","=","190:20:30.15","2001-12-14 21:59:43.10 -5"],"f":[1e20,5e-324]}`,
 		`{"":{"1":"x"},"deep":[[[{"a":[]}]],{}]}`,
 	} {
 		f.Add([]byte(seed))
@@ -42,7 +44,8 @@ func FuzzMarshalYAML(f *testing.F) {
 
 // FuzzMarshalYAMLString puts one string everywhere a string can be: key, value, item.
 func FuzzMarshalYAMLString(f *testing.F) {
-	for _, seed := range []string{"", "a", "\x01", "\x7f", "\u0080", "\ufeff", "😀", "1_0", "0o7", "<<", "a\n", " \n", "- x", "2001-12-14t21:59:43.10-05:00"} {
+	for _, seed := range []string{"", "a", "\x01", "\x7f", "\u0080", "\ufeff", "😀", "1_0", "0o7", "<<", "a\n", " \n", "- x", "2001-12-14t21:59:43.10-05:00",
+		"y", "OFF", "1:20", "=", "\u2028", "\u0085x"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -62,6 +65,9 @@ func checkYAMLRoundTrip(t *testing.T, in map[string]any) {
 	}
 	if got := fromYAML(back); !reflect.DeepEqual(got, any(in)) {
 		t.Fatalf("YAML read back differs:\n got %#v\nwant %#v\n%q", got, in, out)
+	}
+	if err := checkYAMLv2(out, in); err != nil {
+		t.Fatalf("yaml.v2: %v", err)
 	}
 }
 

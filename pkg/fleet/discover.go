@@ -16,19 +16,20 @@ import (
 type discoverer struct {
 	static   []string
 	names    []config.DNSName
+	scheme   string // of every DNS-found endpoint (fleet.scheme)
 	resolver *net.Resolver
 	// last holds each name's last successful answer: a failed lookup keeps it rather than
 	// dropping every replica behind the name while DNS hiccups.
 	last map[string][]string
 }
 
-func newDiscoverer(runners, dns []string, resolver *net.Resolver) (*discoverer, error) {
-	d := &discoverer{resolver: resolver, last: map[string][]string{}}
+func newDiscoverer(runners, dns []string, scheme string, resolver *net.Resolver) (*discoverer, error) {
+	d := &discoverer{resolver: resolver, scheme: scheme, last: map[string][]string{}}
 	if d.resolver == nil {
 		d.resolver = net.DefaultResolver
 	}
 	for _, r := range runners {
-		ep, err := config.FleetEndpoint(r)
+		ep, err := config.FleetEndpoint(r, scheme)
 		if err != nil {
 			return nil, fmt.Errorf("fleet.runners: %w", err)
 		}
@@ -87,7 +88,7 @@ func (d *discoverer) resolve(ctx context.Context, n config.DNSName) ([]string, e
 
 func (d *discoverer) addresses(ctx context.Context, host, port string) ([]string, error) {
 	if ip := net.ParseIP(host); ip != nil {
-		return []string{"http://" + net.JoinHostPort(host, port)}, nil
+		return []string{d.scheme + "://" + net.JoinHostPort(host, port)}, nil
 	}
 	addrs, err := d.resolver.LookupIPAddr(ctx, host)
 	if err != nil {
@@ -98,7 +99,7 @@ func (d *discoverer) addresses(ctx context.Context, host, port string) ([]string
 	}
 	out := make([]string, 0, len(addrs))
 	for _, a := range addrs {
-		out = append(out, "http://"+net.JoinHostPort(a.IP.String(), port))
+		out = append(out, d.scheme+"://"+net.JoinHostPort(a.IP.String(), port))
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
@@ -33,6 +34,12 @@ type Options struct {
 	DNS          []string      // fleet.dns
 	Refresh      time.Duration // fleet.refresh
 	RunnerAPIKey string        // fleet.runner_api_key
+	// Scheme is fleet.scheme: how runners are called that name no scheme ("" is http).
+	Scheme string
+	// CAFile and ServerName are fleet.ca_file and fleet.server_name: the CAs and the name the
+	// runners' certificates are verified against over https ("": the system's roots, each
+	// endpoint's host).
+	CAFile, ServerName string
 	// Timeout bounds one runner's poll and one forwarded call; 0 is DefaultTimeout.
 	Timeout time.Duration
 	// MetricsPath is the runners' metrics route; "" is /metrics.
@@ -140,15 +147,22 @@ func New(o Options) (*Fleet, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	d, err := newDiscoverer(o.Runners, o.DNS, o.Resolver)
+	if o.Scheme == "" {
+		o.Scheme = config.FleetSchemeHTTP
+	}
+	d, err := newDiscoverer(o.Runners, o.DNS, o.Scheme, o.Resolver)
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := runnerTLS(o.CAFile, o.ServerName)
 	if err != nil {
 		return nil, err
 	}
 	// Polls are bounded by their context (Timeout); forwarded calls choose their own bound.
 	transport := &http.Transport{MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second,
-		DialContext: (&net.Dialer{Timeout: o.Timeout}).DialContext}
+		DialContext: (&net.Dialer{Timeout: o.Timeout}).DialContext, TLSClientConfig: tlsConfig}
 	f := &Fleet{opts: o, disc: d, log: o.Logger, entries: map[string]*entry{}, kick: make(chan struct{}, 1),
-		client: &client{http: &http.Client{Transport: transport}, apiKey: o.RunnerAPIKey, metricsPath: o.MetricsPath}}
+		client: &client{http: &http.Client{Transport: transport, CheckRedirect: refuseRedirect}, apiKey: o.RunnerAPIKey, metricsPath: o.MetricsPath}}
 	f.snap.Store(&Snapshot{})
 	return f, nil
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 
 	dto "github.com/prometheus/client_model/go"
@@ -131,6 +133,10 @@ func (c *client) do(ctx context.Context, method, endpoint, path, accept string) 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its method and URL are said below
+		}
 		return 0, nil, fmt.Errorf("%s %s%s: %w", method, endpoint, path, err)
 	}
 	defer resp.Body.Close()

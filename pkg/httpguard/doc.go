@@ -14,7 +14,8 @@
 //     unless it is the server's own origin (the Origin's host and port are the request's Host: the
 //     console's page), and without a key a Host that is not an IP address, a loopback name, the
 //     listener's name or in http.allowed_hosts is refused (421), so DNS rebinding cannot read the
-//     API either.
+//     API either. http.cors.allowed_origins = ["*"] turns the Origin check off: it is warned about
+//     at start, and refused (New fails) on a listener beyond loopback without a key.
 //   - The console (ConsolePath, with [http.ui] enabled): its page and assets are open like /, since
 //     they hold no data; without a configured key the Host rule applies to them too.
 //

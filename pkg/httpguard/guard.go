@@ -60,20 +60,35 @@ func New(h config.HTTP) (*Guard, error) {
 			g.origins = append(g.origins, o)
 		}
 	}
+	if g.anyOrigin && g.exposed && len(g.key) == 0 {
+		// Any web page could then drive the API from the browser of anyone who reaches it,
+		// whatever http.allow_unauthenticated says about clients that are no browser.
+		return nil, fmt.Errorf("http.cors.allowed_origins = [\"*\"] with http.cors.enabled = true is refused on %s, beyond loopback, "+
+			"without http.api_key: any web page its users open could pause, stop or reconfigure connectors from their browser; "+
+			"set http.api_key (IGGY_CONNECTORS_HTTP_API_KEY), list the origins that may call it in http.cors.allowed_origins, "+
+			"or listen on loopback", h.Address)
+	}
 	return g, nil
 }
 
-// StartupWarning is what to log at start about this policy, or "" when it is safe: a listener
-// beyond loopback without a key, refused or opted out.
-func (g *Guard) StartupWarning() string {
-	if len(g.key) > 0 || !g.exposed {
-		return ""
+// StartupWarnings are what to log at start about this policy, none when it is safe: a listener
+// beyond loopback without a key (refused or opted out), and [http.cors] letting any origin in.
+func (g *Guard) StartupWarnings() []string {
+	var out []string
+	if len(g.key) == 0 && g.exposed {
+		if g.allowUnauth {
+			out = append(out, "http.allow_unauthenticated is true: anyone who reaches "+g.address+
+				" can pause, stop, restart and rewind connectors and read their configs; set http.api_key instead")
+		} else {
+			out = append(out, "listening beyond loopback without an API key: control, config and offset routes answer 401 until "+howToSetKey)
+		}
 	}
-	if g.allowUnauth {
-		return "http.allow_unauthenticated is true: anyone who reaches " + g.address +
-			" can pause, stop, restart and rewind connectors and read their configs; set http.api_key instead"
+	if g.anyOrigin {
+		out = append(out, `http.cors.allowed_origins = ["*"] with http.cors.enabled = true: the Origin check is off, so any web page `+
+			"a user of this API opens may call every route the user's browser can reach (pause, stop, config changes); "+
+			"list the origins that may call it instead")
 	}
-	return "listening beyond loopback without an API key: control, config and offset routes answer 401 until " + howToSetKey
+	return out
 }
 
 const howToSetKey = "http.api_key (IGGY_CONNECTORS_HTTP_API_KEY) is set; clients send it in the api-key header or " +

@@ -214,17 +214,20 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-func TestStartupWarning(t *testing.T) {
+func TestStartupWarnings(t *testing.T) {
 	cases := []struct {
 		name   string
 		policy policy
-		has    string // "" means no warning
+		has    []string // none means no warning
 	}{
-		{"loopback", loopbackNoKey, ""},
-		{"unix", unixNoKey, ""},
-		{"exposed with a key", exposedKey, ""},
-		{"exposed without a key", exposedNoKey, "IGGY_CONNECTORS_HTTP_API_KEY"},
-		{"opted out", exposedOptOut, "http.allow_unauthenticated is true"},
+		{"loopback", loopbackNoKey, nil},
+		{"unix", unixNoKey, nil},
+		{"exposed with a key", exposedKey, nil},
+		{"exposed without a key", exposedNoKey, []string{"IGGY_CONNECTORS_HTTP_API_KEY"}},
+		{"opted out", exposedOptOut, []string{"http.allow_unauthenticated is true"}},
+		{"listed origins", withCORS, nil},
+		{"any origin on loopback", anyOriginCORS, []string{`http.cors.allowed_origins = ["*"]`, "any web page", "Origin check is off"}},
+		{"any origin with a key", func(h *config.HTTP) { exposedKey(h); h.CORS.Enabled = true }, []string{`http.cors.allowed_origins = ["*"]`, "any web page"}},
 	}
 	for _, c := range cases {
 		h := config.DefaultRuntime().HTTP
@@ -233,9 +236,51 @@ func TestStartupWarning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := g.StartupWarning()
-		if (c.has == "") != (got == "") || !strings.Contains(got, c.has) {
-			t.Errorf("%s: warning %q, want one containing %q", c.name, got, c.has)
+		got := strings.Join(g.StartupWarnings(), "\n")
+		if (len(c.has) == 0) != (got == "") {
+			t.Errorf("%s: warnings %q, want %q", c.name, got, c.has)
+		}
+		for _, want := range c.has {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: warnings %q, want one containing %q", c.name, got, want)
+			}
+		}
+	}
+}
+
+// [http.cors] with allowed_origins = ["*"] on a listener beyond loopback without an API key is
+// refused at start, naming the keys, even with http.allow_unauthenticated: any web page could then
+// drive the API from the browser of anyone who reaches it.
+func TestAnyOriginRefusedBeyondLoopbackWithoutKey(t *testing.T) {
+	for name, p := range map[string]policy{
+		"exposed without a key": func(h *config.HTTP) { exposedNoKey(h); h.CORS.Enabled = true },
+		"opted out":             func(h *config.HTTP) { exposedOptOut(h); h.CORS.Enabled = true },
+		"a host name":           func(h *config.HTTP) { namedListener(h); h.CORS.Enabled = true },
+	} {
+		h := config.DefaultRuntime().HTTP
+		p(&h)
+		_, err := httpguard.New(h)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		for _, want := range []string{"http.cors.allowed_origins", "http.cors.enabled", "http.api_key", h.Address} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not name %s", name, err, want)
+			}
+		}
+	}
+	for name, p := range map[string]policy{
+		"with a key":       func(h *config.HTTP) { exposedKey(h); h.CORS.Enabled = true },
+		"on loopback":      anyOriginCORS,
+		"on a Unix socket": func(h *config.HTTP) { unixNoKey(h); h.CORS.Enabled = true },
+		"listed origins":   func(h *config.HTTP) { withCORS(h); h.Address = "0.0.0.0:8081" },
+		"CORS off":         exposedNoKey,
+	} {
+		h := config.DefaultRuntime().HTTP
+		p(&h)
+		if _, err := httpguard.New(h); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

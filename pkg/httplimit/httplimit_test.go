@@ -20,7 +20,7 @@ func serve(t *testing.T, l config.HTTPLimits, handler http.Handler) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httplimit.NewServer(httplimit.Body(handler, l.MaxBodyBytes), l, nil)
+	srv := httplimit.NewServer(httplimit.Requests(handler, httplimit.Policy{Limits: l}), l, nil)
 	go func() { _ = srv.Serve(httplimit.Listener(srv, ln, l)) }()
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()

@@ -24,12 +24,13 @@ func capServer(t *testing.T, max, perClient uint32) (testkit.RawHTTP, chan struc
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	mux.HandleFunc("GET /busy", func(w http.ResponseWriter, _ *http.Request) { <-release })
+	mux.HandleFunc("GET /other", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	l := config.HTTPLimits{MaxConnections: max, MaxConnectionsPerClient: perClient}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httplimit.NewServer(mux, l, nil)
+	srv := httplimit.NewServer(httplimit.Requests(mux, httplimit.Policy{Limits: l}), l, nil)
 	capped := httplimit.Listener(srv, ln, l)
 	// The server marks a connection idle only after its answer went out, so a client can read the
 	// answer first: idleConns waits for the server's own word.
@@ -77,14 +78,14 @@ func idleConns(t *testing.T, raw testkit.RawHTTP, idle <-chan struct{}, n int) [
 	return conns
 }
 
-// probeMakesRoom asks /health on a new connection while the cap is full of what connections, and
+// probeMakesRoom asks path on a new connection while the cap is full of what connections, and
 // wants it answered and oldest closed to make room.
-func probeMakesRoom(t *testing.T, raw testkit.RawHTTP, oldest net.Conn, what string) {
+func probeMakesRoom(t *testing.T, raw testkit.RawHTTP, path string, oldest net.Conn, what string) {
 	t.Helper()
 	probe := raw.Dial(t)
-	raw.SendGet(t, probe, "/health")
+	raw.SendGet(t, probe, path)
 	if status := testkit.Answer(t, probe, probeWait); status != http.StatusOK {
-		t.Fatalf("/health with the cap full of %s connections: status %d (0: no answer)", what, status)
+		t.Fatalf("%s with the cap full of %s connections: status %d (0: no answer)", path, what, status)
 	}
 	if _, closed := testkit.WaitClosed(oldest, probeWait); !closed {
 		t.Fatalf("the oldest %s connection was not closed to make room", what)
@@ -96,7 +97,7 @@ func probeMakesRoom(t *testing.T, raw testkit.RawHTTP, oldest net.Conn, what str
 func TestIdleConnectionsMakeRoomAtTheCap(t *testing.T) {
 	raw, _, idleSeen := capServer(t, 8, 0)
 	idle := idleConns(t, raw, idleSeen, 8)
-	probeMakesRoom(t, raw, idle[0], "idle")
+	probeMakesRoom(t, raw, "/health", idle[0], "idle")
 	// The others are still served.
 	raw.SendGet(t, idle[7], "/health")
 	if status := testkit.Answer(t, idle[7], probeWait); status != http.StatusOK {
@@ -104,7 +105,9 @@ func TestIdleConnectionsMakeRoomAtTheCap(t *testing.T) {
 	}
 }
 
-// Busy connections are never closed to make room: a connection over the cap waits until one ends.
+// Busy connections are never closed to make room: a probe over the cap is answered at once on
+// the probe reserve, while they go on; another request over the cap waits a grace for room, then
+// is answered 503 with Retry-After.
 func TestBusyConnectionsAreNotClosed(t *testing.T) {
 	raw, release, _ := capServer(t, 2, 0)
 	busy := []net.Conn{raw.Dial(t), raw.Dial(t)}
@@ -112,7 +115,20 @@ func TestBusyConnectionsAreNotClosed(t *testing.T) {
 		raw.SendGet(t, c, "/busy")
 	}
 	waiting := raw.Dial(t)
-	raw.SendGet(t, waiting, "/health")
+	raw.SendGet(t, waiting, "/other")
+	for range 2 * httplimit.ProbeReserve { // the reserve frees itself: each probe's connection closes
+		probe := raw.Dial(t)
+		raw.SendGet(t, probe, "/health")
+		if status := testkit.Answer(t, probe, probeWait); status != http.StatusOK {
+			t.Fatalf("a probe while both connections are busy: status %d (0: no answer)", status)
+		}
+		if _, closed := testkit.WaitClosed(probe, probeWait); !closed {
+			t.Fatal("a probe's connection on the reserve stayed open after its answer")
+		}
+	}
+	if status := testkit.Answer(t, waiting, probeWait); status != http.StatusServiceUnavailable {
+		t.Fatalf("a request that is no probe over the cap, both connections busy: status %d; want 503", status)
+	}
 	close(release)
 	for i, c := range busy {
 		if status := testkit.Answer(t, c, probeWait); status != http.StatusOK {
@@ -120,16 +136,24 @@ func TestBusyConnectionsAreNotClosed(t *testing.T) {
 		}
 		c.Close()
 	}
-	if status := testkit.Answer(t, waiting, probeWait); status != http.StatusOK {
-		t.Fatalf("the waiting connection once the busy ones ended: status %d", status)
+	again := raw.Dial(t)
+	raw.SendGet(t, again, "/other")
+	if status := testkit.Answer(t, again, probeWait); status != http.StatusOK {
+		t.Fatalf("a request once the busy ones ended: status %d", status)
 	}
 }
 
-// A connection that sends no request is closed to make room once it had its grace.
+// A connection that sends no request is closed to make room once it had its grace, for a request
+// that is no probe; a probe is answered at once on the reserve, closing none of them.
 func TestSilentConnectionsMakeRoomAfterTheirGrace(t *testing.T) {
 	raw, _, _ := capServer(t, 2, 0)
 	silent := []net.Conn{raw.Dial(t), raw.Dial(t)}
-	probeMakesRoom(t, raw, silent[0], "silent")
+	probe := raw.Dial(t)
+	raw.SendGet(t, probe, "/health")
+	if status := testkit.Answer(t, probe, probeWait); status != http.StatusOK {
+		t.Fatalf("/health with the cap full of silent connections: status %d (0: no answer)", status)
+	}
+	probeMakesRoom(t, raw, "/other", silent[0], "silent")
 }
 
 // One client address holds at most the per-client cap: its own idle connections are closed first,

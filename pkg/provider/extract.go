@@ -14,7 +14,7 @@ import (
 // error"; the data is the value at dataPath, or the whole body. Paths are
 // dot-separated object keys or array indexes. Working on raw JSON keeps the
 // member order of objects (transform order) for the decoder.
-func extract(body []byte, dataPath, errorPath string) (json.RawMessage, error) {
+func extract(body []byte, dataPath, errorPath string, quote func([]byte) string) (json.RawMessage, error) {
 	var probe any
 	if err := json.Unmarshal(body, &probe); err != nil {
 		return nil, requestFailed("Failed to parse JSON response: %v", err)
@@ -23,9 +23,9 @@ func extract(body []byte, dataPath, errorPath string) (json.RawMessage, error) {
 		if v, found := navigate(body, errorPath); found && !isJSONNull(v) {
 			var s string
 			if json.Unmarshal(v, &s) == nil {
-				return nil, requestFailed("API returned error: %s", s)
+				return nil, requestFailed("API returned error: %s", quote([]byte(s)))
 			}
-			return nil, requestFailed("API returned error: %s", compactJSON(v))
+			return nil, requestFailed("API returned error: %s", quote([]byte(compactJSON(v))))
 		}
 	}
 	if dataPath == "" {

@@ -13,7 +13,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(`{"error":"boom"}`), "", "error")
 	f.Add([]byte(`[`), "0", "")
 	f.Fuzz(func(t *testing.T, body []byte, dataPath, errorPath string) {
-		out, err := extract(body, dataPath, errorPath)
+		out, err := extract(body, dataPath, errorPath, func(b []byte) string { return string(b) })
 		if err != nil {
 			return
 		}

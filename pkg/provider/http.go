@@ -233,9 +233,9 @@ func (h *HTTP) do(ctx context.Context, method, url string, body []byte) (respons
 		}
 		delay := delays.next()
 		if err != nil {
-			h.log.Debug("config API request failed; retrying", "method", method, "url", config.MaskURLUserinfo(url), "error", err, "retry", attempt+1, "delay", delay)
+			h.log.Debug("config API request failed; retrying", "method", method, "url", h.secrets.MaskURLs(url), "error", err, "retry", attempt+1, "delay", delay)
 		} else {
-			h.log.Debug("config API answered a transient status; retrying", "method", method, "url", config.MaskURLUserinfo(url), "status", resp.status, "retry", attempt+1, "delay", delay)
+			h.log.Debug("config API answered a transient status; retrying", "method", method, "url", h.secrets.MaskURLs(url), "status", resp.status, "retry", attempt+1, "delay", delay)
 		}
 		if backoff.Sleep(ctx, delay) != nil {
 			return response{}, requestFailed("%v", ctx.Err())
@@ -274,7 +274,7 @@ func (h *HTTP) attempt(ctx context.Context, method, url string, body []byte) (re
 		return response{}, fmt.Errorf("read response: %w", err)
 	}
 	if len(data) > MaxResponseBytes {
-		return response{}, requestFailed("the answer from %s is larger than %d bytes", config.MaskURLUserinfo(url), MaxResponseBytes)
+		return response{}, requestFailed("the answer from %s is larger than %d bytes", h.secrets.MaskURLs(url), MaxResponseBytes)
 	}
 	return response{status: resp.StatusCode, body: data}, nil
 }
@@ -307,7 +307,7 @@ func (h *HTTP) fetch(ctx context.Context, method, url string, body []byte, onNot
 	if !ok(r) {
 		return nil, h.statusError(r)
 	}
-	return extract(r.body, h.dataPath, h.errorPath)
+	return extract(r.body, h.dataPath, h.errorPath, h.quote)
 }
 
 // decodeConnector decodes one config from extracted data.
@@ -319,10 +319,13 @@ func (h *HTTP) decodeConnector(kind config.ConnectorKind, data json.RawMessage) 
 	return c, nil
 }
 
-// quote is a served document as error texts show it: compact, secret values and URL userinfo
-// masked, cut to about maxQuoted bytes (the text reaches logs and API answers).
+// quote is a served document as error texts show it (the text reaches logs and API answers):
+// compact when it is JSON, the values of secret keys masked (as JSON, and as key=value,
+// key: value or "key": "value" pairs of any text: config.SecretKeys.MaskText), URL credentials
+// masked, our own request-header values masked (a service may echo what it was sent), cut to
+// about maxQuoted bytes.
 func (h *HTTP) quote(data []byte) string {
-	text := config.MaskURLUserinfo(string(h.secrets.MaskJSON(data)))
+	text := h.redactHeaders(h.secrets.MaskText(string(h.secrets.MaskJSON(data))))
 	if len(text) <= maxQuoted {
 		return text
 	}
@@ -331,6 +334,32 @@ func (h *HTTP) quote(data []byte) string {
 		cut--
 	}
 	return fmt.Sprintf("%s... (%d bytes in all)", text[:cut], len(data))
+}
+
+// Header values this short are not redacted in quoted text: masking every "1" or "yes" of an
+// answer would hide the answer, and such a value is no credential.
+const minRedactedValue = 4
+
+// redactHeaderWord: a word of a header value at least this long is redacted on its own too, so
+// "Bearer <token>" echoed as the token alone is caught.
+const redactHeaderWord = 8
+
+// redactHeaders masks every configured request-header value in text, and every long word of
+// one.
+func (h *HTTP) redactHeaders(text string) string {
+	for _, values := range h.headers {
+		for _, v := range values {
+			if len(v) >= minRedactedValue {
+				text = strings.ReplaceAll(text, v, config.MaskedValue)
+			}
+			for _, w := range strings.Fields(v) {
+				if len(w) >= redactHeaderWord {
+					text = strings.ReplaceAll(text, w, config.MaskedValue)
+				}
+			}
+		}
+	}
+	return text
 }
 
 // List fetches get_active_configs. An entry that does not decode (or whose

@@ -1,8 +1,9 @@
 // Package runnerproc is the process contract between the supervisor and the runners it spawns:
 // exit statuses, the variables that hand a runner its connector, the last line a runner
 // writes on stderr to say why it exits, the --check and --dry-run arguments, the --check output
-// lines, finding the runner binary, and the secret-bearing variables a runner drops from its
-// environment once read.
+// lines, finding the runner binary, the secret-bearing variables a runner drops from its
+// environment once read, and the private file in which a supervisor hands its runners their
+// secrets instead of the environment (secrets.go).
 package runnerproc
 
 import (
@@ -84,9 +85,9 @@ const EnvStatsPage = "IGGY_CONNECTOR_STATS_PAGE"
 const EnvStartPaused = "IGGY_CONNECTOR_START_PAUSED"
 
 // SupervisorVars are the variables a supervisor sets for each runner itself and never passes on
-// from its own environment: the connector selectors, the stats page, the instance id and the
-// start-paused flag.
-var SupervisorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey, EnvStatsPage, EnvInstanceID, EnvStartPaused}
+// from its own environment: the connector selectors, the secrets file, the stats page, the
+// instance id and the start-paused flag.
+var SupervisorVars = []string{EnvConfigPath, EnvConfig, EnvType, EnvKey, EnvSecretsPath, EnvStatsPage, EnvInstanceID, EnvStartPaused}
 
 // The runner's last line on stderr before it exits: the reason, after a prefix saying which kind.
 const (

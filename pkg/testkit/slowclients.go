@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -216,4 +218,153 @@ func CheckClientBounds(t *testing.T, raw RawHTTP, postPath, getPath string) {
 			c.Close()
 		}
 	})
+}
+
+// SlowBodyAttack is many connections, each bound to one of a few local source addresses, that
+// each send a request head announcing a body and then trickle the body, as a client holding a
+// server's connections would. Every connection reads what the server answers.
+type SlowBodyAttack struct {
+	conns   []*slowBodyConn
+	stop    chan struct{}
+	ended   chan struct{} // closed when the first connection got an answer or was closed
+	endOnce sync.Once
+}
+
+type slowBodyConn struct {
+	net.Conn
+	done   chan struct{} // closed once the answer came or the server closed the connection
+	status atomic.Int64  // then: the answer's status, or 0 when the server closed without one
+	sent   atomic.Int64
+}
+
+// SlowBodies opens n connections to the endpoint (TCP only), the i-th bound to sources[i %
+// len(sources)] (Linux routes all of 127.0.0.0/8 to loopback, so 127.0.0.2, 127.0.0.3, ... are
+// distinct clients), sends on each the head of method path announcing a body of length bytes,
+// then chunk bytes of it every interval until the server answers or closes, or the test ends.
+// It returns once every connection has sent its head and first chunk.
+func (e RawHTTP) SlowBodies(tb testing.TB, sources []net.IP, n int, method, path string, length, chunk int, interval time.Duration) *SlowBodyAttack {
+	tb.Helper()
+	a := &SlowBodyAttack{stop: make(chan struct{}), ended: make(chan struct{})}
+	tb.Cleanup(func() { close(a.stop) })
+	head := e.head(method, path, length)
+	for i := range n {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: sources[i%len(sources)]}}
+		c, err := d.Dial("tcp", e.Addr)
+		if err != nil {
+			tb.Fatalf("slow body connection %d from %s: %v", i, sources[i%len(sources)], err)
+		}
+		tb.Cleanup(func() { c.Close() })
+		sc := &slowBodyConn{Conn: c, done: make(chan struct{})}
+		if _, err := io.WriteString(c, head+strings.Repeat("x", min(chunk, length))); err != nil {
+			tb.Fatalf("slow body connection %d: %v", i, err)
+		}
+		sc.sent.Store(int64(min(chunk, length)))
+		a.conns = append(a.conns, sc)
+		go a.read(sc)
+		go a.trickle(sc, length, chunk, interval)
+	}
+	return a
+}
+
+func (a *SlowBodyAttack) read(sc *slowBodyConn) {
+	resp, err := http.ReadResponse(bufio.NewReader(sc.Conn), nil)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+		resp.Body.Close()
+	}
+	sc.status.Store(int64(status))
+	close(sc.done)
+	a.endOnce.Do(func() { close(a.ended) })
+}
+
+func (a *SlowBodyAttack) trickle(sc *slowBodyConn, length, chunk int, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for sc.sent.Load() < int64(length) {
+		select {
+		case <-a.stop:
+			return
+		case <-sc.done:
+			return
+		case <-t.C:
+		}
+		n := min(int64(chunk), int64(length)-sc.sent.Load())
+		if _, err := io.WriteString(sc.Conn, strings.Repeat("x", int(n))); err != nil {
+			return
+		}
+		sc.sent.Add(n)
+	}
+}
+
+// Snapshot counts the connections still open and unanswered, and the others by their answer's
+// status (0: closed by the server without an answer).
+func (a *SlowBodyAttack) Snapshot() (open int, ended map[int]int) {
+	ended = map[int]int{}
+	for _, sc := range a.conns {
+		select {
+		case <-sc.done:
+			ended[int(sc.status.Load())]++
+		default:
+			open++
+		}
+	}
+	return open, ended
+}
+
+// Ended is closed when the first connection of the attack got an answer or was closed by the
+// server: until then, the server holds every one of them open, unanswered.
+func (a *SlowBodyAttack) Ended() <-chan struct{} { return a.ended }
+
+// Answers waits, at most wait in all, for every connection's answer and returns each status (0:
+// closed without an answer, -1: none yet) with the number of body bytes it had sent by then.
+func (a *SlowBodyAttack) Answers(wait time.Duration) (statuses []int, sent []int64) {
+	deadline := time.After(wait)
+	expired := false
+	for _, sc := range a.conns {
+		if !expired {
+			select {
+			case <-sc.done:
+			case <-deadline:
+				expired = true
+			}
+		}
+		s := -1
+		select {
+		case <-sc.done:
+			s = int(sc.status.Load())
+		default:
+		}
+		statuses = append(statuses, s)
+		sent = append(sent, sc.sent.Load())
+	}
+	return statuses, sent
+}
+
+// Get asks path on a fresh connection from the default loopback address and returns the answer's
+// status, or 0 when the connection failed; it waits as long as the answer takes.
+func (e RawHTTP) Get(path string) int {
+	c, err := net.Dial(e.Network, e.Addr)
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, e.head("GET", path, -1)); err != nil {
+		return 0
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// LoopbackSources are n distinct client addresses on loopback: 127.0.0.2, 127.0.0.3, ...
+func LoopbackSources(n int) []net.IP {
+	out := make([]net.IP, n)
+	for i := range out {
+		out[i] = net.IPv4(127, 0, 0, byte(2+i))
+	}
+	return out
 }

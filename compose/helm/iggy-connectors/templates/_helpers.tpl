@@ -53,6 +53,26 @@ iggy.apache.org/connector-key: {{ $c.key | lower | replace "_" "-" | quote }}
 {{- end -}}
 {{- end -}}
 
+{{/* The fleet view's own API key (fleet.enabled), kept apart from the runners' api-key: fleet.apiKey
+     when set, else the one the installed Secret holds, else a new random one. Never empty. */}}
+{{- define "iggy-connectors.fleetApiKey" -}}
+{{- if .Values.fleet.apiKey -}}
+{{- .Values.fleet.apiKey -}}
+{{- else -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "iggy-connectors.secretName" .) -}}
+{{- if and $existing $existing.data (index $existing.data "fleet-api-key") -}}
+{{- index $existing.data "fleet-api-key" | b64dec -}}
+{{- else -}}
+{{- randAlphaNum 48 -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The fleet view's Deployment name; its runners carry it as iggy-connectors/fleet. */}}
+{{- define "iggy-connectors.fleetName" -}}
+{{- printf "%s-fleet" (include "iggy-connectors.fullname" .) -}}
+{{- end -}}
+
 {{- define "iggy-connectors.secretName" -}}
 {{- default (printf "%s-credentials" (include "iggy-connectors.fullname" .)) .Values.iggy.existingSecret -}}
 {{- end -}}
