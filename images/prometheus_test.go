@@ -42,7 +42,7 @@ func promtool(t *testing.T, stdin []byte, args ...string) (string, error) {
 	t.Helper()
 	bin, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Fatalf("promtool is not installed (make deps installs Debian's prometheus package): %v", err)
+		t.Fatalf("promtool is not installed (make test installs Debian's prometheus package): %v", err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin = bytes.NewReader(stdin)

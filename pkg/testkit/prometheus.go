@@ -31,7 +31,7 @@ func StartPrometheus(tb testing.TB, config string) *PrometheusProc {
 	tb.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
-		tb.Fatalf("prometheus is not installed (make deps installs Debian's prometheus package): %v", err)
+		tb.Fatalf("prometheus is not installed (make test installs Debian's prometheus package): %v", err)
 	}
 	dir := tb.TempDir()
 	file := filepath.Join(dir, "prometheus.yml")

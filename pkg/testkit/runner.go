@@ -67,7 +67,12 @@ func installFrozen(pkg, name string) (string, error) {
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close anyway
 
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.Command(goTool(), "install", pkg)
+	cmd.Dir = root // built in its own module, whichever module's test asks (images/ has its own)
 	cmd.Env = append(os.Environ(), "GOBIN="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -92,6 +97,16 @@ func installFrozen(pkg, name string) (string, error) {
 		return "", err
 	}
 	return frozen, nil
+}
+
+// moduleRoot is the directory of the project's root module as the calling test's module sees it
+// (in images/, the `replace` target).
+func moduleRoot() (string, error) {
+	out, err := exec.Command(goTool(), "list", "-m", "-f", "{{.Dir}}", "github.com/iggy-connectors-go/runtime").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m github.com/iggy-connectors-go/runtime: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // goTool finds the go command: on PATH, else next to GOROOT.
