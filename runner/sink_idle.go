@@ -13,7 +13,7 @@ const minIdleStep = time.Millisecond
 // apart, as upstream's. Over consecutive empty polls the wait doubles from poll_interval up to
 // idle_poll_max (the first empty poll still waits poll_interval), and the first batch sets it
 // back: an idle runner then polls a few times a second instead of 200 (each empty poll costs a
-// round trip, two or three wake-ups of this process and the broker's work; README, Idle cost),
+// round trip, two or three wake-ups of this process and the broker's work; docs/benchmarks.md §2),
 // and a message that arrives during an idle spell waits at most idle_poll_max for its poll. An
 // idle_poll_max at or below poll_interval keeps upstream's fixed interval. No jitter: the bound
 // stays exact, and runners drift apart on their own since every wait counts from its poll's start.

@@ -43,7 +43,7 @@ const (
 	DefaultLingerTime          = 5 * time.Millisecond
 	// DefaultIdlePollMax is how far an idle sink's wait between empty polls grows from
 	// poll_interval (our idle_poll_max): an idle runner then costs a few tenths of a percent of a
-	// core, and a message arriving after an idle spell waits at most this long (README, Idle cost).
+	// core, and a message arriving after an idle spell waits at most this long (docs/benchmarks.md §2).
 	DefaultIdlePollMax = 250 * time.Millisecond
 	// OffsetCommitAfterConsuming stores a sink's offsets only after the
 	// plugin's consume returned 0 (at least once; DESIGN decision 1).
