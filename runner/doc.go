@@ -38,15 +38,15 @@
 // /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13; each answers once
 // the connector is in the new state, a resume 504 when it does not run again in time;
 // IGGY_CONNECTOR_START_PAUSED=true starts paused), GET /tap (tap.go: the live tap, sampled
-// messages at the points polled, delivered and dead_lettered of a sink, produced and sent of a
-// source, as Server-Sent Events; ?point=&limit=&rate=&partition=; the pumps pay one atomic load
-// per batch while no tap is open; at most 4 at once, 429 beyond; [http] tap = false answers 403;
-// [http] tap_max_duration ends a stream) and GET /logs (logs.go: the runner's last log records,
-// [http] log_records and log_bytes, as JSON lines, ?tail=&level=, or followed as Server-Sent
-// Events with ?follow=true; docs/see-inside.md). The access policy is pkg/httpguard's, as the
-// supervisor's: an api_key (header or Bearer) guards everything but /, /health and /ready, and
-// without one a TCP address beyond loopback refuses POST /pause and /resume, the PUT routes, and
-// GET /tap, /logs and /config.
+// messages at the points polled, delivered and dead_lettered of a sink, produced, sent and
+// dead_lettered of a source, as Server-Sent Events; ?point=&limit=&rate=&partition=; the pumps
+// pay one atomic load per batch while no tap is open; at most 4 at once, 429 beyond; [http] tap
+// = false answers 403; [http] tap_max_duration ends a stream) and GET /logs (logs.go: the
+// runner's last log records, [http] log_records and log_bytes, as JSON lines, ?tail=&level=, or
+// followed as Server-Sent Events with ?follow=true; docs/see-inside.md). The access policy is
+// pkg/httpguard's, as the supervisor's: an api_key (header or Bearer) guards everything but /,
+// /health and /ready, and without one a TCP address beyond loopback refuses POST /pause and
+// /resume, the PUT routes, and GET /tap, /logs and /config.
 //
 // Source state ([state] backend, pkg/state): "file" keeps it in IGGY_CONNECTORS_STATE_PATH as
 // upstream; "iggy" in the topic source_<key> of [state] stream, and then replicas of a source run

@@ -128,71 +128,13 @@ func TestPreviewEqualsWhatThePluginReceives(t *testing.T) {
 
 func previewEqualsWhatThePluginReceives(t *testing.T, protocol string) {
 	lib := testkit.CompileC(t, recordingSinkC, "librecording_sink")
-	const avroSchema = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"customer","type":"string"},{"name":"note","type":["null","string"],"default":null}]}`
-	orders := []string{`{"id":1,"customer":"Zoë","note":"<ring> & twice"}`, `{"id":-2,"customer":"","note":null}`}
-	encode := func(schema postcard.Schema, opts codec.Options, docs ...string) [][]byte {
-		enc, err := codec.NewEncoder(schema, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out [][]byte
-		for _, d := range docs {
-			v, err := codec.ParseJSON([]byte(d))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := enc.Encode(codec.JSONPayload(v))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, b)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		schema, streamExtra, transforms string
-		payloads                        [][]byte
-	}{
-		{"json", "", `
-[transforms.delete_fields]
-enabled = true
-fields = ["note"]
-[transforms.add_fields]
-enabled = true
-fields = [{ key = "seen", value = { static = true } }]
-[transforms.update_fields]
-enabled = true
-fields = [{ key = "customer", value = { static = "***" }, condition = "key_exists" }]
-`, [][]byte{[]byte(orders[0]), []byte(`{"id": 3,  "spaced": [1, 2]}`), []byte(`{"cut":`), []byte(`[1,"x"]`)}},
-		{"json", "", "", [][]byte{[]byte(orders[0]), []byte(`{"id": 3,  "spaced": [1, 2]}`), []byte(`"s"`)}}, // the pass-through path
-		{"raw", "", "", [][]byte{{0, 1, 2, 0xff}, []byte(orders[1])}},
-		{"text", "", "", [][]byte{[]byte("a line"), {0xff, 0xfe}, []byte(`{"json":"as text"}`)}},
-		{"proto", "", testkit.ProtoConvertTOML("proto", "json", ""), append(encode(postcard.SchemaProto, nil, orders...), []byte{0xff, 0xff})},
-		{"proto", "", "", encode(postcard.SchemaProto, nil, orders...)},
-		{"flat_buffer", "", "", append(encode(postcard.SchemaFlatBuffer, nil, orders...), []byte{1, 2})},
-		{"avro", "avro_schema_json = '" + avroSchema + "'", "", append(encode(postcard.SchemaAvro, codec.Options{"avro_schema_json": avroSchema}, orders...), []byte{2})},
-	} {
-		name := tc.schema
-		if tc.transforms != "" {
-			name += "+transforms"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range testkit.SinkCases(t) {
+		t.Run(tc.Name, func(t *testing.T) {
 			srv := testkit.StartBroker(t, testkit.WithStream("dry", map[string]uint32{"in": 1}))
 			env := baseEnvOver(protocol, srv, t.TempDir())
 
 			// The messages, each with headers of several kinds and its own id.
-			msgs := make([]iggcon.IggyMessage, len(tc.payloads))
-			for i, p := range tc.payloads {
-				hs := []iggcon.HeaderEntry{stringHeader(t, "trace", fmt.Sprintf("t%d", i)),
-					{Key: iggcon.HeaderKey{Kind: iggcon.String, Value: []byte("n")}, Value: iggcon.HeaderValue{Kind: iggcon.Uint32, Value: binary.LittleEndian.AppendUint32(nil, uint32(i))}}}
-				var id iggcon.MessageID
-				id[0], id[15] = byte(i+1), 0x80
-				var err error
-				if msgs[i], err = iggcon.NewIggyMessage(p, iggcon.WithID(id), iggcon.WithUserHeaders(hs)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			testkit.SendMessages(t, srv, "dry", "in", msgs)
+			testkit.SendMessages(t, srv, "dry", "in", testkit.CaseMessages(t, tc.Payloads))
 
 			// The samples: the topic's messages as a tap renders them at "polled".
 			var samples bytes.Buffer
@@ -200,7 +142,7 @@ fields = [{ key = "customer", value = { static = "***" }, condition = "key_exist
 				e := tap.Event{Point: tap.PointPolled, Stream: "dry", Topic: "in", Offset: m.Header.Offset,
 					ID: tap.IDBytes(m.Header.Id), Timestamp: m.Header.Timestamp}
 				e.SetHeaders(sdkHeaders(t, m.UserHeaders))
-				schema, _ := codec.ParseSchema(tc.schema)
+				schema, _ := codec.ParseSchema(tc.Schema)
 				e.SetPayload(schema, m.Payload, nil)
 				line, err := tap.Marshal(&e)
 				if err != nil {
@@ -225,7 +167,7 @@ poll_interval = "5ms"
 %s
 [plugin_config]
 file = %q
-%s`, lib, tc.schema, tc.streamExtra, out, tc.transforms)
+%s`, lib, tc.Schema, tc.StreamExtra, out, tc.Transforms)
 			sink := testkit.StartRunner(t, withConfig(env, cfg))
 
 			// The preview: the runner binary's dry run, as iggy-connectors test and the preview
@@ -252,7 +194,7 @@ file = %q
 			sink.WaitStatus(t, "running", waitLong)
 			sink.WaitUntil(t, waitLong, "every message consumed", func() bool {
 				s := sink.Stats(t)
-				return s.MessagesConsumed != nil && *s.MessagesConsumed == uint64(len(tc.payloads)) && len(readConsumed(t, out)) == len(delivered)
+				return s.MessagesConsumed != nil && *s.MessagesConsumed == uint64(len(tc.Payloads)) && len(readConsumed(t, out)) == len(delivered)
 			})
 			got := readConsumed(t, out)
 			for i, line := range delivered {
@@ -261,7 +203,7 @@ file = %q
 					t.Fatal(err)
 				}
 				c := got[i]
-				label, _ := codec.ParseSchema(tc.schema)
+				label, _ := codec.ParseSchema(tc.Schema)
 				if c.meta.Schema != label || c.topic.Stream != "dry" || c.topic.Topic != "in" {
 					t.Fatalf("message %d reached the plugin as %+v %+v", i, c.topic, c.meta)
 				}
@@ -285,16 +227,18 @@ file = %q
 				if string(received) != line {
 					t.Errorf("message %d\nthe plugin got %s\nthe preview    %s", i, received, line)
 				}
-				// And the payload bytes themselves, where the rendering keeps them.
+				// And the payload bytes themselves, where the rendering keeps them (a masked
+				// secret's value aside: the line above compares the masked rendering).
+				masked := strings.Contains(string(preview.Payload), `"`+config.MaskedValue+`"`)
 				if preview.Encoding == "base64" {
 					if b, _ := base64.StdEncoding.DecodeString(strings.Trim(string(preview.Payload), `"`)); !bytes.Equal(b, c.msg.Payload) {
 						t.Errorf("message %d: the plugin got payload %q, the preview shows %q", i, c.msg.Payload, b)
 					}
-				} else if preview.Schema == "json" && !bytes.Equal(preview.Payload, c.msg.Payload) {
+				} else if preview.Schema == "json" && !masked && !bytes.Equal(preview.Payload, c.msg.Payload) {
 					t.Errorf("message %d: the plugin got payload %s, the preview shows %s", i, c.msg.Payload, preview.Payload)
 				}
 			}
-			t.Logf("%d delivered messages compared, %d failed in the preview and never reached the plugin", len(delivered), len(tc.payloads)-len(delivered))
+			t.Logf("%d delivered messages compared, %d failed in the preview and never reached the plugin", len(delivered), len(tc.Payloads)-len(delivered))
 			if t.Failed() {
 				t.Logf("samples:\n%s\npreview:\n%s", samples.String(), res.Output)
 			}
@@ -329,36 +273,22 @@ func sdkHeaders(t *testing.T, raw []byte) postcard.HeaderMap {
 // the payloads, declared with the plugin schema).
 func TestSourcePreviewEqualsWhatIggyGets(t *testing.T) {
 	lib := probeLibrary(t)
-	const avroSchema = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"customer","type":"string"}]}`
-	orders := jsonLines(`{"id":1,"customer":"Zoë <z@x>"}`, `{"id":2,"customer":""}`)
-	for _, tc := range []struct {
-		plugin                          postcard.Schema
-		stream, streamExtra, transforms string
-		payloads                        [][]byte
-	}{
-		{postcard.SchemaJSON, "json", "", "[transforms.add_fields]\nenabled = true\nfields = [{ key = \"seen\", value = { static = 1 } }]\n", orders},
-		{postcard.SchemaJSON, "text", "", "", orders},
-		{postcard.SchemaText, "text", "", "", [][]byte{[]byte("one line"), []byte("two")}},
-		{postcard.SchemaRaw, "raw", "", "", [][]byte{{0, 1, 2}, {0xff}}},
-		{postcard.SchemaJSON, "proto", "", "", orders},
-		{postcard.SchemaJSON, "flat_buffer", "", "", orders},
-		{postcard.SchemaJSON, "avro", "avro_schema_json = '" + avroSchema + "'", "", orders},
-	} {
-		t.Run(tc.plugin.String()+"_to_"+tc.stream, func(t *testing.T) {
+	for _, tc := range testkit.SourceCases() {
+		t.Run(tc.Name(), func(t *testing.T) {
 			srv := testkit.StartBroker(t, testkit.WithStream("dry", map[string]uint32{"out": 1}))
-			cfg := probeSourceTOML(t, lib, "dry", "out", tc.stream, tc.streamExtra, int(tc.plugin), tc.payloads, tc.transforms)
+			cfg := probeSourceTOML(t, lib, "dry", "out", tc.Stream, tc.StreamExtra, int(tc.Plugin), tc.Payloads, tc.Transforms)
 			source := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), cfg))
 			var got []iggcon.IggyMessage
 			source.WaitUntil(t, waitLong, "every message sent", func() bool {
 				got = readTopic(t, srv, "dry", "out")
-				return len(got) >= len(tc.payloads)
+				return len(got) >= len(tc.Payloads)
 			})
 
 			var samples bytes.Buffer
-			for _, p := range tc.payloads {
+			for _, p := range tc.Payloads {
 				e := tap.Event{Point: tap.PointProduced, ID: "0"}
 				e.SetHeaders(nil)
-				e.SetPayload(tc.plugin, p, nil)
+				e.SetPayload(tc.Plugin, p, nil)
 				line, _ := tap.Marshal(&e)
 				samples.Write(append(line, '\n'))
 			}
@@ -373,11 +303,11 @@ func TestSourcePreviewEqualsWhatIggyGets(t *testing.T) {
 			}
 			for i, line := range lines {
 				var e tap.Event
-				if err := json.Unmarshal([]byte(line), &e); err != nil || e.Point != tap.PointSent || e.Schema != tc.stream || e.Stream != "dry" || e.Topic != "out" {
+				if err := json.Unmarshal([]byte(line), &e); err != nil || e.Point != tap.PointSent || e.Schema != tc.Stream || e.Stream != "dry" || e.Topic != "out" {
 					t.Fatalf("preview line %s: %v", line, err)
 				}
 				want := tap.Event{}
-				want.SetPayload(mustSchema(t, tc.stream), got[i].Payload, config.SecretKeys(config.DefaultSecretKeys))
+				want.SetPayload(mustSchema(t, tc.Stream), got[i].Payload, config.SecretKeys(config.DefaultSecretKeys))
 				if string(want.Payload) != string(e.Payload) || want.Size != e.Size || want.Encoding != e.Encoding {
 					t.Errorf("message %d: Iggy got %s (%d B), the preview shows %s (%d B)", i, want.Payload, want.Size, e.Payload, e.Size)
 				}

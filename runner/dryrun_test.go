@@ -53,7 +53,7 @@ fields = ["drop_me"]
 		// Headers reach the plugin in postcard order (by kind, then bytes): the string key first.
 		`{"point":"delivered","stream":"s","topic":"t","partition":2,"offset":40,"id":"7","timestamp":1000,"headers":[{"key":"a","kind":"string","value":"x"},{"key":"b","kind":"uint16","value":513}],"schema":"json","size":19,"payload":{"n":1,"seen":true}}`,
 		// Secret-named fields are masked as the tap masks them; size is the real payload's.
-		`{"point":"delivered","stream":"s","topic":"t","partition":0,"offset":41,"id":"0","timestamp":0,"headers":[],"schema":"json","size":33,"payload":{"n":2,"seen":true,"token":"******"}}`,
+		`{"point":"delivered","stream":"s","topic":"t","partition":0,"offset":41,"id":"0","timestamp":0,"headers":[],"schema":"json","size":33,"payload":{"token":"******","n":2,"seen":true}}`,
 		`{"point":"failed","stream":"s","topic":"t","partition":0,"offset":42,"id":"0","timestamp":0,"headers":[],"schema":"text","size":5,"payload":"{\"n\":","error":"decode: invalid JSON payload at offset 5: unexpected end of input"}`,
 		`{"point":"delivered","stream":"s","topic":"t","partition":0,"offset":43,"id":"0","timestamp":0,"headers":[],"schema":"json","size":9,"payload":[1,"<&>"]}`,
 	)

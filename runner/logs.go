@@ -33,12 +33,13 @@ func (r *Runner) keepLogs(ring *logging.Ring) {
 func (r *Runner) stopFollowers() { r.logsDoneOnce.Do(func() { close(r.logsDone) }) }
 
 // handleLogs serves GET /logs?tail=N&level=warn&follow=true: the runner's recent log records
-// (its own lines and its plugin's) as JSON lines, or followed as Server-Sent Events.
+// (its own lines and its plugin's) as JSON lines, or followed as Server-Sent Events; HEAD gets
+// the headers alone.
 func (r *Runner) handleLogs(w http.ResponseWriter, req *http.Request) {
 	q, err := tap.ParseLogsQuery(req.URL.Query())
 	if err != nil {
 		http.Error(w, fmt.Sprintf("%s %q: %v", r.spec.Kind, r.spec.Key, err), http.StatusBadRequest)
 		return
 	}
-	tap.ServeLogs(req.Context(), w, r.logs, q, r.settings.HTTP.Limits.WriteTimeout, r.logsDone)
+	tap.ServeLogs(w, req, r.logs, q, r.settings.HTTP.Limits.WriteTimeout, r.logsDone)
 }

@@ -97,7 +97,8 @@ const tapPath = "/tap"
 
 // handleTap serves GET /tap: the connector's sampled messages as Server-Sent Events
 // (tap.Serve), ending at the query's limit, [http] tap_max_duration, the client leaving or the
-// runner stopping. [http] tap = false answers 403; a fifth tap 429.
+// runner stopping. [http] tap = false answers 403; a fifth tap 429. HEAD gets the status and
+// headers a GET would, and opens no tap.
 func (r *Runner) handleTap(w http.ResponseWriter, req *http.Request) {
 	h := r.settings.HTTP.Access
 	if !h.Tap {
@@ -109,7 +110,12 @@ func (r *Runner) handleTap(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, fmt.Sprintf("%s %q: %v", r.spec.Kind, r.spec.Key, err), http.StatusBadRequest)
 		return
 	}
-	sub, err := r.tap.Subscribe(q)
+	var sub *tap.Subscriber
+	if req.Method == http.MethodHead {
+		err = r.tap.Admit() // the answer a GET would start with, and no tap held open
+	} else {
+		sub, err = r.tap.Subscribe(q)
+	}
 	switch {
 	case errors.Is(err, tap.ErrTooMany):
 		w.Header().Set("Retry-After", "1")
@@ -117,6 +123,10 @@ func (r *Runner) handleTap(w http.ResponseWriter, req *http.Request) {
 		return
 	case err != nil:
 		http.Error(w, fmt.Sprintf("%s %q: %v", r.spec.Kind, r.spec.Key, err), http.StatusServiceUnavailable)
+		return
+	}
+	if sub == nil {
+		tap.WriteHead(w)
 		return
 	}
 	defer sub.Close()

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -297,5 +298,88 @@ func tapDeadLetteredShowsTheStageAndError(t *testing.T, protocol string) {
 	}
 	if e := byOffset[20]; e.Encoding != "base64" || !strings.HasPrefix(e.Error, "decode: ") || e.Schema != "json" {
 		t.Fatalf("offset 20: %+v", e)
+	}
+}
+
+// A source's dead_lettered point shows each record its [error_handling] dead-letters, as the
+// plugin produced it, with the stage and the error; a tap naming no point includes it.
+func TestTapSourceDeadLettered(t *testing.T) {
+	testkit.OverProtocols(t, tapSourceDeadLettered)
+}
+
+func tapSourceDeadLettered(t *testing.T, protocol string) {
+	srv := testkit.StartBroker(t)
+	toml := sourceTOML("badsrc", testkit.PluginPath(t, "fault"), "out", "events", "",
+		"max_messages = 20\nmessages_per_batch = 10\nbad_payload_every = 4") +
+		errorHandling(`dead_letter_stream = "dlq"`+"\n"+`dead_letter_topic = "badsrc_dlq"`)
+	p := testkit.StartRunner(t, append(withConfig(baseEnvOver(protocol, srv, t.TempDir()), toml), "IGGY_CONNECTOR_START_PAUSED=true"))
+	p.WaitStatus(t, "paused", waitLong)
+	dead := p.OpenStream(t, "/tap?point=dead_lettered&rate=100000", nil)
+	all := p.OpenStream(t, "/tap?rate=100000", nil) // every point of a source
+	if code, body, err := p.Do(http.MethodPost, "/resume", nil); err != nil || code != http.StatusNoContent {
+		t.Fatalf("resume: %d %s %v", code, body, err)
+	}
+	stored := waitTopicLen(t, p, srv, "dlq", "badsrc_dlq", 5)
+	events := tapEvents(t, dead, 5)
+	for i, e := range events {
+		seq := 4*i + 3
+		raw := fmt.Sprintf(`{"seq":%d,"bad":`, seq)
+		if e.Point != tap.PointDeadLettered || e.Stream != "out" || e.Topic != "events" || e.Schema != "json" ||
+			e.Encoding != "base64" || e.Size != len(raw) || !strings.HasPrefix(e.Error, "decode: ") {
+			t.Fatalf("dead letter %d: %+v", i, e)
+		}
+		if got, _ := base64.StdEncoding.DecodeString(strings.Trim(string(e.Payload), `"`)); string(got) != raw || string(stored[i].Payload) != raw {
+			t.Fatalf("dead letter %d: tapped %q, the dead-letter topic holds %q; want %q", i, got, stored[i].Payload, raw)
+		}
+		if len(e.Headers) != 1 || string(e.Headers[0].Key) != `"seq"` {
+			t.Fatalf("dead letter %d: headers %+v, want the plugin's seq", i, e.Headers)
+		}
+	}
+	points := map[string]int{}
+	for _, e := range tapEvents(t, all, 20+15+5) { // 20 produced, 15 sent, 5 dead-lettered
+		points[e.Point]++
+	}
+	if points[tap.PointProduced] != 20 || points[tap.PointSent] != 15 || points[tap.PointDeadLettered] != 5 {
+		t.Fatalf("a tap of every point saw %v", points)
+	}
+}
+
+// HEAD on the stream routes answers the status and headers a GET would start with, and no
+// stream: the next request on the same connection is answered, and however many HEADs came, the
+// runner's four taps are all still free.
+func TestTapAndLogsAnswerHEADWithHeadersAlone(t *testing.T) {
+	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
+	p := testkit.StartRunner(t, withConfig(baseEnv(srv, t.TempDir()), sinkTOML("headed", testkit.PluginPath(t, "null_sink"), "demo", "events", "", "")))
+	p.WaitStatus(t, "running", waitLong)
+	raw := testkit.RawHTTP{Network: "unix", Addr: p.SocketPath}
+	for _, tc := range []struct {
+		path        string
+		status      int
+		contentType string
+	}{
+		{"/tap", http.StatusOK, tap.ContentType},
+		{"/tap?point=delivered&limit=1", http.StatusOK, tap.ContentType},
+		{"/tap?point=sent", http.StatusBadRequest, "text/plain; charset=utf-8"},
+		{"/logs?follow=true", http.StatusOK, tap.ContentType},
+		{"/logs?tail=1", http.StatusOK, tap.LogsContentType},
+	} {
+		for range tap.DefaultMaxSubscribers + 1 { // more HEADs than a runner has taps
+			head, next := raw.HeadThen(t, tc.path, "/health", waitLong)
+			if head.StatusCode != tc.status || head.Header.Get("Content-Type") != tc.contentType {
+				t.Fatalf("HEAD %s: %d %q, want %d %q", tc.path, head.StatusCode, head.Header.Get("Content-Type"), tc.status, tc.contentType)
+			}
+			if tc.contentType == tap.ContentType && (head.Header.Get("Cache-Control") != "no-store" || head.Header.Get("X-Accel-Buffering") != "no") {
+				t.Fatalf("HEAD %s: headers %v, want a stream's", tc.path, head.Header)
+			}
+			if next != http.StatusOK {
+				t.Fatalf("HEAD %s held its connection: the next request got %d (0: no answer)", tc.path, next)
+			}
+		}
+	}
+	for range tap.DefaultMaxSubscribers {
+		p.OpenStream(t, "/tap", nil)
+	}
+	if head, _ := raw.HeadThen(t, "/tap", "/health", waitLong); head.StatusCode != http.StatusTooManyRequests || head.Header.Get("Retry-After") != "1" {
+		t.Fatalf("HEAD /tap with every tap open: %d %v, want 429 as a GET gets", head.StatusCode, head.Header)
 	}
 }

@@ -123,7 +123,7 @@ func (s *Supervisor) handleLogs(w http.ResponseWriter, r *http.Request, kind con
 	if !ok {
 		return
 	}
-	tap.ServeLogs(r.Context(), w, m.logs, q, s.runtime.HTTP.Limits.WriteTimeout, s.streamsDone())
+	tap.ServeLogs(w, r, m.logs, q, s.runtime.HTTP.Limits.WriteTimeout, s.streamsDone())
 }
 
 // maxReplicaLogs bounds what one replica's GET /logs may answer.
@@ -209,6 +209,10 @@ func (s *Supervisor) handleFleetLogs(w http.ResponseWriter, r *http.Request, c f
 			buf.WriteByte('\n')
 		}
 		_, _ = w.Write(buf.Bytes())
+		return
+	}
+	if r.Method == http.MethodHead { // the headers of the stream, and no stream
+		tap.WriteHead(w)
 		return
 	}
 	sw, err := tap.NewWriter(w, s.runtime.HTTP.Limits.WriteTimeout)

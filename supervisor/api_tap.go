@@ -73,7 +73,8 @@ func (s *Supervisor) handleTap(w http.ResponseWriter, r *http.Request, kind conf
 			Reason: fmt.Sprintf("%s %q has no running runner (status %s); nothing to tap", kind, m.key, sn.status)})
 		return
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, runnerBaseURL+"/tap?"+q.Values().Encode(), nil)
+	// HEAD is relayed as HEAD: the runner answers what a GET would start with and opens no tap.
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, runnerBaseURL+"/tap?"+q.Values().Encode(), nil)
 	if err != nil {
 		writeAPIError(w, internalError(err))
 		return
@@ -88,6 +89,10 @@ func (s *Supervisor) handleTap(w http.ResponseWriter, r *http.Request, kind conf
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		writeAPIError(w, runnerRefused(resp.StatusCode, strings.TrimSpace(string(body))))
+		return
+	}
+	if r.Method == http.MethodHead {
+		tap.WriteHead(w)
 		return
 	}
 	events := make(chan streamEvent, 64)
@@ -205,6 +210,10 @@ func (s *Supervisor) handleFleetTap(w http.ResponseWriter, r *http.Request, c fl
 	if !ok {
 		return
 	}
+	if r.Method == http.MethodHead { // the headers of the merged stream; no replica's tap is opened
+		tap.WriteHead(w)
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	per := q
@@ -270,7 +279,7 @@ func (s *Supervisor) handleFleetTap(w http.ResponseWriter, r *http.Request, c fl
 					break
 				}
 				e.Replica = ev.replica
-				data, _ := json.Marshal(&e)
+				data, _ := tap.Marshal(&e) // as the runner wrote it, replica added
 				werr = sw.Event(tap.EventMessage, data)
 				if sent++; werr == nil && q.Limit > 0 && sent >= q.Limit {
 					end(tap.EndLimit)

@@ -39,7 +39,7 @@ func TestPreview(t *testing.T) {
 	// The running config; secret fields are masked by the supervisor's [http] secret_keys.
 	resp, body, err := p.Do(http.MethodPost, "/sinks/reader/preview", jsonContent, "{"+msgs+"}")
 	if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-ndjson" ||
-		string(body) != line(`{"a":1,"added":"by-file","password":"p","pin":"******"}`, 53) {
+		string(body) != line(`{"a":1,"pin":"******","password":"p","added":"by-file"}`, 53) {
 		t.Fatalf("running config: %v %v\n%s", resp, err, body)
 	}
 	// A config in the body, as POST .../configs takes it.

@@ -48,6 +48,24 @@ func messageEvents(t *testing.T, s *testkit.EventStream, n int) []tap.Event {
 	return out
 }
 
+// checkHeads sends HEAD to each stream route, more times than a runner has taps: each answer is
+// 200 with the headers of an event stream and nothing else, the connection free for the next
+// request at once.
+func checkHeads(t *testing.T, raw testkit.RawHTTP, paths ...string) {
+	t.Helper()
+	for _, path := range paths {
+		for range tap.DefaultMaxSubscribers + 1 {
+			head, next := raw.HeadThen(t, path, "/health", waitLong)
+			if head.StatusCode != http.StatusOK || head.Header.Get("Content-Type") != tap.ContentType || head.Header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("HEAD %s: %d %v, want 200 and a stream's headers", path, head.StatusCode, head.Header)
+			}
+			if next != http.StatusOK {
+				t.Fatalf("HEAD %s held its connection: the next request got %d (0: no answer)", path, next)
+			}
+		}
+	}
+}
+
 // readAll reads every message of partition 0 of stream/topic through the official SDK.
 func readPartition0(t *testing.T, cli iggcon.Client, stream, topic string, n int) []iggcon.IggyMessage {
 	t.Helper()
@@ -99,8 +117,13 @@ func supervisorTapAndLogs(t *testing.T, protocol string) {
 		}
 	}
 
+	// HEAD gets the headers of the stream and no stream; it holds none of the runner's taps.
+	checkHeads(t, testkit.RawHTTP{Network: "tcp", Addr: p.Addr, Header: tapAuth}, "/sinks/out/tap", "/sinks/out/logs?follow=true")
 	for range 4 {
 		testkit.OpenStream(t, http.DefaultClient, p.URL("/sinks/out/tap"), tapAuth)
+	}
+	if head, _ := (testkit.RawHTTP{Network: "tcp", Addr: p.Addr, Header: tapAuth}).HeadThen(t, "/sinks/out/tap", "/health", waitLong); head.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("HEAD of a fifth tap: %d, want 429 as a GET gets", head.StatusCode)
 	}
 	testkit.CheckCalls(t, "http://"+p.Addr, []testkit.HTTPCall{testkit.Call("GET", "/sinks/out/tap", tapAuth, 429, "at most 4 taps")})
 
@@ -188,6 +211,8 @@ func TestFleetTapAndLogsMergeReplicas(t *testing.T) {
 		return len(list) == 1 && len(list[0].Replicas) == 2 && list[0].replica(twoAt).Status == "running"
 	})
 
+	addr := strings.TrimPrefix(base, "http://")
+	checkHeads(t, testkit.RawHTTP{Network: "tcp", Addr: addr, Header: http.Header{"Host": {addr}}}, "/sinks/shared/tap", "/sinks/shared/logs?follow=true")
 	stream := testkit.OpenStream(t, http.DefaultClient, base+"/sinks/shared/tap?point=polled&rate=100000", nil)
 	testkit.FillPartitions(t, broker, "demo", "events", 2, total)
 	byReplica := map[string]int{}

@@ -32,6 +32,12 @@ var loggedRuntimeKeys = []string{
 	"fleet.enabled", "fleet.runners", "fleet.dns", "fleet.refresh", "fleet.scheme", "fleet.ca_file", "fleet.server_name", // never fleet.runner_api_key
 }
 
+// LoggedRuntimeKey reports whether name is a key of the startup line's runtime configuration
+// (loggedRuntimeKeys): vetted to hold no secret even where its name reads like one
+// (http.secret_keys, http.reveal_secrets, http.cors.allow_credentials), so a log record that
+// carries the startup line keeps its values as the line shows them.
+func LoggedRuntimeKey(name string) bool { return slices.Contains(loggedRuntimeKeys, name) }
+
 // LogValue is the runtime configuration as the startup line logs it: the keys of
 // loggedRuntimeKeys by their file names, request header values masked, the userinfo of every URL
 // masked.

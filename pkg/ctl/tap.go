@@ -39,7 +39,7 @@ func runTap(ctx context.Context, args []string, env Env) int {
 	fs := newFlagSet("tap", tapUsage, env)
 	cf := addClientFlags(fs, env)
 	var points pointList
-	fs.Var(&points, "point", "tap this point (repeatable): a sink's polled, delivered, dead_lettered; a source's produced, sent (default: all)")
+	fs.Var(&points, "point", "tap this point (repeatable): a sink's polled, delivered, dead_lettered; a source's produced, sent, dead_lettered (default: all)")
 	limit := fs.Int("limit", 0, "end after this many messages (0: no limit)")
 	rate := fs.Int("rate", 0, "at most this many messages a second (the server's default: 100)")
 	partition := fs.Int("partition", -1, "a sink's messages of this partition only")

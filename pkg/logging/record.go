@@ -103,10 +103,11 @@ func (r *Record) addFields(attrs []slog.Attr, defaultTarget string, secrets conf
 	}
 }
 
-// fieldValue is an attribute's value as JSON-ready data, masked.
+// fieldValue is an attribute's value as JSON-ready data, masked as the startup line masks: the
+// runtime keys that line shows are kept as it shows them (config.LoggedRuntimeKey).
 func fieldValue(key string, v slog.Value, secrets config.SecretKeys, depth int) any {
 	v = v.Resolve()
-	if v.Kind() != slog.KindGroup && secrets.Match(key) && !isEmptyValue(v) {
+	if v.Kind() != slog.KindGroup && secrets.Match(key) && !isEmptyValue(v) && !config.LoggedRuntimeKey(key) {
 		return config.MaskedValue
 	}
 	switch v.Kind() {

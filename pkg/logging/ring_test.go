@@ -115,6 +115,14 @@ func TestRecordShapeAndMasking(t *testing.T) {
 	if got := string(rec.JSON()); got != want {
 		t.Fatalf("record\n got %s\nwant %s", got, want)
 	}
+	// The startup line's runtime keys are kept as that line shows them, names like secrets or not.
+	startup := logging.NewRecord(at, slog.LevelInfo, "effective runtime configuration", []slog.Attr{slog.Any("config", config.DefaultRuntime())},
+		logging.OriginRunner, logging.TargetRunner, secrets)
+	for _, want := range []string{`"http.secret_keys":["password",`, `"http.reveal_secrets":false`, `"http.cors.allow_credentials":false`} {
+		if !strings.Contains(string(startup.JSON()), want) {
+			t.Fatalf("startup record lacks %s:\n%s", want, startup.JSON())
+		}
+	}
 	if rec := logging.NewRecord(at, slog.LevelInfo, "m", []slog.Attr{slog.String("target", "iggy_connectors::x")}, logging.OriginSupervisor, logging.TargetRuntime, nil); rec.Target != "iggy_connectors::x" || rec.Origin != logging.OriginSupervisor || len(rec.Fields) != 0 {
 		t.Fatalf("target attribute: %+v", rec)
 	}

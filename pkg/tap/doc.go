@@ -3,8 +3,9 @@
 // messages to, and the Server-Sent Events streams the tap and the logs routes write.
 //
 // Files: event.go (Event, the JSON of one sampled message: its point, place in Iggy, id,
-// headers, schema and payload rendered by schema, secret fields masked), marshal.go (Marshal: an
-// Event as one line, the same bytes wherever it is written), text.go (Event.Text: one line for
+// headers, schema and payload rendered by schema), mask.go (secret-named fields of a JSON payload
+// masked in place, the payload's own key order and bytes kept), marshal.go (Marshal: an Event as
+// one line, the same bytes wherever it is written, no string HTML-escaped), text.go (Event.Text: one line for
 // people, `--format text`), query.go (Query, what a
 // tap client asks for: points, limit, rate, partition; Mask, a bit per point), hub.go (Hub: at
 // most DefaultMaxSubscribers taps per runner, each with a bounded buffer the pipeline offers to

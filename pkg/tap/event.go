@@ -1,7 +1,6 @@
 package tap
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -10,13 +9,13 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
 // Points a message is seen at. A sink sees PointPolled (as read from Iggy), PointDelivered
 // (exactly what its plugin receives) and PointDeadLettered; a source PointProduced (what its
-// plugin returned) and PointSent (what goes to Iggy after transforms and encoding).
+// plugin returned), PointSent (what goes to Iggy after transforms and encoding) and
+// PointDeadLettered (a produced record its [error_handling] dead-letters, as produced).
 const (
 	PointPolled       = "polled"
 	PointDelivered    = "delivered"
@@ -28,7 +27,7 @@ const (
 // SinkPoints and SourcePoints are the points of each connector kind, in pipeline order.
 var (
 	SinkPoints   = []string{PointPolled, PointDelivered, PointDeadLettered}
-	SourcePoints = []string{PointProduced, PointSent}
+	SourcePoints = []string{PointProduced, PointSent, PointDeadLettered}
 )
 
 // Event is one sampled message, the JSON of one SSE "message" event of a tap and one line of a
@@ -91,7 +90,8 @@ type Masker interface {
 
 // SetPayload fills Payload, Encoding, Schema and Size from a payload in schema's encoding.
 // Secret-looking fields of a JSON payload (names matched by secrets, at any depth) are masked
-// as configs are (config.MaskedValue).
+// as configs are (config.MaskedValue), in place: the payload keeps its key order and bytes
+// (mask.go).
 func (e *Event) SetPayload(schema postcard.Schema, payload []byte, secrets Masker) {
 	e.Schema, e.Size, e.Encoding = schema.String(), len(payload), ""
 	switch schema {
@@ -101,8 +101,8 @@ func (e *Event) SetPayload(schema postcard.Schema, payload []byte, secrets Maske
 			return
 		}
 	case postcard.SchemaText:
-		if b, err := json.Marshal(string(payload)); err == nil && utf8.Valid(payload) {
-			e.Payload = b
+		if utf8.Valid(payload) {
+			e.Payload = quote(string(payload))
 			return
 		}
 	}
@@ -133,8 +133,7 @@ func headerValue(kind postcard.HeaderKind, b []byte) (json.RawMessage, string) {
 	le := binary.LittleEndian
 	switch {
 	case kind == postcard.HeaderKindString && utf8.Valid(b):
-		v, _ := json.Marshal(string(b))
-		return v, ""
+		return quote(string(b)), ""
 	case kind == postcard.HeaderKindBool && len(b) == 1 && b[0] <= 1:
 		return json.RawMessage(strconv.FormatBool(b[0] == 1)), ""
 	case kind == postcard.HeaderKindInt8 && len(b) == 1:
@@ -170,47 +169,4 @@ func base64JSON(b []byte) json.RawMessage {
 	out = append(out, '"')
 	out = base64.StdEncoding.AppendEncode(out, b)
 	return append(out, '"')
-}
-
-// maskJSON masks the values of secret-named fields; a payload with nothing to mask comes back
-// unchanged, byte for byte.
-func maskJSON(payload []byte, secrets Masker) json.RawMessage {
-	if secrets == nil {
-		return append(json.RawMessage(nil), payload...)
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return append(json.RawMessage(nil), payload...)
-	}
-	if !maskValue(v, secrets) {
-		return append(json.RawMessage(nil), payload...)
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return append(json.RawMessage(nil), payload...)
-	}
-	return out
-}
-
-// maskValue replaces secret fields in place and reports whether it replaced any.
-func maskValue(v any, secrets Masker) bool {
-	changed := false
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if secrets.Match(k) && e != nil && e != "" {
-				t[k] = config.MaskedValue
-				changed = true
-				continue
-			}
-			changed = maskValue(e, secrets) || changed
-		}
-	case []any:
-		for _, e := range t {
-			changed = maskValue(e, secrets) || changed
-		}
-	}
-	return changed
 }

@@ -19,7 +19,7 @@ func TestSetPayload(t *testing.T) {
 		encoding string
 	}{
 		{"json kept byte for byte", postcard.SchemaJSON, `{"b":1, "a":[2]}`, `{"b":1, "a":[2]}`, ""},
-		{"json secret masked", postcard.SchemaJSON, `{"user":"u","db":{"password":"p"}}`, `{"db":{"password":"******"},"user":"u"}`, ""},
+		{"json secret masked in place", postcard.SchemaJSON, `{"user":"u", "db":{"password":"p"}}`, `{"user":"u", "db":{"password":"******"}}`, ""},
 		{"json big number kept", postcard.SchemaJSON, `{"token":"","n":12345678901234567890}`, `{"token":"","n":12345678901234567890}`, ""},
 		{"invalid json as base64", postcard.SchemaJSON, `{"a":`, `"eyJhIjo="`, "base64"},
 		{"text", postcard.SchemaText, "héllo\n", `"héllo\n"`, ""},

@@ -79,20 +79,36 @@ func (h *Hub) Tapped(m Mask) bool { return Mask(h.tapped.Load())&m != 0 }
 // several points of one batch.
 func (h *Hub) Mask() Mask { return Mask(h.tapped.Load()) }
 
+// Admit reports whether Subscribe would open a tap now: nil, ErrTooMany or ErrClosed, as Subscribe
+// fails. It opens nothing (a HEAD request on the tap route asks it).
+func (h *Hub) Admit() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.admit()
+}
+
+// admit is Admit with h.mu held.
+func (h *Hub) admit() error {
+	if h.closed {
+		return ErrClosed
+	}
+	if p := h.subs.Load(); p != nil && len(*p) >= h.max {
+		return fmt.Errorf("%w: at most %d taps at once on one connector runner", ErrTooMany, h.max)
+	}
+	return nil
+}
+
 // Subscribe opens a tap for q. It fails with ErrTooMany when the hub has its maximum of
 // subscribers, and with ErrClosed once the hub is closed. Close the subscriber when done.
 func (h *Hub) Subscribe(q Query) (*Subscriber, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		return nil, ErrClosed
+	if err := h.admit(); err != nil {
+		return nil, err
 	}
 	var cur []*Subscriber
 	if p := h.subs.Load(); p != nil {
 		cur = *p
-	}
-	if len(cur) >= h.max {
-		return nil, fmt.Errorf("%w: at most %d taps at once on one connector runner", ErrTooMany, h.max)
 	}
 	rate := max(q.Rate, 1)
 	size := h.buffer
@@ -101,7 +117,7 @@ func (h *Hub) Subscribe(q Query) (*Subscriber, error) {
 	}
 	burst := float64(min(rate, size))
 	s := &Subscriber{hub: h, mask: q.Mask(), ch: make(chan *Sample, size), rate: float64(rate), burst: burst, tokens: burst,
-		last: h.now(), remaining: -1}
+		last: h.now(), remaining: -1, everything: rate >= MaxRate}
 	if q.Partition != nil {
 		p := *q.Partition
 		s.partition = &p
@@ -221,12 +237,16 @@ type Subscriber struct {
 	dropped   atomic.Uint64 // dropped since the last TakeDropped
 	closeOnce sync.Once
 
-	mu        sync.Mutex // the rate's token bucket and the limit left
-	rate      float64    // tokens a second
-	burst     float64
-	tokens    float64
-	last      time.Time
-	remaining int // samples the limit leaves to hand over; -1: no limit
+	mu     sync.Mutex // the rate's token bucket and the limit left
+	rate   float64    // tokens a second
+	burst  float64
+	tokens float64
+	// everything: the rate is MaxRate, which takes every message (no token bucket): what does
+	// not fit the buffer of a client that falls behind is dropped and counted, never skipped
+	// unseen.
+	everything bool
+	last       time.Time
+	remaining  int // samples the limit leaves to hand over; -1: no limit
 }
 
 // take reserves samples of a batch of n from the token bucket and the limit: the rate allows
@@ -237,7 +257,9 @@ func (s *Subscriber) take(now time.Time, n int) (k, spread int) {
 	if s.remaining == 0 {
 		return 0, 0
 	}
-	if elapsed := now.Sub(s.last).Seconds(); elapsed > 0 {
+	if s.everything {
+		s.tokens = float64(n)
+	} else if elapsed := now.Sub(s.last).Seconds(); elapsed > 0 {
 		s.tokens = min(s.burst, s.tokens+elapsed*s.rate)
 	}
 	s.last = now

@@ -74,6 +74,9 @@ func TestHubTappedIsTheUnionOfOpenTaps(t *testing.T) {
 
 func TestHubRefusesTheFifthTapAndAnyAfterClose(t *testing.T) {
 	h := tap.NewHub(tap.HubOptions{})
+	if err := h.Admit(); err != nil {
+		t.Fatalf("Admit with no tap open: %v", err)
+	}
 	for i := range tap.DefaultMaxSubscribers {
 		if _, err := h.Subscribe(query(t, tap.KindSink, "")); err != nil {
 			t.Fatalf("tap %d: %v", i+1, err)
@@ -82,7 +85,13 @@ func TestHubRefusesTheFifthTapAndAnyAfterClose(t *testing.T) {
 	if _, err := h.Subscribe(query(t, tap.KindSink, "")); !errors.Is(err, tap.ErrTooMany) {
 		t.Fatalf("fifth tap: %v, want ErrTooMany", err)
 	}
+	if err := h.Admit(); !errors.Is(err, tap.ErrTooMany) || h.Open() != tap.DefaultMaxSubscribers {
+		t.Fatalf("Admit with every tap open: %v, %d open", err, h.Open())
+	}
 	h.Close()
+	if err := h.Admit(); !errors.Is(err, tap.ErrClosed) {
+		t.Fatalf("Admit after close: %v, want ErrClosed", err)
+	}
 	if _, err := h.Subscribe(query(t, tap.KindSink, "")); !errors.Is(err, tap.ErrClosed) {
 		t.Fatalf("tap after close: %v, want ErrClosed", err)
 	}
@@ -221,8 +230,12 @@ func TestParseQuery(t *testing.T) {
 	if back := query(t, tap.KindSink, q.Values().Encode()); back.Limit != 10 || back.Rate != 7 || *back.Partition != 3 || len(back.Points) != 2 {
 		t.Fatalf("Values does not round-trip: %+v", back)
 	}
-	if q := query(t, tap.KindSource, ""); len(q.Points) != 2 || q.Rate != tap.DefaultRate || q.Limit != 0 || q.Partition != nil {
+	if q := query(t, tap.KindSource, ""); len(q.Points) != 3 || q.Points[2] != tap.PointDeadLettered || q.Rate != tap.DefaultRate || q.Limit != 0 || q.Partition != nil {
 		t.Fatalf("defaults %+v", q)
+	}
+	// A source's [error_handling] dead-letters too: its dead letters are a point of its own.
+	if q := query(t, tap.KindSource, "point=dead_lettered"); q.Mask() != tap.MaskDeadLettered {
+		t.Fatalf("source dead_lettered: %+v", q)
 	}
 	for _, tc := range []struct{ kind, raw, names string }{
 		{tap.KindSink, "point=produced", "point"},
@@ -267,5 +280,29 @@ func TestHubBoundsTheBytesWaiting(t *testing.T) {
 	h.Offer(tap.MaskPolled, 0, 1, big)
 	if got := drain(s); len(got) != 1 {
 		t.Fatalf("after Release: %d taken, want 1", len(got))
+	}
+}
+
+// The largest rate takes every message however fast the batches come: nothing is left unsampled,
+// so a client that keeps up sees every message and one that does not is told of every drop.
+func TestHubMaxRateTakesEveryMessage(t *testing.T) {
+	h := tap.NewHub(tap.HubOptions{Buffer: 2500, Now: (&clock{t: time.Unix(1, 0)}).now}) // the clock never moves
+	s, err := h.Subscribe(query(t, tap.KindSink, "rate="+strconv.Itoa(tap.MaxRate)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range 3 {
+		h.Offer(tap.MaskPolled, 0, 1000, sampleAt(tap.PointPolled, uint64(1000*b)))
+	}
+	if got, d := len(drain(s)), s.TakeDropped(); got != 2500 || d != 500 {
+		t.Fatalf("3 batches of 1,000 at the largest rate: %d taken and %d dropped, want 2,500 and 500", got, d)
+	}
+	limited, err := h.Subscribe(query(t, tap.KindSink, "limit=5&rate="+strconv.Itoa(tap.MaxRate)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Offer(tap.MaskPolled, 0, 1000, sampleAt(tap.PointPolled, 0))
+	if got := drain(limited); len(got) != 5 || got[4].Offset != 4 {
+		t.Fatalf("limit 5 at the largest rate: %d samples", len(got))
 	}
 }

@@ -1,7 +1,6 @@
 package tap
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -75,8 +74,10 @@ func (q LogsQuery) Values() url.Values {
 
 // ServeLogs answers a logs query from ring: the records as JSON lines, or (Follow) as SSE log
 // events followed by each new record until the client goes away or done is closed (the process
-// is stopping; the stream then ends with an end event, reason shutdown).
-func ServeLogs(ctx context.Context, w http.ResponseWriter, ring *logging.Ring, q LogsQuery, writeTimeout time.Duration, done <-chan struct{}) {
+// is stopping; the stream then ends with an end event, reason shutdown). A HEAD request gets the
+// headers alone (WriteHead when following): nothing is followed.
+func ServeLogs(w http.ResponseWriter, r *http.Request, ring *logging.Ring, q LogsQuery, writeTimeout time.Duration, done <-chan struct{}) {
+	ctx := r.Context()
 	var first []logging.Entry
 	var seq uint64
 	if q.After != nil {
@@ -97,6 +98,10 @@ func ServeLogs(ctx context.Context, w http.ResponseWriter, ring *logging.Ring, q
 			buf = append(append(buf, e.JSON...), '\n')
 		}
 		_, _ = w.Write(buf)
+		return
+	}
+	if r.Method == http.MethodHead {
+		WriteHead(w)
 		return
 	}
 	sw, err := NewWriter(w, writeTimeout)

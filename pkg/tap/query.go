@@ -42,7 +42,7 @@ func MaskOf(point string) Mask {
 // Query defaults and bounds.
 const (
 	DefaultRate = 100       // events a second when the client names no rate
-	MaxRate     = 1_000_000 // a larger rate is refused (400)
+	MaxRate     = 1_000_000 // a larger rate is refused (400); this one takes every message
 )
 
 // Connector kinds a query is checked against (the connector_type values).

@@ -2,7 +2,6 @@ package tap
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -103,21 +102,19 @@ func (s *Writer) sample(sub *Subscriber, smp *Sample, secrets Masker, dropped fu
 func DroppedJSON(n uint64, replica string) []byte {
 	b := append([]byte(`{"dropped":`), strconv.FormatUint(n, 10)...)
 	if replica != "" {
-		r, _ := json.Marshal(replica)
-		b = append(append(b, `,"replica":`...), r...)
+		b = append(append(b, `,"replica":`...), quote(replica)...)
 	}
 	return append(b, '}')
 }
 
 // EndJSON is the data of an end event.
 func EndJSON(reason string) []byte {
-	r, _ := json.Marshal(reason)
-	return append(append([]byte(`{"reason":`), r...), '}')
+	return append(append([]byte(`{"reason":`), quote(reason)...), '}')
 }
 
 // UnreachableJSON is the data of a fleet merge's unreachable event.
 func UnreachableJSON(replica string, err error) []byte {
-	b, _ := json.Marshal(struct {
+	b, _ := encode(struct {
 		Replica string `json:"replica"`
 		Error   string `json:"error"`
 	}{replica, err.Error()})

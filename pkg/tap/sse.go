@@ -49,14 +49,26 @@ type Writer struct {
 // NewWriter sends the stream's headers (200, text/event-stream, no caching, no proxy buffering)
 // and flushes them. writeTimeout is the budget of each write ([http] write_timeout; 0: none).
 func NewWriter(w http.ResponseWriter, writeTimeout time.Duration) (*Writer, error) {
-	h := w.Header()
-	h.Set("Content-Type", ContentType)
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
+	streamHeaders(w.Header())
 	sw := &Writer{w: w, rc: http.NewResponseController(w), writeTimeout: writeTimeout}
 	sw.extend()
 	w.WriteHeader(http.StatusOK)
 	return sw, sw.flush()
+}
+
+// streamHeaders are the headers of every event stream.
+func streamHeaders(h http.Header) {
+	h.Set("Content-Type", ContentType)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+}
+
+// WriteHead answers a HEAD request on a stream route: the status and headers a GET would start
+// its stream with, and no stream (net/http serves HEAD on GET routes; a handler that streamed
+// would hold a tap, or a follower, until the client closed the connection).
+func WriteHead(w http.ResponseWriter) {
+	streamHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
 }
 
 // extend gives the next write the whole write timeout (pkg/httplimit's budget of one answer).

@@ -10,9 +10,11 @@
 // receivers, TLS certificates, a real Prometheus server (prometheus.go),
 // metrics expositions of any format read back into families (exposition.go:
 // ParseMetrics, ScrapeMetrics), stored fuzz corpora read as seeds
-// (corpus.go), Server-Sent Events streams read event by event, and one whose
-// client stalls (stream.go: taps, followed logs), and an operator's directory
-// for a supervisor (supervisordir.go). Its subpackage browser starts a real headless Chromium and
+// (corpus.go), Server-Sent Events streams read event by event, one whose
+// client stalls and a HEAD on a stream route (stream.go: taps, followed logs),
+// an operator's directory for a supervisor (supervisordir.go), the format
+// probe plugin (probe.go), and messages of every schema for comparing a
+// running connector with a dry run (schemacases.go). Its subpackage browser starts a real headless Chromium and
 // records what a page did (apart, so that only browser tests link chromedp).
 package testkit
 

@@ -40,11 +40,19 @@ func (e RawHTTP) Dial(tb testing.TB) net.Conn {
 	return c
 }
 
-// head renders a request's head with Content-Length length (none when negative).
+// head renders a request's head with Content-Length length (none when negative). The Host is
+// "test" unless Header names one.
 func (e RawHTTP) head(method, path string, length int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: test\r\n", method, path)
+	host := "test"
+	if h := e.Header.Get("Host"); h != "" {
+		host = h
+	}
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, path, host)
 	for k, vs := range e.Header {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			continue
+		}
 		for _, v := range vs {
 			fmt.Fprintf(&b, "%s: %s\r\n", k, v)
 		}

@@ -3,10 +3,12 @@ package testkit
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -158,4 +160,33 @@ func (p *RunnerProc) StreamClient() *http.Client {
 func (p *RunnerProc) OpenStream(tb testing.TB, path string, header http.Header) *EventStream {
 	tb.Helper()
 	return OpenStream(tb, p.StreamClient(), "http://runner"+path, header)
+}
+
+// HeadThen sends HEAD path and then GET then on one keep-alive connection, and returns the HEAD's
+// answer (no body: it is a HEAD's) and the status of the second answer, 0 when it did not come
+// within wait. A stream route that answers HEAD by streaming never lets the second request be
+// served on that connection, so a second answer shows the HEAD was answered with headers alone.
+func (e RawHTTP) HeadThen(tb testing.TB, path, then string, wait time.Duration) (*http.Response, int) {
+	tb.Helper()
+	c := e.Dial(tb)
+	if _, err := io.WriteString(c, e.head(http.MethodHead, path, -1)+e.head(http.MethodGet, then, -1)); err != nil {
+		tb.Fatalf("write: %v", err)
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	head, err := http.ReadResponse(br, &http.Request{Method: http.MethodHead})
+	if err != nil {
+		tb.Fatalf("HEAD %s: %v", path, err)
+	}
+	head.Body.Close()
+	next, err := http.ReadResponse(br, nil)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return head, 0
+	}
+	if err != nil {
+		tb.Fatalf("GET %s after HEAD %s: %v", then, path, err)
+	}
+	_, _ = io.Copy(io.Discard, next.Body)
+	next.Body.Close()
+	return head, next.StatusCode
 }

@@ -6,7 +6,7 @@ import {request, connectorPath, HTTPError} from './api.js';
 import {events} from './sse.js';
 import {bytes, count} from './format.js';
 
-const POINTS = {sink: ['polled', 'delivered', 'dead_lettered'], source: ['produced', 'sent']};
+const POINTS = {sink: ['polled', 'delivered', 'dead_lettered'], source: ['produced', 'sent', 'dead_lettered']};
 const DEFAULT = {sink: 'delivered', source: 'sent'};
 const KEEP = 200; // events shown at most; older ones leave the list
 const RATE = 20; // events a second asked of the tap: what a person can read
