@@ -13,6 +13,10 @@
 //     no heading (or <a id>) of the target file makes;
 //   - a mention of a repository path ending in .md (supervisor/README.md) that does not exist.
 //
+// frontpage_test.go fails when the top-level README.md stops being a front page (`make run`,
+// `make test` and the console's docs/console.md in its first 40 lines, at most 250 lines) or when
+// this folder's README.md does not link one of the documents beside it.
+//
 // config_test.go fails when docs/config.md does not name a variable the runtime configuration, the
 // runner or the supervisor reads (the lists their --help prints).
 //

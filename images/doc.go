@@ -21,4 +21,10 @@
 // KEDA's own CRD, vendored in testdata/keda, as the API server would check them, and their lag
 // query is run on a real Prometheus scraping a lagging runner (keda_test.go). There is no Go code
 // to import here.
+//
+// The folder is a Go module of its own (go.mod, with a replace of the project's root module by
+// ../), so the deployment tools these checks parse with (Helm, Kubernetes, kustomize, buildkit,
+// compose-go, HCL, KEDA's CRD types) are requirements of this module only: the root go.mod, the
+// binaries and the images' `go mod download` never fetch them. `go test ./...` from the root does
+// not reach this module; `make test` runs both.
 package images

@@ -58,34 +58,29 @@ func boundAddress(t *testing.T, proc *testkit.RunnerProc) string {
 	t.Helper()
 	// Text or JSON logs (IGGY_CONNECTORS_LOGGING_FORMAT): bound=ADDR or "bound":"ADDR".
 	bound := regexp.MustCompile(`http endpoint listening.*\bbound"?[=:]"?([^\s"]+)`)
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	var addr string
+	proc.WaitUntil(t, 90*time.Second, "the runner's bound endpoint in its log", func() bool {
 		if m := bound.FindStringSubmatch(proc.Logs()); m != nil {
-			return m[1]
+			addr = m[1]
 		}
-		if proc.Exited() || time.Now().After(deadline) {
-			t.Fatalf("runner never logged its bound endpoint; logs:\n%s", proc.Logs())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return addr != ""
+	})
+	return addr
 }
 
 // probe runs the image's HEALTHCHECK script against address until it passes.
 func probe(t *testing.T, address string, exited func() bool) {
 	t.Helper()
 	script := filepath.Join(repoRoot(t), "images", "healthcheck.sh")
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	var out []byte
+	var err error
+	if !testkit.Within(90*time.Second, func() bool {
 		cmd := exec.Command("sh", script)
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "IGGY_CONNECTORS_HTTP_ADDRESS=" + address}
-		out, err := cmd.CombinedOutput()
-		if err == nil {
-			return
-		}
-		if exited() || time.Now().After(deadline) {
-			t.Fatalf("health probe of %s never passed: %v\n%s", address, err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
+		out, err = cmd.CombinedOutput()
+		return err == nil || exited()
+	}) || err != nil {
+		t.Fatalf("health probe of %s never passed: %v\n%s", address, err, out)
 	}
 }
 
@@ -103,20 +98,22 @@ func withExampleKey(env map[string]string) {
 // waitFor reads JSON from url (sending exampleAPIKey) until ok accepts it.
 func waitFor[T any](t *testing.T, url string, exited func() bool, ok func(T) bool) T {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		var v T
-		_, body, err := testkit.DoHTTP(http.MethodGet, url, http.Header{"Api-Key": {exampleAPIKey}}, "")
-		if err == nil {
-			if json.Unmarshal(body, &v) == nil && ok(v) {
-				return v
-			}
-		}
-		if exited() || time.Now().After(deadline) {
-			t.Fatalf("%s: condition not met (last: %+v, err %v)", url, v, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var (
+		v   T
+		err error
+		met bool
+	)
+	testkit.Within(90*time.Second, func() bool {
+		v = *new(T)
+		var body []byte
+		_, body, err = testkit.DoHTTP(http.MethodGet, url, http.Header{"Api-Key": {exampleAPIKey}}, "")
+		met = err == nil && json.Unmarshal(body, &v) == nil && ok(v)
+		return met || exited()
+	})
+	if !met {
+		t.Fatalf("%s: condition not met (last: %+v, err %v)", url, v, err)
 	}
+	return v
 }
 
 // runningConnectors counts the connectors a supervisor's /stats shows running and tells whether

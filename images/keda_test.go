@@ -329,22 +329,15 @@ scrape_configs:
         labels:
           namespace: default
 `, addr))
-	deadline := time.Now().Add(60 * time.Second)
 	var lag float64
-	for {
+	testkit.EventuallyEvery(t, 60*time.Second, time.Second, fmt.Sprintf("a value of the ScaledObject's query %q", trigger["query"]), func() bool {
 		v, ok, err := prom.QueryValue(trigger["query"])
 		if err != nil {
 			t.Fatalf("the ScaledObject's query: %v", err)
 		}
-		if ok {
-			lag = v
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the ScaledObject's query %q gave no value in 60s", trigger["query"])
-		}
-		time.Sleep(time.Second)
-	}
+		lag = v
+		return ok
+	})
 	threshold, activation := parseFloat(t, trigger["threshold"]), parseFloat(t, trigger["activationThreshold"])
 	desired := min(float64(*so.Spec.MaxReplicaCount), math.Ceil(lag/threshold))
 	if lag <= activation || lag > backlog || desired != float64(*so.Spec.MaxReplicaCount) {

@@ -42,7 +42,7 @@ func promtool(t *testing.T, stdin []byte, args ...string) (string, error) {
 	t.Helper()
 	bin, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Fatalf("promtool is not installed (make deps installs Debian's prometheus package): %v", err)
+		t.Fatalf("promtool is not installed (make test installs Debian's prometheus package): %v", err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin = bytes.NewReader(stdin)
@@ -295,10 +295,10 @@ scrape_configs:
 		queries = append(queries, query{"panel " + p.panel, grafanaVariables.Replace(p.expr)})
 	}
 
-	// Until every panel has data (the crashing sink's restarts take a few seconds), at most 60s.
-	deadline := time.Now().Add(60 * time.Second)
+	// Until every panel has data (the crashing sink's restarts take a few seconds), at most 60s,
+	// looked at once a scrape interval.
 	var missing []string
-	for {
+	testkit.WithinEvery(60*time.Second, time.Second, func() bool {
 		missing = missing[:0]
 		for _, q := range queries {
 			n, err := prom.Query(q.expr)
@@ -312,11 +312,8 @@ scrape_configs:
 				missing = append(missing, q.what+": "+q.expr)
 			}
 		}
-		if len(missing) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Second)
-	}
+		return len(missing) == 0
+	}) // what is missing at the end is reported below
 	for _, m := range missing {
 		t.Errorf("no data: %s", m)
 	}
@@ -325,19 +322,13 @@ scrape_configs:
 		if r.Alert != "IggyConnectorRestartLimitReached" {
 			continue
 		}
-		for {
+		testkit.EventuallyEvery(t, 30*time.Second, time.Second, r.Alert+": the crashing sink at the restart limit", func() bool {
 			n, err := prom.Query(r.Expr)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n > 0 {
-				break
-			}
-			if time.Now().After(deadline.Add(30 * time.Second)) {
-				t.Fatalf("%s: the crashing sink never reached the restart limit", r.Alert)
-			}
-			time.Sleep(time.Second)
-		}
+			return n > 0
+		})
 	}
 
 	// The names the alerts and panels use are families the supervisor exposes.

@@ -69,20 +69,14 @@ func TestEndpointTLS(t *testing.T) {
 		"IGGY_CONNECTORS_HTTP_ADDRESS="+addr, "IGGY_CONNECTORS_HTTP_TLS_ENABLED=true",
 		"IGGY_CONNECTORS_HTTP_TLS_CERT_FILE="+cert.CertFile, "IGGY_CONNECTORS_HTTP_TLS_KEY_FILE="+cert.KeyFile))
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.CAPool}}}
-	deadline := time.Now().Add(waitLong)
-	for {
+	p.WaitUntil(t, waitLong, "an HTTPS answer on "+addr, func() bool {
 		resp, err := client.Get("https://" + addr + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) || p.Exited() {
-			t.Fatalf("no HTTPS answer on %s (last error %v); logs:\n%s", addr, err, p.Logs())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	if resp, err := http.Get("http://" + addr + "/health"); err == nil && resp.StatusCode == http.StatusOK {
 		resp.Body.Close()
 		t.Fatal("plain HTTP was answered although TLS is enabled")

@@ -17,6 +17,8 @@ import (
 
 // Benchmark sizes: 1,000-message batches of 100-byte JSON payloads, as the other packages measure.
 const (
+	// benchWait bounds one timed drain or fill: far beyond what one takes on a loaded machine.
+	benchWait     = 10 * time.Minute
 	benchMessages = 200_000
 	benchBatch    = 1000
 	benchPayload  = 100
@@ -89,6 +91,8 @@ func BenchmarkSinkThroughput(b *testing.B) {
 		// Idle: a runner on an empty topic.
 		idle := testkit.StartRunner(b, withConfig(env, sinkTOML("idle", nullSink, "bench", "empty", "", "")))
 		idle.WaitStatus(b, "running", waitLong)
+		// Idle memory is measured once the runner has idled a while (start-up settled, a few
+		// empty polls done): time passes on purpose.
 		time.Sleep(500 * time.Millisecond)
 		idleRSS = idle.Stats(b).MemoryUsage
 		stopRunner(b, idle)
@@ -97,9 +101,8 @@ func BenchmarkSinkThroughput(b *testing.B) {
 		p.WaitStatus(b, "running", waitLong)
 		b.StartTimer()
 		start := time.Now()
-		for testkit.OrZero(p.Stats(b).MessagesProcessed) < benchMessages {
-			time.Sleep(10 * time.Millisecond)
-		}
+		// Looked at every 10 ms: the resolution of the measured time.
+		testkit.EventuallyEvery(b, benchWait, 10*time.Millisecond, "the drain", func() bool { return testkit.OrZero(p.Stats(b).MessagesProcessed) >= benchMessages })
 		runnerTotal += time.Since(start)
 		b.StopTimer()
 		logStages(b, p, "drain", "sink", "decode", "prepare", "ffi", "total")
@@ -131,9 +134,7 @@ func BenchmarkSourceThroughput(b *testing.B) {
 		cpuBefore := processCPU(b, p.Pid())
 		b.StartTimer()
 		start := time.Now()
-		for testkit.OrZero(p.Stats(b).MessagesSent) < benchMessages {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.EventuallyEvery(b, benchWait, 10*time.Millisecond, "every message sent", func() bool { return testkit.OrZero(p.Stats(b).MessagesSent) >= benchMessages })
 		runnerRound := time.Since(start)
 		runnerTotal += runnerRound
 		b.StopTimer()
@@ -190,15 +191,14 @@ func BenchmarkExecToRunning(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := testkit.StartRunner(b, env)
-		for {
-			if h, err := p.Health(); err == nil && h.ConnectorStatus == "running" {
-				break
-			}
+		// Looked at every millisecond: the resolution of the measured time.
+		testkit.EventuallyEvery(b, waitLong, time.Millisecond, "status running", func() bool {
 			if p.Exited() {
 				b.Fatalf("runner exited: %s", p.Logs())
 			}
-			time.Sleep(time.Millisecond)
-		}
+			h, err := p.Health()
+			return err == nil && h.ConnectorStatus == "running"
+		})
 		b.StopTimer()
 		stopRunner(b, p)
 		b.StartTimer()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,8 +40,11 @@ payload_size = 40`, total))))
 	sink.WaitUntil(t, waitLong, "the sink to process every message", func() bool {
 		return testkit.OrZero(sink.Stats(t).MessagesProcessed) >= total
 	})
-	// The source stops producing at max_count; give a stray extra batch a moment to show up.
-	time.Sleep(200 * time.Millisecond)
+	// The plugin says so when asked for a batch past max_count, which it is only after the
+	// last one was sent and acknowledged: a stray extra batch would be in the topic by then.
+	source.WaitUntil(t, waitLong, "the source past max_count", func() bool {
+		return strings.Contains(source.Logs(), "Reached max number of")
+	})
 
 	topic := readTopic(t, srv, "demo", "events")
 	src, snk := source.Stats(t), sink.Stats(t)

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
@@ -102,7 +101,8 @@ func TestAvroSourceRejectsBatchWithMismatchedMessage(t *testing.T) {
 		jsonLines(`{"id":1,"customer":"a","total":1.0,"status":"NEW","tags":[]}`, `{"id":"one"}`), "")))
 	source.WaitUntil(t, waitLong, "the endpoint", func() bool { _, err := source.Health(); return err == nil })
 	source.WaitUntil(t, waitLong, "the rejected batch", func() bool { return source.Stats(t).Errors >= 1 })
-	time.Sleep(200 * time.Millisecond)
+	// Stopped, the source has sent all it ever will.
+	stopRunner(t, source)
 	if n := len(readTopic(t, srv, "fmt", "avro")); n != 0 {
 		t.Errorf("topic holds %d messages, want 0 from a rejected batch", n)
 	}

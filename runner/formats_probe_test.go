@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
@@ -66,22 +65,22 @@ func readReceived(t *testing.T, path string) []received {
 // waitReceived waits until the probe sink has written n messages.
 func waitReceived(t *testing.T, path string, n int, runners ...*testkit.RunnerProc) []received {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for {
-		got := readReceived(t, path)
+	var got []received
+	if !testkit.Within(waitLong, func() bool {
+		got = readReceived(t, path)
 		if len(got) >= n {
-			return got
+			return true
 		}
 		for _, r := range runners {
 			if r.Exited() {
 				t.Fatalf("runner exited while waiting for %d messages (have %d):\n%s", n, len(got), r.Logs())
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sink received %d of %d messages", len(got), n)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("the sink received %d of %d messages", len(got), n)
 	}
+	return got
 }
 
 // expectMiddleTwoSkipped checks a probe sink that was sent good, bad, bad, good messages: it

@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,23 +16,6 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/runner"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A source and a sink run in this test process through runner.Main (so `go test -race` sees the
 // pumps, the plugin callbacks and the endpoint together) while their endpoints are read
@@ -54,7 +36,7 @@ func TestMainInProcessUnderLoadStopsCleanly(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var out lockedBuffer
+			var out testkit.LogBuffer
 			code := runner.Main(e, &out, &out, func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), 3*time.Second)
 			})

@@ -2,7 +2,6 @@ package runner_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
@@ -26,7 +25,6 @@ func sinkReportsConsumerLagOnEveryPoll(t *testing.T, protocol string) {
 		if st.Lag != nil {
 			seen[*st.Lag] = true
 		}
-		time.Sleep(20 * time.Millisecond)
 		return st.Lag != nil && *st.Lag == 0 && testkit.OrZero(st.MessagesProcessed) == 30
 	})
 	for lag := range seen {

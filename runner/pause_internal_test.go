@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // The gate: a pause settles once every member parked, not before; resume releases them, and a
@@ -28,7 +30,11 @@ func TestPauseGate(t *testing.T) {
 	}
 	released := make(chan bool, 2)
 	go func() { released <- g.await(ctx) }()
-	time.Sleep(20 * time.Millisecond)
+	testkit.Eventually(t, 10*time.Second, "the first member parked", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.parked == 1
+	})
 	select {
 	case <-settled:
 		t.Fatal("settled with one of two members parked")

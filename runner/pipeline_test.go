@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 
@@ -223,8 +222,20 @@ func TestSinkReadsEveryPartition(t *testing.T) {
 	})
 	// The plugin logs during consume; processed moves right after it returns.
 	p.WaitUntil(t, waitLong, "the last batch counted", func() bool { return testkit.OrZero(p.Stats(t).MessagesProcessed) >= total })
-	time.Sleep(100 * time.Millisecond) // a message delivered twice would show up here
 	if s := p.Stats(t); testkit.OrZero(s.MessagesProcessed) != total || testkit.OrZero(s.MessagesConsumed) != total {
 		t.Fatalf("consumed %d processed %d; want %d each (no message twice)", testkit.OrZero(s.MessagesConsumed), testkit.OrZero(s.MessagesProcessed), total)
+	}
+	// Stopped, the runner has delivered all it ever will and its output is complete: a message
+	// delivered twice shows as a second line.
+	stopRunner(t, p)
+	printed := map[int]int{}
+	for _, m := range stdoutNLine.FindAllStringSubmatch(p.Logs(), -1) {
+		n, _ := strconv.Atoi(m[1])
+		printed[n]++
+	}
+	for n, times := range printed {
+		if times != 1 {
+			t.Errorf("message %d reached the plugin %d times, want once", n, times)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func BenchmarkRateLimitAccuracy(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		s0, p0, t0 := sinkCount(), sourceCount(), time.Now()
-		time.Sleep(window)
+		time.Sleep(window) // the measured window: rates are counted over it
 		s1, p1, elapsed := sinkCount(), sourceCount(), time.Since(t0)
 		for _, m := range []struct {
 			name  string

@@ -14,7 +14,7 @@ const minIdleStep = time.Millisecond
 // over consecutive empty polls from poll_interval up to idle_poll_max (the first empty poll of
 // the idle spell still waits poll_interval), and the first batch sets it back: an idle runner
 // then polls a few times a second instead of 200 (each empty poll costs a round trip, two or
-// three wake-ups of this process and the broker's work; docs/benchmarks.md), a message that
+// three wake-ups of this process and the broker's work; docs/benchmarks.md §2), a message that
 // arrives during an idle spell waits at most idle_poll_max for its poll, and a stream with a
 // message at least every idle_after keeps poll_interval between its polls (a steady 20 msg/s
 // is not idle between its messages). An idle_poll_max at or below poll_interval keeps upstream's

@@ -21,8 +21,8 @@ import (
 
 // routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets,
 // validate and preview routes.
-func (s *Supervisor) routes() (*http.ServeMux, error) {
-	mux := http.NewServeMux()
+func (s *Supervisor) routes() (*routeTable, error) {
+	mux := newRouteTable()
 	if err := s.baseRoutes(mux, s.handleStats, s.handleMetrics); err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *Supervisor) routes() (*http.ServeMux, error) {
 }
 
 // baseRoutes registers /, /health, /stats, the console and the metrics route, in both modes.
-func (s *Supervisor) baseRoutes(mux *http.ServeMux, stats, metrics http.HandlerFunc) error {
+func (s *Supervisor) baseRoutes(mux router, stats, metrics http.HandlerFunc) error {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "Connector Runtime API")

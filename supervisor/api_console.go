@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/iggy-connectors-go/runtime/supervisor/console"
@@ -10,7 +9,7 @@ import (
 // consoleRoutes serves the operations console (package console) under /ui/ in both modes, unless
 // [http.ui] enabled = false. The page holds no data and pkg/httpguard lets it through without the
 // key; everything it shows comes from the API routes, with the key a script would send.
-func (s *Supervisor) consoleRoutes(mux *http.ServeMux) {
+func (s *Supervisor) consoleRoutes(mux router) {
 	if !s.runtime.HTTP.UI.Enabled {
 		return
 	}

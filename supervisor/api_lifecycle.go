@@ -30,7 +30,7 @@ var lifecycleConflicts = map[string]map[string]string{
 }
 
 // lifecycleRoutes registers the four operations under base ("/sinks" or "/sources").
-func (s *Supervisor) lifecycleRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind, budget time.Duration) {
+func (s *Supervisor) lifecycleRoutes(mux router, base string, kind config.ConnectorKind, budget time.Duration) {
 	for _, op := range []string{opPause, opResume, opStop, opStart} {
 		mux.HandleFunc("POST "+base+"/{key}/"+op, s.withBudget(budget, s.withKind(kind, s.connectorOp(func(ctx context.Context, m *managed) error {
 			return s.transition(ctx, m, op)

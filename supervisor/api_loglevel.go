@@ -31,13 +31,13 @@ type LevelSetter interface {
 }
 
 // logLevelRoutes registers the per-connector routes under base.
-func (s *Supervisor) logLevelRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
+func (s *Supervisor) logLevelRoutes(mux router, base string, kind config.ConnectorKind) {
 	mux.HandleFunc("GET "+base+"/{key}/log_level", s.withKind(kind, s.handleConnectorLogLevel))
 	mux.HandleFunc("PUT "+base+"/{key}/log_level", s.withBudget(s.env.RunnerCallLimit, s.withKind(kind, s.handleConnectorLogLevel)))
 }
 
 // globalLogLevelRoutes registers GET and PUT /log_level.
-func (s *Supervisor) globalLogLevelRoutes(mux *http.ServeMux) {
+func (s *Supervisor) globalLogLevelRoutes(mux router) {
 	mux.HandleFunc("GET /log_level", s.handleLogLevel)
 	mux.HandleFunc("PUT /log_level", s.withBudget(2*s.env.RunnerCallLimit, s.handleLogLevel))
 }

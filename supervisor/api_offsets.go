@@ -17,7 +17,7 @@ import (
 const iggyDialTimeout = 3 * time.Second
 
 // offsetRoutes registers GET, PUT and DELETE /{sinks|sources}/{key}/offsets.
-func (s *Supervisor) offsetRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
+func (s *Supervisor) offsetRoutes(mux router, base string, kind config.ConnectorKind) {
 	get, put, del := s.handleSinkOffsets, s.handlePutSinkOffsets, s.handleDeleteSinkOffsets
 	if kind == config.KindSource {
 		get, put, del = s.handleSourceOffsets, s.handlePutSourceOffsets, s.handleDeleteSourceOffsets

@@ -23,13 +23,13 @@ const maxPreviewMessages = 100
 
 // previewRoutes registers POST /{sinks|sources}/{key}/preview: a dry run of a config over sample
 // messages (docs/dry-runs.md), in the runner binary, as validate runs its check.
-func (s *Supervisor) previewRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
+func (s *Supervisor) previewRoutes(mux router, base string, kind config.ConnectorKind) {
 	mux.HandleFunc("POST "+base+"/{key}/preview", s.previews.admit("preview", s.withBudget(s.slowBudget()+checkTimeout, s.withKind(kind, s.handlePreview))))
 }
 
 // fleetPreviewRoutes answers the preview routes in attach mode: 409, since the configs, the schema
 // files they name and the runner binary are where the orchestrator runs the connectors.
-func fleetPreviewRoutes(mux *http.ServeMux, base string) {
+func fleetPreviewRoutes(mux router, base string) {
 	mux.HandleFunc("POST "+base+"/{key}/preview", ownedByOrchestrator("the connector configs and the schema files they name",
 		"run `iggy-connectors test CONNECTOR_FILE --input SAMPLES.jsonl` where the runners are deployed (docs/dry-runs.md)"))
 }

@@ -24,7 +24,7 @@ type rateLimitAnswer struct {
 	ThrottledSeconds float64         `json:"throttled_seconds"`
 }
 
-func (s *Supervisor) rateLimitRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
+func (s *Supervisor) rateLimitRoutes(mux router, base string, kind config.ConnectorKind) {
 	mux.HandleFunc("GET "+base+"/{key}/rate_limit", s.withKind(kind, s.handleRateLimit))
 	mux.HandleFunc("PUT "+base+"/{key}/rate_limit", s.withBudget(s.env.RunnerCallLimit, s.withKind(kind, s.handleRateLimit)))
 }

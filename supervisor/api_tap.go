@@ -19,7 +19,7 @@ import (
 // it comes; in attach mode it merges the taps of every replica, each message naming its replica.
 
 // tapRoutes registers the tap and logs routes of one connector kind (both modes).
-func (s *Supervisor) tapRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
+func (s *Supervisor) tapRoutes(mux router, base string, kind config.ConnectorKind) {
 	if s.fleet != nil {
 		read := func(h fleetHandler) http.HandlerFunc { return s.fleetRead(s.withKind(kind, s.fleetConnector(h))) }
 		mux.HandleFunc("GET "+base+"/{key}/tap", read(s.handleFleetTap))

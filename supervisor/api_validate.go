@@ -23,7 +23,7 @@ import (
 const checkTimeout = 30 * time.Second
 
 // validateRoutes registers POST /{sinks|sources}/{key}/configs/validate.
-func (s *Supervisor) validateRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
+func (s *Supervisor) validateRoutes(mux router, base string, kind config.ConnectorKind) {
 	mux.HandleFunc("POST "+base+"/{key}/configs/validate", s.validations.admit("validate", s.withBudget(s.slowBudget()+checkTimeout, s.withKind(kind, s.handleValidate))))
 }
 

@@ -248,6 +248,16 @@ func (m *managed) loop(cfg config.Connector, path string, stop <-chan struct{}, 
 		started := time.Now()
 		c, err := m.start(stopCtx, cfg, path)
 		if stopCtx.Err() != nil {
+			if err == nil {
+				// It came up just as the stop came: drain it as watch drains a running one, or it
+				// would outlive the stop (and show running after a shutdown).
+				m.setStatus(statusStopping)
+				c.stop(env.DrainTimeout)
+				m.mu.Lock()
+				m.proc = nil
+				m.mu.Unlock()
+				m.sup.sampler.Forget(int32(c.pid))
+			}
 			m.setStatus(statusStopped)
 			return
 		}

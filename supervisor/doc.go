@@ -7,7 +7,8 @@
 // size-checked before anything stops), connector.go (one connector's life loop: start, watch, restart with
 // backoff), process.go (spawning and stopping runner processes; pkg/logging relays their output,
 // tagged with connector_key), runnerapi.go (talking to a runner's endpoint), api.go and server.go
-// (routes, CORS, TLS; the access policy is pkg/httpguard's), api_lifecycle.go (POST .../pause, resume, stop, start: the transitions
+// (routes, CORS, TLS; the access policy is pkg/httpguard's), routes.go (the route table both modes
+// register on, which keeps its patterns: a test checks the modes list the same), api_lifecycle.go (POST .../pause, resume, stop, start: the transitions
 // and their 409 rules; POST .../restart), targetstate.go (each connector's target state, running, paused or stopped,
 // in a file beside the state files, read at startup), api_offsets.go (the offsets routes, rewritten only while the
 // connector is stopped, and reaching Iggy for them), api_offsets_sink.go (sink consumer-group

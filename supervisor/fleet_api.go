@@ -25,8 +25,8 @@ const (
 // fleetRoutes registers the API of attach mode: the same routes and shapes as the spawn mode's,
 // read from the last fleet snapshot; what would change a config or a process answers 409, since
 // the orchestrator owns both.
-func (s *Supervisor) fleetRoutes() (*http.ServeMux, error) {
-	mux := http.NewServeMux()
+func (s *Supervisor) fleetRoutes() (*routeTable, error) {
+	mux := newRouteTable()
 	if err := s.baseRoutes(mux, s.fleetRead(s.handleFleetStats), s.fleetRead(s.handleFleetMetrics)); err != nil {
 		return nil, err
 	}

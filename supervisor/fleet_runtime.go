@@ -18,7 +18,7 @@ import (
 // answers 409) and a replica the orchestrator restarts comes back with its configured values.
 
 // fleetRuntimeRoutes registers GET/PUT .../log_level and .../rate_limit under base.
-func (s *Supervisor) fleetRuntimeRoutes(mux *http.ServeMux, base string, kind config.ConnectorKind) {
+func (s *Supervisor) fleetRuntimeRoutes(mux router, base string, kind config.ConnectorKind) {
 	read := func(h fleetHandler) http.HandlerFunc { return s.fleetRead(s.withKind(kind, s.fleetConnector(h))) }
 	write := func(h fleetHandler) http.HandlerFunc { return s.withBudget(s.env.FleetTimeout, read(h)) }
 	mux.HandleFunc("GET "+base+"/{key}/log_level", read(s.fleetGet("/log_level")))

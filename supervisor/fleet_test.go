@@ -105,13 +105,7 @@ func getBody(t *testing.T, url string, into any) {
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Eventually(t, waitLong, what, cond)
 }
 
 // waitRunnerStatus waits until the runner at endpoint shows status in its /health.

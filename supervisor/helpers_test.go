@@ -184,20 +184,10 @@ func statsOf(t testing.TB, p *testkit.SupervisorProc, header http.Header) map[st
 	return out
 }
 
-// waitFor polls cond every 50 ms until it holds, failing the test after timeout.
+// waitFor waits until cond holds, failing the test when timeout passes or the supervisor exits first.
 func waitFor(t testing.TB, p *testkit.SupervisorProc, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		if p.Exited() {
-			t.Fatalf("supervisor exited while waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	p.WaitUntil(t, timeout, what, cond)
 }
 
 // stdoutOffsetLine is a stdout-sink line as the supervisor relays it in text format: the plugin's

@@ -5,9 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
@@ -95,7 +95,8 @@ func TestInProcessShutdownDuringRestartStartsNothing(t *testing.T) {
 	rt.Iggy.Address = broker.Addr()
 	rt.State.Path = f.dir + "/state"
 	rt.Connectors.ConfigDir = f.dir + "/connectors"
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var logs testkit.LogBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
 	prov, err := provider.New(rt, nil, log)
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +119,15 @@ func TestInProcessShutdownDuringRestartStartsNothing(t *testing.T) {
 		resp.Body.Close()
 		restarted <- resp.StatusCode
 	}()
-	time.Sleep(300 * time.Millisecond) // the restart is now waiting for the old runner to stop
+	// The restart logs this line, then stops the old runner, which takes its whole shutdown
+	// timeout (close_hang): Shutdown lands in that window.
+	testkit.Eventually(t, waitLong, "the restart to begin stopping the old runner", func() bool {
+		return strings.Contains(logs.String(), "restarting connector on request")
+	})
 	s.Shutdown()
+	// The restart answers only once its start attempt, if it made one, has ended: a runner
+	// wrongly started behind the drained supervisor's back is in Stats by now.
 	code := <-restarted
-	time.Sleep(200 * time.Millisecond) // room for a wrongly started runner to show up
 	st := s.Stats(context.Background())
 	if len(st.Connectors) != 1 || st.Connectors[0].Status != "stopped" || code == http.StatusNoContent {
 		t.Fatalf("after Shutdown during a restart: restart answered %d, connectors %+v; want a refused restart and status stopped", code, st.Connectors)

@@ -106,7 +106,7 @@ func (s *Supervisor) Handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	var handler http.Handler = frameworkAnswers(mux)
+	var handler http.Handler = frameworkAnswers(mux.ServeMux)
 	handler = httplimit.Requests(handler, httplimit.Policy{Limits: h.Limits, Log: s.log})
 	handler = s.guard.Wrap(handler)
 	if h.CORS.Enabled {

@@ -147,11 +147,7 @@ func TestStartupConfiguration(t *testing.T) {
 			// Lines logged after the API listens ("iggy-connectors started") may still be on
 			// their way when StartSupervisor returns.
 			for _, w := range c.wantLog {
-				deadline := time.Now().Add(waitLong)
-				for !strings.Contains(p.Logs(), w) && time.Now().Before(deadline) {
-					time.Sleep(20 * time.Millisecond)
-				}
-				if !strings.Contains(p.Logs(), w) {
+				if !testkit.Within(waitLong, func() bool { return strings.Contains(p.Logs(), w) }) {
 					t.Errorf("output lacks %q:\n%s", w, p.Logs())
 				}
 			}

@@ -17,7 +17,7 @@ import (
 
 // gcPercent is the supervisor's GC target unless GOGC is set: it is idle most of the time with a
 // small heap, and collecting at half Go's default growth kept it 2.2 MiB (PSS) smaller at 50
-// connectors for 0.45 ms more per /metrics (measured, supervisor/README.md).
+// connectors for 0.45 ms more per /metrics (measured: docs/benchmarks.md §7).
 const gcPercent = 50
 
 func main() {

@@ -43,7 +43,7 @@ const (
 	DefaultLingerTime          = 5 * time.Millisecond
 	// DefaultIdlePollMax is how far an idle sink's wait between empty polls grows from
 	// poll_interval (our idle_poll_max): an idle runner then costs a few tenths of a percent of a
-	// core, and a message arriving after an idle spell waits at most this long (README, Idle cost).
+	// core, and a message arriving after an idle spell waits at most this long (docs/benchmarks.md §2).
 	DefaultIdlePollMax = 250 * time.Millisecond
 	// DefaultIdleAfter is how long a sink's stream goes without messages before its polls back
 	// off towards idle_poll_max (our idle_after): a stream with a message at least this often

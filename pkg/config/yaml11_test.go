@@ -178,7 +178,7 @@ func readPyYAML(t *testing.T, texts []string) []pyResult {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("python3 testdata/pyyaml_read.py: %v: %s (PyYAML comes with Debian's python3-yaml: make deps installs it)",
+		t.Fatalf("python3 testdata/pyyaml_read.py: %v: %s (PyYAML comes with Debian's python3-yaml: make test installs it)",
 			err, strings.TrimSpace(stderr.String()))
 	}
 	var results []pyResult

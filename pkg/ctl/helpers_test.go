@@ -1,11 +1,9 @@
 package ctl_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,27 +16,9 @@ const (
 	waitFor = 40 * time.Second
 )
 
-// lockedBuffer is a command's stdout or stderr, read while the command runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // run is one subcommand running in this process, as the binary runs it.
 type run struct {
-	stdout, stderr lockedBuffer
+	stdout, stderr testkit.LogBuffer // read while the command runs
 	code           chan int
 	cancel         context.CancelFunc
 }
@@ -73,12 +53,8 @@ func (r *run) wait(t *testing.T) int {
 // until waits until cond holds on the command's output.
 func (r *run) until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached; stdout:\n%s\nstderr:\n%s", what, r.stdout.String(), r.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testkit.Within(waitFor, cond) {
+		t.Fatalf("%s: not reached; stdout:\n%s\nstderr:\n%s", what, r.stdout.String(), r.stderr.String())
 	}
 }
 

@@ -1,9 +1,11 @@
 package devbroker_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,7 +159,15 @@ func TestStreamsAndTopicsLifecycle(t *testing.T) {
 }
 
 func TestSendAndPollEveryStrategy(t *testing.T) {
-	srv := testkit.StartBroker(t)
+	// The server's clock is stepped between the two batches, so the second one is stamped later.
+	var now atomic.Uint64
+	now.Store(1_700_000_000_000_000)
+	srv := devbroker.New(devbroker.Config{Address: "127.0.0.1:0"})
+	devbroker.SetClock(srv, now.Load)
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
 	cli := testkit.LoggedInClient(t, srv)
 	stream, topic := setupTopic(t, cli, 1)
 	partition := ptr(uint32(0))
@@ -166,7 +176,7 @@ func TestSendAndPollEveryStrategy(t *testing.T) {
 	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), headerMessages(t, 0, 5)); err != nil {
 		t.Fatalf("send first batch: %v", err)
 	}
-	time.Sleep(2 * time.Millisecond) // so the second batch gets a later server timestamp
+	now.Add(2000)
 	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(0), headerMessages(t, 5, 5)); err != nil {
 		t.Fatalf("send second batch: %v", err)
 	}
@@ -516,13 +526,7 @@ func TestClientDetails(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, what, cond)
 }
 
 func TestRetentionDropsOldestBatches(t *testing.T) {

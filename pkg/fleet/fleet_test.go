@@ -43,18 +43,15 @@ func endpoints(s *fleet.Snapshot) map[string]fleet.Replica {
 // waitSnapshot refreshes until cond holds of the snapshot.
 func waitSnapshot(t *testing.T, f *fleet.Fleet, what string, cond func(*fleet.Snapshot) bool) *fleet.Snapshot {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var s *fleet.Snapshot
+	if !testkit.Within(30*time.Second, func() bool {
 		f.Refresh(context.Background())
-		s := f.Snapshot()
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached; last snapshot %+v", what, s)
-		}
-		time.Sleep(50 * time.Millisecond)
+		s = f.Snapshot()
+		return cond(s)
+	}) {
+		t.Fatalf("%s: not reached; last snapshot %+v", what, s)
 	}
+	return s
 }
 
 // Discovery through a real DNS server on loopback: an SRV name whose records change (a runner

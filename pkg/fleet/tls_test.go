@@ -1,7 +1,6 @@
 package fleet_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,9 +73,9 @@ func TestTLSRunners(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			logs := &lockedBuffer{}
+			logs := &testkit.LogBuffer{} // written from the refresh's goroutines
 			o := c.opts
-			o.Refresh, o.RunnerAPIKey, o.Resolver, o.Logger = time.Second, "runner-key", dnsSrv.Resolver(), logs.logger()
+			o.Refresh, o.RunnerAPIKey, o.Resolver, o.Logger = time.Second, "runner-key", dnsSrv.Resolver(), slog.New(slog.NewTextHandler(logs, nil))
 			o.Timeout = 5 * time.Second // generous: only an unverified certificate may fail it
 			f, err := fleet.New(o)
 			if err != nil {
@@ -111,23 +109,3 @@ func TestBadCAFileIsRefused(t *testing.T) {
 		}
 	}
 }
-
-// lockedBuffer collects log lines written from the refresh's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }

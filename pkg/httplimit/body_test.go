@@ -2,13 +2,11 @@ package httplimit_test
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,28 +15,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// syncBuffer is a log destination written from the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// bodyServer serves /read (reads its whole body, answers its length, or 408/413), /health and
-// /stream (a GET answering an event every 100 ms for 3 s) behind Requests with a 10-minute read
-// timeout, so only the body rules can end a slow body.
-func bodyServer(t *testing.T) (testkit.RawHTTP, *syncBuffer) {
+func bodyServer(t *testing.T) (testkit.RawHTTP, *testkit.LogBuffer) {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /read", func(w http.ResponseWriter, r *http.Request) {
@@ -59,11 +36,11 @@ func bodyServer(t *testing.T) (testkit.RawHTTP, *syncBuffer) {
 		for range 30 {
 			_, _ = io.WriteString(w, "data: tick\n\n")
 			_ = http.NewResponseController(w).Flush()
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a stream that takes its time: the pace is the subject
 		}
 	})
 	l := config.HTTPLimits{ReadTimeout: 10 * time.Minute, MaxBodyBytes: 1 << 20, MinBodyRate: 1024, MaxConnections: 64}
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +96,7 @@ func TestBodyRateFloor(t *testing.T) {
 	}
 	for i := range 3 {
 		if i > 0 {
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // the client's pace (2,000 bytes a second) is the subject
 		}
 		if _, err := io.WriteString(c, strings.Repeat("b", 2000)); err != nil {
 			t.Fatal(err)

@@ -34,7 +34,7 @@ func TestExtendWriteLetsSlowHandlersAnswer(t *testing.T) {
 			if extend {
 				httplimit.ExtendWrite(w, l.WriteTimeout, 2*time.Second)
 			}
-			time.Sleep(400 * time.Millisecond)
+			time.Sleep(400 * time.Millisecond) // a handler slower than the write timeout: the subject
 			_, _ = io.WriteString(w, "done")
 		}
 	}

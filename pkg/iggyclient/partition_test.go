@@ -109,13 +109,7 @@ func TestOwnsPartitionFollowsTheAssignment(t *testing.T) {
 			t.Fatalf("first owns %v, second owns %v; want only the first", owns(first), owns(second))
 		}
 		first.Close()
-		deadline := time.Now().Add(5 * time.Second)
-		for !owns(second) {
-			if time.Now().After(deadline) {
-				t.Fatal("the second member never got the partition after the first disconnected")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.Eventually(t, 5*time.Second, "the second member to get the partition after the first disconnected", func() bool { return owns(second) })
 	})
 }
 

@@ -3,6 +3,7 @@ package iggyclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"slices"
@@ -124,13 +125,7 @@ func TestHeartbeatDetectsLostConnection(t *testing.T) {
 
 func waitForLog(t *testing.T, h *capturingHandler, msg string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !h.saw(msg) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q log within 5s", msg)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, fmt.Sprintf("a %q log", msg), func() bool { return h.saw(msg) })
 }
 
 // capturingHandler records every log message.

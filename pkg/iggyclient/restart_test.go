@@ -66,9 +66,7 @@ func TestRecoversFromBrokerRestart(t *testing.T) {
 		})
 
 		// Restart once the consumer is well into the first half.
-		for received.Load() < total/4 && ctx.Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
+		testkit.Eventually(t, 30*time.Second, "the consumer a quarter through (or the test context over)", func() bool { return received.Load() >= total/4 || ctx.Err() != nil })
 		if err := srv.Restart(true); err != nil {
 			t.Fatalf("restart broker: %v", err)
 		}

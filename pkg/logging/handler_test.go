@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // jsonLines parses every line of out as one JSON object, failing the test on
@@ -59,7 +60,7 @@ func TestJSONEveryLineParses(t *testing.T) {
 }
 
 func TestJSONLinesStayWholeUnderConcurrency(t *testing.T) {
-	var buf lockedBuffer
+	var buf testkit.LogBuffer
 	log, err := logging.New(&buf, "json", "info")
 	if err != nil {
 		t.Fatal(err)
@@ -76,24 +77,6 @@ func TestJSONLinesStayWholeUnderConcurrency(t *testing.T) {
 	if n := len(jsonLines(t, buf.String())); n != 8*200 {
 		t.Fatalf("got %d lines, want %d", n, 8*200)
 	}
-}
-
-// lockedBuffer is an io.Writer safe for concurrent use, as os.Stdout is.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestTargetFiltering(t *testing.T) {

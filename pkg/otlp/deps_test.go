@@ -11,7 +11,7 @@ import (
 // The binaries export telemetry with this package, not with the OpenTelemetry
 // OTLP exporters: those link gRPC, the generated OTLP types and grpc-gateway,
 // whose package inits cost the supervisor about 3 MiB of resident memory
-// (supervisor/README.md). Tests may use them; the binaries must not.
+// (docs/benchmarks.md §7). Tests may use them; the binaries must not.
 func TestBinariesDoNotLinkGRPCOrTheOTLPExporters(t *testing.T) {
 	forbidden := []string{
 		"google.golang.org/grpc",

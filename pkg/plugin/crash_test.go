@@ -93,6 +93,7 @@ func crashHelper(role, lib string) {
 			fail(err)
 		}
 	}
+	// The crash ends this helper process; the sleep only bounds how long it may take.
 	time.Sleep(20 * time.Second)
 	fail(errors.New("no crash within 20s"))
 }

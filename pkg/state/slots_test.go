@@ -234,13 +234,21 @@ func TestUpstreamFileCoexistence(t *testing.T) {
 			old := t.TempDir()
 			writeFile(t, state.Path(old, "gen"), []byte("upstream"))
 			crashedStore(t, old, "ours")
-			time.Sleep(10 * time.Millisecond) // copies get other times as well as other inodes
 			for _, name := range []string{"source_gen.state", "source_gen.slots"} {
 				data, err := os.ReadFile(filepath.Join(old, name))
 				if err != nil {
 					t.Fatal(err)
 				}
+				info, err := os.Stat(filepath.Join(old, name))
+				if err != nil {
+					t.Fatal(err)
+				}
 				writeFile(t, filepath.Join(dir, name), data)
+				// Copies get other times as well as other inodes: an hour later, say.
+				later := info.ModTime().Add(time.Hour)
+				if err := os.Chtimes(filepath.Join(dir, name), later, later); err != nil {
+					t.Fatal(err)
+				}
 			}
 			return "ours"
 		}},

@@ -3,6 +3,7 @@ package tap_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 	"github.com/iggy-connectors-go/runtime/pkg/tap"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
 // tapServer serves GET /tap from h over a real HTTP server with a short write timeout, and
@@ -68,13 +70,7 @@ func next(t *testing.T, r *tap.Reader) tap.Message {
 // waitOpen waits until the hub has n taps open.
 func waitOpen(t *testing.T, h *tap.Hub, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.Open() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d taps open, want %d", h.Open(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, fmt.Sprintf("%d taps open", n), func() bool { return h.Open() == n })
 }
 
 func TestServeStreamsEventsAndEndsAtTheLimit(t *testing.T) {

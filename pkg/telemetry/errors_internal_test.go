@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,29 +8,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// jsonRecords decodes the JSON log records in buf.
+func jsonRecords(buf *testkit.LogBuffer) []map[string]any {
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, l := range buf.Lines() {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil {
 			out = append(out, m)
@@ -41,7 +28,7 @@ func (s *syncBuffer) lines() []map[string]any {
 }
 
 func TestErrorReporterRateLimits(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.LogBuffer
 	r := &errorReporter{log: slog.New(slog.NewJSONHandler(&buf, nil))}
 	r.report(errors.New("first"))
 	r.report(errors.New("second"))
@@ -49,7 +36,7 @@ func TestErrorReporterRateLimits(t *testing.T) {
 	r.last = r.last.Add(-2 * errorInterval) // the interval has passed
 	r.report(errors.New("fourth"))
 
-	lines := buf.lines()
+	lines := jsonRecords(&buf)
 	if len(lines) != 2 {
 		t.Fatalf("got %d lines, want 2 (one per interval): %v", len(lines), lines)
 	}
@@ -74,7 +61,7 @@ func TestExportErrorsReachTheErrorLogger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf syncBuffer
+	var buf testkit.LogBuffer
 	errorLog.mu.Lock()
 	errorLog.last, errorLog.suppressed = time.Time{}, 0
 	errorLog.mu.Unlock()
@@ -83,14 +70,8 @@ func TestExportErrorsReachTheErrorLogger(t *testing.T) {
 
 	tel.Reporter(slog.New(slog.DiscardHandler), false).Sink(context.Background(), SinkBatch{Total: time.Millisecond})
 	// The batch processor exports on its own schedule; wait for its report.
-	deadline := time.Now().Add(20 * time.Second)
-	for len(buf.lines()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	lines := buf.lines()
-	if len(lines) == 0 {
-		t.Fatalf("no export error was reported on the error logger")
-	}
+	testkit.Eventually(t, 20*time.Second, "an export error reported on the error logger", func() bool { return len(jsonRecords(&buf)) > 0 })
+	lines := jsonRecords(&buf)
 	if msg, _ := lines[0]["msg"].(string); lines[0]["level"] != "WARN" || !strings.Contains(msg, "telemetry export failed") ||
 		!strings.Contains(lines[0]["error"].(string), "400") {
 		t.Errorf("report = %v", lines[0])

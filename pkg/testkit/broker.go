@@ -3,7 +3,10 @@
 // through them (fill.go), the project's own client dialled to it (client.go),
 // a raw Iggy 0.9 connection driven frame by frame (raw09.go), a TCP proxy that makes a server look
 // hung or hostile (proxy.go),
-// runner and supervisor processes, test plugins compiled from C, OTLP
+// runner and supervisor processes on one process base (process.go: start, output, exit code,
+// kill at cleanup; runner.go, supervisor.go), waits for a state (wait.go: Eventually, Within),
+// the log buffer a test reads while a process or logger writes it (logbuffer.go), test plugins
+// compiled from C, OTLP
 // receivers, TLS certificates, a real Prometheus server (prometheus.go),
 // metrics expositions of any format read back into families (exposition.go:
 // ParseMetrics, ScrapeMetrics), stored fuzz corpora read as seeds

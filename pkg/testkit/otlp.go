@@ -40,6 +40,7 @@ type OTLPReceiver struct {
 	tls        *TLSCert
 	clientAuth bool
 	stop       chan struct{} // closed when the test ends: a slow export returns at once
+	arrived    chan struct{} // closed when the first export arrives
 
 	mu            sync.Mutex
 	replies       []OTLPReply // answers for the next exports, first first
@@ -127,6 +128,9 @@ func (r *OTLPReceiver) serverTLS(tb testing.TB) *tls.Config {
 func (r *OTLPReceiver) next(ctx context.Context, headers http.Header) OTLPReply {
 	r.mu.Lock()
 	r.exports++
+	if r.exports == 1 {
+		close(r.arrived)
+	}
 	r.headers = headers
 	var reply OTLPReply
 	if len(r.replies) > 0 {
@@ -153,6 +157,9 @@ func (r *OTLPReceiver) Exports() int {
 	return r.exports
 }
 
+// Arrived is closed when the first export request arrives (before it is held or answered).
+func (r *OTLPReceiver) Arrived() <-chan struct{} { return r.arrived }
+
 // TraceRequests returns the trace export requests kept so far, as decoded.
 func (r *OTLPReceiver) TraceRequests() []*coltracepb.ExportTraceServiceRequest {
 	r.mu.Lock()
@@ -168,7 +175,7 @@ func (r *OTLPReceiver) LogRequests() []*collogspb.ExportLogsServiceRequest {
 }
 
 func newOTLPReceiver(opts []OTLPReceiverOption) *OTLPReceiver {
-	r := &OTLPReceiver{stop: make(chan struct{})}
+	r := &OTLPReceiver{stop: make(chan struct{}), arrived: make(chan struct{})}
 	for _, opt := range opts {
 		opt(r)
 	}
@@ -390,12 +397,12 @@ func (r *OTLPReceiver) addLogs(req *collogspb.ExportLogsServiceRequest) {
 // (connections are refused): a dead collector.
 func DeadURL(tb testing.TB) string {
 	tb.Helper()
-	return "http://" + freeLoopbackAddr(tb)
+	return "http://" + FreeLoopbackAddr(tb)
 }
 
-// freeLoopbackAddr is a loopback host:port that was free a moment ago:
+// FreeLoopbackAddr is a loopback host:port that was free a moment ago:
 // listened on, then closed.
-func freeLoopbackAddr(tb testing.TB) string {
+func FreeLoopbackAddr(tb testing.TB) string {
 	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

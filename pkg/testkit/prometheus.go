@@ -20,10 +20,8 @@ var ErrPromQL = errors.New("prometheus refused the query")
 // PrometheusProc is a real Prometheus server (the system's `prometheus` binary, Debian's package)
 // started by a test.
 type PrometheusProc struct {
-	Cmd  *exec.Cmd
-	URL  string // http://127.0.0.1:PORT
-	logs *syncBuffer
-	done chan struct{}
+	process
+	URL string // http://127.0.0.1:PORT
 }
 
 // StartPrometheus writes config (a prometheus.yml) into a temporary directory, starts Prometheus
@@ -33,51 +31,31 @@ func StartPrometheus(tb testing.TB, config string) *PrometheusProc {
 	tb.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
-		tb.Fatalf("prometheus is not installed (make deps installs Debian's prometheus package): %v", err)
+		tb.Fatalf("prometheus is not installed (make test installs Debian's prometheus package): %v", err)
 	}
 	dir := tb.TempDir()
 	file := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(file, []byte(config), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	addr := freeLoopbackAddr(tb)
-	p := &PrometheusProc{URL: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
-	p.Cmd = exec.Command(bin, "--config.file="+file, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	addr := FreeLoopbackAddr(tb)
+	p := &PrometheusProc{URL: "http://" + addr}
+	cmd := exec.Command(bin, "--config.file="+file, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
-	p.Cmd.Env = cleanEnviron()
-	p.Cmd.Stdout, p.Cmd.Stderr = p.logs, p.logs
-	if err := p.Cmd.Start(); err != nil {
-		tb.Fatalf("start prometheus: %v", err)
+	cmd.Env = cleanEnviron()
+	p.start(tb, "prometheus", cmd)
+	msg := waitCond(30*time.Second, pollMax, func() bool {
+		resp, err := http.Get(p.URL + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, p.exitedWhy)
+	if msg != "" {
+		tb.Fatalf("prometheus not ready: %s; logs:\n%s", msg, p.Logs())
 	}
-	go func() {
-		_ = p.Cmd.Wait()
-		close(p.done)
-	}()
-	tb.Cleanup(func() {
-		_ = p.Cmd.Process.Kill()
-		<-p.done
-		if tb.Failed() {
-			tb.Logf("prometheus logs:\n%s", p.logs.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get(p.URL + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		select {
-		case <-p.done:
-			tb.Fatalf("prometheus exited before it was ready:\n%s", p.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("prometheus not ready after 30s:\n%s", p.logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return p
 }
 
 // Query evaluates an instant query through the HTTP API and returns how many series (or 1 for a

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -68,7 +67,12 @@ func installFrozen(pkg, name string) (string, error) {
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close anyway
 
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.Command(goTool(), "install", pkg)
+	cmd.Dir = root // built in its own module, whichever module's test asks (images/ has its own)
 	cmd.Env = append(os.Environ(), "GOBIN="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -93,6 +97,16 @@ func installFrozen(pkg, name string) (string, error) {
 		return "", err
 	}
 	return frozen, nil
+}
+
+// moduleRoot is the directory of the project's root module as the calling test's module sees it
+// (in images/, the `replace` target).
+func moduleRoot() (string, error) {
+	out, err := exec.Command(goTool(), "list", "-m", "-f", "{{.Dir}}", "github.com/iggy-connectors-go/runtime").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m github.com/iggy-connectors-go/runtime: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // goTool finds the go command: on PATH, else next to GOROOT.
@@ -121,16 +135,11 @@ func PackageDeps(tb testing.TB, dir string) []string {
 
 // RunnerProc is one runner process started by a test, with its HTTP endpoint on a Unix socket.
 type RunnerProc struct {
-	Cmd        *exec.Cmd
+	process
 	SocketPath string // the endpoint's Unix socket
 	Env        []string
 
 	http *http.Client
-	logs *syncBuffer
-
-	done     chan struct{}
-	exitCode int
-	waitErr  error
 }
 
 // StartRunner starts the runner binary with env (NAME=value entries) added to a clean environment
@@ -145,7 +154,7 @@ func StartRunner(tb testing.TB, env []string) *RunnerProc {
 		tb.Fatalf("socket dir: %v", err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(sockDir) })
-	p := &RunnerProc{SocketPath: filepath.Join(sockDir, "runner.sock"), logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &RunnerProc{SocketPath: filepath.Join(sockDir, "runner.sock")}
 
 	full := cleanEnviron()
 	if !hasVar(env, "IGGY_CONNECTORS_HTTP_ADDRESS") {
@@ -160,31 +169,9 @@ func StartRunner(tb testing.TB, env []string) *RunnerProc {
 			return d.DialContext(ctx, "unix", p.SocketPath)
 		}},
 	}
-
-	p.Cmd = exec.Command(bin)
-	p.Cmd.Env = full
-	p.Cmd.Stdout = p.logs
-	p.Cmd.Stderr = p.logs
-	if err := p.Cmd.Start(); err != nil {
-		tb.Fatalf("start runner: %v", err)
-	}
-	go func() {
-		err := p.Cmd.Wait()
-		p.waitErr = err
-		p.exitCode = p.Cmd.ProcessState.ExitCode()
-		close(p.done)
-	}()
-	tb.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.Cmd.Process.Kill()
-			<-p.done
-		}
-		if tb.Failed() {
-			tb.Logf("runner pid %d logs:\n%s", p.Cmd.Process.Pid, p.Logs())
-		}
-	})
+	cmd := exec.Command(bin)
+	cmd.Env = full
+	p.start(tb, "runner", cmd)
 	return p
 }
 
@@ -224,22 +211,6 @@ func (p *RunnerProc) WaitTCPEndpoint(tb testing.TB, timeout time.Duration) strin
 		return false
 	})
 	return addr
-}
-
-// Pid is the runner's process id.
-func (p *RunnerProc) Pid() int { return p.Cmd.Process.Pid }
-
-// Logs returns everything the runner wrote to stdout and stderr so far.
-func (p *RunnerProc) Logs() string { return p.logs.String() }
-
-// Exited reports whether the process has ended.
-func (p *RunnerProc) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // Get fetches path from the runner's endpoint and returns the status code and body.
@@ -312,80 +283,18 @@ func (p *RunnerProc) Metrics(tb testing.TB) string {
 	return string(body)
 }
 
-// WaitStatus polls /health until the connector reports status (e.g. "running"). It fails the
+// WaitStatus waits until /health reports the connector's status (e.g. "running"). It fails the
 // test when the process exits first or timeout passes.
 func (p *RunnerProc) WaitStatus(tb testing.TB, status string, timeout time.Duration) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
 	last := ""
-	for time.Now().Before(deadline) {
-		if p.Exited() {
-			tb.Fatalf("runner exited (code %d) while waiting for status %q; logs:\n%s", p.exitCode, status, p.Logs())
-		}
+	msg := waitCond(timeout, pollMax, func() bool {
 		if h, err := p.Health(); err == nil {
 			last = h.ConnectorStatus
-			if last == status {
-				return
-			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return last == status
+	}, p.exitedWhy)
+	if msg != "" {
+		tb.Fatalf("waiting for runner status %q: %s (last seen %q); logs:\n%s", status, msg, last, p.Logs())
 	}
-	tb.Fatalf("runner status %q, want %q after %s; logs:\n%s", last, status, timeout, p.Logs())
-}
-
-// WaitUntil polls cond (typically over Stats) every 20 ms until it is true, failing after timeout.
-func (p *RunnerProc) WaitUntil(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		if p.Exited() {
-			tb.Fatalf("runner exited (code %d) while waiting for %s; logs:\n%s", p.exitCode, what, p.Logs())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	tb.Fatalf("timed out after %s waiting for %s; logs:\n%s", timeout, what, p.Logs())
-}
-
-// Kill9 kills the runner with SIGKILL and waits for it to be gone.
-func (p *RunnerProc) Kill9() {
-	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-// Signal sends sig to the runner.
-func (p *RunnerProc) Signal(sig os.Signal) error { return p.Cmd.Process.Signal(sig) }
-
-// ErrRunnerStillRunning is returned by Wait when the process outlived the timeout.
-var ErrRunnerStillRunning = errors.New("runner still running")
-
-// Wait waits up to timeout for the process to exit and returns its exit code (-1 when killed by
-// a signal).
-func (p *RunnerProc) Wait(timeout time.Duration) (int, error) {
-	select {
-	case <-p.done:
-		return p.exitCode, nil
-	case <-time.After(timeout):
-		return 0, ErrRunnerStillRunning
-	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's output goroutines and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

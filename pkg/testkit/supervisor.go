@@ -4,12 +4,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -38,11 +36,8 @@ func SupervisorBinary(tb testing.TB) string {
 
 // SupervisorProc is one iggy-connectors process started by a test.
 type SupervisorProc struct {
-	Cmd  *exec.Cmd
+	process
 	Addr string // host:port of the REST API
-	logs *syncBuffer
-	done chan struct{}
-	code int
 }
 
 // apiListening finds the bound address in the supervisor's text or JSON log.
@@ -69,19 +64,17 @@ func LoopbackAddr(addr string) string {
 func StartSupervisor(tb testing.TB, dir string, env []string, startTimeout time.Duration) *SupervisorProc {
 	tb.Helper()
 	p := StartSupervisorNoWait(tb, dir, env)
-	deadline := time.Now().Add(startTimeout)
-	for time.Now().Before(deadline) {
+	msg := waitCond(startTimeout, pollMax, func() bool {
 		if m := apiListening.FindStringSubmatch(p.Logs()); m != nil {
 			p.Addr = LoopbackAddr(m[1] + m[2])
-			return p
+			return true
 		}
-		if p.Exited() {
-			tb.Fatalf("supervisor exited with code %d before its API listened; logs:\n%s", p.code, p.Logs())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}, p.exitedWhy)
+	if msg != "" {
+		tb.Fatalf("supervisor API not listening: %s; logs:\n%s", msg, p.Logs())
 	}
-	tb.Fatalf("supervisor API not listening after %s; logs:\n%s", startTimeout, p.Logs())
-	return nil
+	return p
 }
 
 // StartSupervisorNoWait starts iggy-connectors like StartSupervisor without waiting for its API.
@@ -93,69 +86,16 @@ func StartSupervisorNoWait(tb testing.TB, dir string, env []string) *SupervisorP
 		full = append(full, "IGGY_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0")
 	}
 	full = append(full, env...)
-	p := &SupervisorProc{logs: &syncBuffer{}, done: make(chan struct{})}
-	p.Cmd = exec.Command(SupervisorBinary(tb))
-	p.Cmd.Dir = dir
-	p.Cmd.Env = full
-	p.Cmd.Stdout = p.logs
-	p.Cmd.Stderr = p.logs
-	if err := p.Cmd.Start(); err != nil {
-		tb.Fatalf("start supervisor: %v", err)
-	}
-	go func() {
-		_ = p.Cmd.Wait()
-		p.code = p.Cmd.ProcessState.ExitCode()
-		close(p.done)
-	}()
-	tb.Cleanup(func() {
-		if !p.Exited() {
-			_ = p.Cmd.Process.Kill()
-			<-p.done
-		}
-		if tb.Failed() {
-			tb.Logf("supervisor pid %d logs:\n%s", p.Cmd.Process.Pid, p.Logs())
-		}
-	})
+	p := &SupervisorProc{}
+	cmd := exec.Command(SupervisorBinary(tb))
+	cmd.Dir = dir
+	cmd.Env = full
+	p.start(tb, "supervisor", cmd)
 	return p
 }
 
 // URL is the REST API's base URL plus path.
 func (p *SupervisorProc) URL(path string) string { return "http://" + p.Addr + path }
-
-// Logs returns the supervisor's output so far (its own log and every runner's lines).
-func (p *SupervisorProc) Logs() string { return p.logs.String() }
-
-// Pid is the supervisor's process id.
-func (p *SupervisorProc) Pid() int { return p.Cmd.Process.Pid }
-
-// Exited reports whether the process has ended.
-func (p *SupervisorProc) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Signal sends sig to the supervisor.
-func (p *SupervisorProc) Signal(sig os.Signal) error { return p.Cmd.Process.Signal(sig) }
-
-// Kill9 kills the supervisor with SIGKILL and waits for it.
-func (p *SupervisorProc) Kill9() {
-	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-// Wait waits up to timeout for the process to exit and returns its exit code.
-func (p *SupervisorProc) Wait(timeout time.Duration) (int, error) {
-	select {
-	case <-p.done:
-		return p.code, nil
-	case <-time.After(timeout):
-		return 0, ErrRunnerStillRunning
-	}
-}
 
 // Do sends one request to the API and returns the response with its body read.
 func (p *SupervisorProc) Do(method, path string, header http.Header, body string) (*http.Response, []byte, error) {

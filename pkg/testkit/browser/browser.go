@@ -26,8 +26,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// ErrNoChromium is returned when no Chromium binary is installed (make deps installs Debian's).
-var ErrNoChromium = errors.New("no chromium binary found: install Debian's chromium package (make deps does)")
+// ErrNoChromium is returned when no Chromium binary is installed (make test installs Debian's).
+var ErrNoChromium = errors.New("no chromium binary found: install Debian's chromium package (make test does)")
 
 // ExecPath is the Chromium binary: the browser itself when Debian's is installed (its
 // /usr/bin/chromium wrapper adds flags of its own, extensions among them), else one on PATH.
