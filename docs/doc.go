@@ -20,7 +20,7 @@
 // config_test.go fails when docs/config.md does not name a variable the runtime configuration, the
 // runner or the supervisor reads (the lists their --help prints).
 //
-// Citations of documents that are not in the repository (the old "pipeline.md §1.1",
-// "DESIGN decision N", "spec/..." forms) are listed by TestNoLegacyCitations; they fail it once
-// allowLegacyCitations is false.
+// Citations of documents that are not in the repository (the old "pipeline.md §1.1" form, the
+// design document's numbered decisions, "spec/...") fail TestNoLegacyCitations: the code cites
+// docs/ only.
 package docs

@@ -12,12 +12,6 @@ import (
 	"unicode"
 )
 
-// allowLegacyCitations lets citations of documents outside the repository ("pipeline.md §1.1",
-// "DESIGN decision 13", "spec/iggy-protocol.md", "../shared/...") pass TestNoLegacyCitations,
-// which then only logs them. Set it to false once the code cites docs/ instead: from then on
-// every such citation fails the test.
-const allowLegacyCitations = true
-
 // A source file of the repository, read once.
 type sourceFile struct {
 	rel   string   // slash-separated path from the repository root
@@ -357,8 +351,7 @@ func (r *repo) besideInDocs(f sourceFile, re *regexp.Regexp, line string, loc []
 	return r.headingsOf("docs/"+line[loc[4]:loc[5]]+".md") != nil
 }
 
-// TestNoLegacyCitations lists citations of documents that are not in the repository. While
-// allowLegacyCitations is true it only logs them.
+// TestNoLegacyCitations fails on every citation of a document that is not in the repository.
 func TestNoLegacyCitations(t *testing.T) {
 	r := loadRepo(t)
 	var found []finding
@@ -380,13 +373,6 @@ func TestNoLegacyCitations(t *testing.T) {
 				break
 			}
 		}
-	}
-	if allowLegacyCitations {
-		t.Logf("%d citations of documents outside the repository remain (allowLegacyCitations is true); the first:", len(found))
-		for _, f := range found[:min(len(found), 10)] {
-			t.Logf("  %s: %s", f.where, f.what)
-		}
-		return
 	}
 	report(t, found)
 }

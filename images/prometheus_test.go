@@ -34,7 +34,7 @@ const (
 	dashboardFile = "compose/grafana/iggy-connectors.json"
 )
 
-// upstreamGaugeNames are upstream's gauges whose names end in _total (http-api.md §4.3), which
+// upstreamGaugeNames are upstream's gauges whose names end in _total (docs/http-api.md §4.3), which
 // promtool's lint dislikes; the names are part of the drop-in contract and stay.
 var upstreamGaugeNames = []string{metrics.FamilySourcesTotal, metrics.FamilySinksTotal}
 

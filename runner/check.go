@@ -101,7 +101,7 @@ func checkPlugin(s Settings) *Problem {
 }
 
 // checkSinkTopics checks that every stream and topic the sink reads exists (a sink never creates
-// them, pipeline.md §1.1).
+// them, docs/pipeline.md §1.1).
 func checkSinkTopics(ctx context.Context, s Settings) []Problem {
 	ctx, cancel := context.WithTimeout(ctx, checkIggyTimeout)
 	defer cancel()

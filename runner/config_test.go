@@ -125,7 +125,7 @@ func TestRunnerReadsTheContractsConnectorVariables(t *testing.T) {
 
 // The three ways to hand a runner its connector give the same result. The connector's env
 // overrides apply to a file, inline text and the local provider, but not to a config served by the
-// HTTP provider (config.md §4.5, §5.1).
+// HTTP provider (docs/config.md §4.5, §5.1).
 func TestLoadSettingsConnectorSources(t *testing.T) {
 	dir := t.TempDir()
 	sinkFile := filepath.Join(dir, "orders.toml")

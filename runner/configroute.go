@@ -6,7 +6,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
-// configPath is the route an attached supervisor (DESIGN decision 21) reads the connector's
+// configPath is the route an attached supervisor (docs/architecture.md, decision 21) reads the connector's
 // config from.
 const configPath = "/config"
 

@@ -14,7 +14,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/tap"
 )
 
-// Header names of a dead-lettered record (decision 14), all string headers.
+// Header names of a dead-lettered record (docs/architecture.md, decision 14), all string headers.
 const (
 	dlqHeaderPrefix    = "iggy_dlq_"
 	dlqHeaderKey       = "iggy_dlq_connector_key"

@@ -20,7 +20,7 @@
 // batch are exported over OTLP under a resource naming the connector and the process; the same
 // Reporter writes the benchmark-mode events.
 //
-// Failed records ([error_handling], DESIGN decision 14; errorpolicy.go, deadletter.go,
+// Failed records ([error_handling], docs/architecture.md, decision 14; errorpolicy.go, deadletter.go,
 // sink_isolate.go, source_isolate.go): with tolerance = "all" a record that fails decode,
 // transform, encode or the plugin's consume (a refused batch is bisected down to single records) goes
 // to the dead-letter topic with iggy_dlq_* headers, or is logged and counted without one; with
@@ -31,11 +31,11 @@
 // source on the iggy state backend), GET /ready (200 only while the connector is active and
 // running and its Iggy connection is up, else 503, for readiness probes; iggystate.go: a lost
 // connection, e.g. a server silent for [iggy] request_timeout, also shows in last_error), GET /stats (the connector's /stats object of
-// http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage, start_time, run_time), GET /config
+// docs/http-api.md §4.2 plus pid, last_error, memory_usage, cpu_usage, start_time, run_time), GET /config
 // (configroute.go: the running connector config as a version object, secrets masked as the
-// supervisor API masks them, for an attached supervisor, DESIGN decision 21), GET on
+// supervisor API masks them, for an attached supervisor, docs/architecture.md, decision 21), GET on
 // the metrics endpoint (default /metrics, always served; it adds iggy_connector_state), and POST
-// /pause and POST /resume (pause.go: the operator's pause, DESIGN decision 13; each answers once
+// /pause and POST /resume (pause.go: the operator's pause, docs/architecture.md, decision 13; each answers once
 // the connector is in the new state, a resume 504 when it does not run again in time;
 // IGGY_CONNECTOR_START_PAUSED=true starts paused), GET /tap (tap.go: the live tap, sampled
 // messages at the points polled, delivered and dead_lettered of a sink, produced, sent and

@@ -7,7 +7,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
-// errorPolicy is the connector's [error_handling] section (decision 14) over the runner's own
+// errorPolicy is the connector's [error_handling] section (docs/architecture.md, decision 14) over the runner's own
 // retry settings: a key the section leaves out keeps the IGGY_CONNECTOR_* value, so a connector
 // without the section behaves exactly as before.
 type errorPolicy struct {

@@ -161,7 +161,7 @@ func TestOffsetCommitModes(t *testing.T) {
 	}
 }
 
-// A source plugin built against the older ABI (iggy_source_handle, no acks) runs too (decision 8).
+// A source plugin built against the older ABI (iggy_source_handle, no acks) runs too (docs/architecture.md, decision 8).
 func TestLegacySourceABI(t *testing.T) {
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"events": 1}))
 	lib := testkit.BuildPlugins(t) + "/" + testkit.LegacyFaultPlugin
@@ -207,7 +207,7 @@ func TestEndpointAPIKey(t *testing.T) {
 	}
 }
 
-// A header that is not visible ASCII never authenticates (http-api.md §1.4), even when it equals
+// A header that is not visible ASCII never authenticates (docs/http-api.md §1.4), even when it equals
 // the configured key byte for byte: upstream cannot read such a header as text.
 func TestEndpointAPIKeyMustBeVisibleASCII(t *testing.T) {
 	const key = "s3cr\u00e9t" // "é" is two bytes outside visible ASCII

@@ -12,7 +12,7 @@ import (
 )
 
 // pauseGate is the operator's pause (POST /pause and POST /resume on the endpoint, or
-// IGGY_CONNECTOR_START_PAUSED; DESIGN decision 13). The loops that move data, its members (one
+// IGGY_CONNECTOR_START_PAUSED; docs/architecture.md, decision 13). The loops that move data, its members (one
 // consumer per sink topic, the source's plugin session), wait at it between batches, never inside
 // one. The connector shows paused once every member is parked: the batch that was in flight has
 // settled (a sink stored its offset, a source saved its state and closed its plugin).

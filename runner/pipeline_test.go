@@ -13,8 +13,8 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// A source with two [[streams]] entries sends every batch to both (decision 4), after running its
-// transforms in file order (decision 2).
+// A source with two [[streams]] entries sends every batch to both (docs/architecture.md, decision 4), after running its
+// transforms in file order (docs/architecture.md, decision 2).
 func TestSourceSendsToEveryStreamWithTransforms(t *testing.T) {
 	const total = 60
 	srv := testkit.StartBroker(t, testkit.WithStream("demo", map[string]uint32{"a": 1, "b": 1}))

@@ -25,7 +25,7 @@ import (
 var (
 	// ErrPluginHung: a plugin call did not return within IGGY_CONNECTOR_PLUGIN_TIMEOUT.
 	ErrPluginHung = errors.New("plugin call timed out")
-	// ErrSourceStalled: the source plugin's poll loop has stopped (decision 5).
+	// ErrSourceStalled: the source plugin's poll loop has stopped (docs/architecture.md, decision 5).
 	ErrSourceStalled = errors.New("source stalled")
 	// ErrStreamNotFound: a configured stream or topic does not exist on the server.
 	ErrStreamNotFound = errors.New("stream or topic not found")
@@ -44,7 +44,7 @@ type Runner struct {
 	state    *metrics.StateGauge // iggy_connector_state on the runner's own endpoint
 	batches  *telemetry.Reporter // per-batch spans and benchmark events
 	dropLog  *dropLogger         // rate-limited warnings about dropped sink messages
-	errors   errorPolicy         // [error_handling] over the runner's retry settings (decision 14)
+	errors   errorPolicy         // [error_handling] over the runner's retry settings (docs/architecture.md, decision 14)
 	gc       *gcTuner            // a higher GC percent while messages flow
 
 	plugins       pluginpath.AllowList // where the plugin may be loaded from

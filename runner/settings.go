@@ -52,7 +52,7 @@ func (s iggySettings) options(e Env, log *slog.Logger) iggyclient.Options {
 // variables, the optional runtime file of IGGY_CONNECTORS_CONFIG_PATH overlaid by IGGY_CONNECTORS_*,
 // then the connector from a file, inline text or the configured provider. The connector's
 // IGGY_CONNECTORS_SINK_<KEY>_* / _SOURCE_<KEY>_* overrides apply to a file, inline text and the
-// local provider's files, never to a config served by the HTTP provider (config.md §4.5, §5.1).
+// local provider's files, never to a config served by the HTTP provider (docs/config.md §4.5, §5.1).
 // Each error names the variable, file or key at fault.
 func LoadSettings(ctx context.Context, environ []string) (Settings, error) {
 	// A supervisor hands its secrets in a private file, not in the environment.
@@ -137,7 +137,7 @@ func loadConnector(ctx context.Context, e Env, rt config.Runtime, environ []stri
 			return config.Connector{}, err // the error already names IGGY_CONNECTOR_CONFIG
 		}
 	default:
-		// No overrides here: the local provider applies them to its files itself (config.md §4.5),
+		// No overrides here: the local provider applies them to its files itself (docs/config.md §4.5),
 		// and a config served by the HTTP provider takes none (§5.1).
 		c, err = fetchConnector(ctx, rt, environ, e.Type, e.Key)
 		if err != nil {

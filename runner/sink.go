@@ -47,7 +47,7 @@ func (r *Runner) runSink(ctx context.Context, client iggyclient.Client) error {
 		return nil
 	}
 
-	// Setup: every topic must exist; the sink never creates them (pipeline.md §1.1).
+	// Setup: every topic must exist; the sink never creates them (docs/pipeline.md §1.1).
 	for _, t := range spec.SinkTopics {
 		if err := r.setupSinkTopic(ctx, client, t); err != nil {
 			_ = closePlugin()
@@ -332,7 +332,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 		if !tolerant || errors.Is(err, ErrPluginHung) || pollCtx.Err() != nil {
 			return fail(c.batchFailed(batch, err))
 		}
-		// Decision 14: find the records the plugin refuses; the rest reach it.
+		// docs/architecture.md, decision 14: find the records the plugin refuses; the rest reach it.
 		r.log.Warn("consume still fails after its retries; isolating the failing records", "stream", t.Stream, "topic", t.Topic,
 			"partition_id", batch.PartitionID, "offset", batch.Messages[0].Offset, "batch_size", len(records), "error", err)
 		var refused []sinkFailure
@@ -367,7 +367,7 @@ func (c *sinkConsumer) handle(pollCtx, workCtx context.Context, batch iggyclient
 }
 
 // consume hands the encoded batch to the plugin, retrying a non-zero return with capped backoff
-// (decision 1; [error_handling] max_retries and retry_backoff when set). Retries stop at
+// (docs/architecture.md, decision 1; [error_handling] max_retries and retry_backoff when set). Retries stop at
 // shutdown: the batch is then left unstored and is delivered again.
 func (c *sinkConsumer) consume(pollCtx context.Context) error {
 	r := c.r
@@ -412,7 +412,7 @@ func (c *sinkConsumer) storeFailed(s iggyclient.StoredOffset, err error) {
 		"stream", c.t.Stream, "topic", c.t.Topic, "partition_id", s.PartitionID, "offset", s.Offset, "error", err)
 }
 
-// inMessageToCodec builds the message transforms see, every optional field set (pipeline.md §1.4),
+// inMessageToCodec builds the message transforms see, every optional field set (docs/pipeline.md §1.4),
 // pointing into f.
 func inMessageToCodec(in *iggyclient.InMessage, p codec.Payload, f *messageFields) codec.Message {
 	*f = messageFields{id: idFromBytes(in.ID), offset: in.Offset, sum: in.Checksum, ts: in.Timestamp, originStamp: in.OriginTimestamp}

@@ -10,7 +10,7 @@ import (
 )
 
 // sinkBatch turns polled messages into the records handed to the sink plugin: decode, transforms,
-// encode (pipeline.md §1.4). Its buffers are reused from batch to batch, so a steady stream costs
+// encode (docs/pipeline.md §1.4). Its buffers are reused from batch to batch, so a steady stream costs
 // no allocation per message on the pass-through path.
 //
 // Pass-through: with no transforms, a payload that codec.PassThrough proves the decoder and the
@@ -148,7 +148,7 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		msg := &decoded[i]
 		keep, err := transform.Run(b.transforms, msg)
 		if err != nil {
-			drop("transform", in.Offset, err) // decision 3: a transform failure counts once, as an error
+			drop("transform", in.Offset, err) // docs/architecture.md, decision 3: a transform failure counts once, as an error
 			continue
 		}
 		if !keep {

@@ -15,7 +15,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
-// sinkFailure is one polled record that a stage failed on, with tolerance = "all" (decision 14).
+// sinkFailure is one polled record that a stage failed on, with tolerance = "all" (docs/architecture.md, decision 14).
 type sinkFailure struct {
 	stage  string // a metrics.DeadLetter* stage
 	offset uint64
@@ -71,7 +71,7 @@ func (c *sinkConsumer) isolate(pollCtx context.Context, records []postcard.RawMe
 }
 
 // batchFailed names the batch a fatal consume failure happened on, so a poison record can be
-// found (decision 14), and says so when the previous runner failed on the same offset.
+// found (docs/architecture.md, decision 14), and says so when the previous runner failed on the same offset.
 func (c *sinkConsumer) batchFailed(batch iggyclient.Batch, err error) error {
 	t := c.t
 	where := fmt.Sprintf("stream %q, topic %q, partition %d, offset %d;", t.Stream, t.Topic, batch.PartitionID, batch.Messages[0].Offset)

@@ -21,7 +21,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/telemetry"
 )
 
-// Limits Iggy puts on one message (pipeline.md §2.4).
+// Limits Iggy puts on one message (docs/pipeline.md §2.4).
 const (
 	maxPayloadBytes     = 64_000_000
 	maxUserHeaderBytes  = 100_000
@@ -214,7 +214,7 @@ func (r *Runner) sourceSession(ctx context.Context, client iggyclient.Client, li
 		<-forwarded
 		return false, fmt.Errorf("source %q: %w: starting the plugin's poll loop failed: %w", spec.Key, ErrSourceStalled, err)
 	}
-	r.metrics.c.CreateErrorSeries() // upstream creates it when forwarding starts (http-api.md §4.3.3)
+	r.metrics.c.CreateErrorSeries() // upstream creates it when forwarding starts (docs/http-api.md §4.3.3)
 	r.status.set(StatusRunning)
 	r.log.Info("source running", "streams", len(spec.SourceStreams), "acks", lib.SupportsAck())
 
@@ -375,7 +375,7 @@ func (p *sourcePump) release(b producedBatch) {
 	}
 }
 
-// noteNack counts one NACK towards the stall limit (decision 5): the plugin SDK stops its poll loop
+// noteNack counts one NACK towards the stall limit (docs/architecture.md, decision 5): the plugin SDK stops its poll loop
 // for good after that many consecutive NACKs.
 func (p *sourcePump) noteNack() {
 	if !p.lib.SupportsAck() {
@@ -409,7 +409,7 @@ func (p *sourcePump) forwardLoop(workCtx context.Context) {
 }
 
 // forward runs one batch: decode, transforms, encode per stream, send to every stream, save state,
-// then deliver the ACK/NACK (pipeline.md §2.4 with decision 4).
+// then deliver the ACK/NACK (docs/pipeline.md §2.4 with decision 4 (docs/architecture.md)).
 func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	r := p.r
 	m := r.metrics
@@ -440,7 +440,7 @@ func (p *sourcePump) forward(ctx context.Context, b producedBatch) {
 	if res.decodeErrs+res.errs > 0 && r.errors.tolerateAll {
 		if err := p.deadLetterFailed(ctx, &b.msg, &res); err != nil {
 			res.firstErr = err
-			p.stall(err) // decision 14: fail rather than lose the records
+			p.stall(err) // docs/architecture.md, decision 14: fail rather than lose the records
 		}
 	}
 	if !p.lease.holds() {

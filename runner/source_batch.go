@@ -14,7 +14,7 @@ import (
 
 // sourceBatch turns one batch a source plugin produced into the messages sent to each stream
 // entry: decode with the schema the plugin declared, transforms once, encode for each entry's
-// schema (pipeline.md §2.4). Its buffers are reused from batch to batch.
+// schema (docs/pipeline.md §2.4). Its buffers are reused from batch to batch.
 //
 // Pass-through: with no transforms, when every stream entry's encoder writes back what the
 // decoder read (passThroughPairs), a payload that codec.PassThrough accepts is sent as the plugin
@@ -117,7 +117,7 @@ func (b *sourceBatch) prepare(pm *postcard.ProducedMessages, debug func(msg stri
 	}
 
 	// Decode with the schema the plugin declared, as the SDK's Schema::try_into_payload does
-	// (pipeline.md §3.4): not the sink decoders (avro and flat_buffer stay bytes, proto falls back).
+	// (docs/pipeline.md §3.4): not the sink decoders (avro and flat_buffer stay bytes, proto falls back).
 	decoded, position := b.decoded[:0], b.position[:0]
 	for i := range msgs {
 		pl, err := codec.PayloadFromFFI(pm.Schema, msgs[i].Payload)
@@ -313,7 +313,7 @@ func headerCount(msgs []postcard.ProducedMessage) int {
 	return n
 }
 
-// outMessage applies Iggy's limits to one message (pipeline.md §2.4). The plugin's checksum and
+// outMessage applies Iggy's limits to one message (docs/pipeline.md §2.4). The plugin's checksum and
 // timestamps are dropped; the id (0 = let the client pick one) and headers pass through, the
 // headers into b.headers.
 func (b *sourceBatch) outMessage(id *postcard.Uint128, hasHeaders bool, headers postcard.HeaderMap, payload []byte) (iggyclient.OutMessage, error) {

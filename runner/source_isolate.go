@@ -11,7 +11,7 @@ import (
 )
 
 // deadLetterFailed handles a produced batch that prepare found errors in, with tolerance = "all"
-// (decision 14): it finds the records that fail, sends them to the dead-letter topic as the plugin
+// (docs/architecture.md, decision 14): it finds the records that fail, sends them to the dead-letter topic as the plugin
 // produced them, and prepares the batch again without them, so the rest is sent and the batch
 // ACKed. res becomes the second prepare's result (its counts were already taken from the first).
 // An error means the failed records could not be dead-lettered: the batch must not be ACKed and

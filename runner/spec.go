@@ -19,7 +19,7 @@ const (
 // defaultBatchLength replaces a sink's batch_length of 0, which would poll nothing.
 const defaultBatchLength = config.DefaultBatchLength
 
-// offsetCommit says when a sink stores its consumer-group offset (decision 1).
+// offsetCommit says when a sink stores its consumer-group offset (docs/architecture.md, decision 1).
 type offsetCommit int
 
 const (
@@ -33,13 +33,13 @@ type connectorSpec struct {
 	Key, Name  string
 	Path       string
 	Enabled    bool
-	ConfigJSON []byte // plugin_config as JSON text, "null" when absent (decision 12)
+	ConfigJSON []byte // plugin_config as JSON text, "null" when absent (docs/architecture.md, decision 12)
 	Verbose    bool
 	Benchmark  bool
 	Transforms []transform.Transform
 
 	SinkTopics    []sinkTopic    // one per (stream entry, topic), in config order
-	SourceStreams []sourceStream // every entry receives every batch (decision 4)
+	SourceStreams []sourceStream // every entry receives every batch (docs/architecture.md, decision 4)
 }
 
 type sinkTopic struct {

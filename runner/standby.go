@@ -13,7 +13,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/state"
 )
 
-// Standby sources (decision 15). With the iggy state backend several runners of one source key
+// Standby sources (docs/architecture.md, decision 15). With the iggy state backend several runners of one source key
 // may run at once; one is active, the others wait in standby. The lease is Iggy's own
 // consumer-group assignment: every runner joins group leaseGroup on the one-partition topic
 // lock_<key> of the state stream, and the member the server assigns partition 0 runs the plugin.

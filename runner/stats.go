@@ -105,7 +105,7 @@ func (r *Runner) publishStatus(st Status, le *LastError) {
 	r.state.Set(r.spec.Key, r.spec.Kind, string(st))
 }
 
-// Stats is this connector's /stats object (http-api.md §4.2) with the additive fields of decision
+// Stats is this connector's /stats object (docs/http-api.md §4.2) with the additive fields of decision
 // 10: pid, status, last_error, start and run time, and the process's memory and cpu.
 func (r *Runner) Stats() metrics.ConnectorStats {
 	st, le := r.status.get()

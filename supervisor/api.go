@@ -19,7 +19,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/supervisor/console"
 )
 
-// routes registers every route of http-api.md §3, and ours (decision 13): the lifecycle, offsets,
+// routes registers every route of docs/http-api.md §3, and ours (docs/architecture.md, decision 13): the lifecycle, offsets,
 // validate and preview routes.
 func (s *Supervisor) routes() (*routeTable, error) {
 	mux := newRouteTable()
@@ -139,7 +139,7 @@ func internalError(err error) *apiError {
 }
 
 // providerError maps a provider failure to upstream's status and code. A missing version is 404
-// (DESIGN decision 6; upstream answers 500).
+// (docs/architecture.md, decision 6; upstream answers 500).
 func providerError(kind config.ConnectorKind, err error) *apiError {
 	var nf *provider.NotFoundError
 	switch {
@@ -165,7 +165,7 @@ func (s *Supervisor) running(w http.ResponseWriter, r *http.Request, kind config
 	return m, ok
 }
 
-// infoObject is an element of GET /sinks (http-api.md §5.4).
+// infoObject is an element of GET /sinks (docs/http-api.md §5.4).
 type infoObject struct {
 	ID                 uint32             `json:"id"`
 	Key                string             `json:"key"`

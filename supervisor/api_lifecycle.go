@@ -11,7 +11,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/provider"
 )
 
-// Lifecycle operations (DESIGN decision 13): POST /{sinks,sources}/{key}/{op}.
+// Lifecycle operations (docs/architecture.md, decision 13): POST /{sinks,sources}/{key}/{op}.
 const (
 	opPause  = "pause"
 	opResume = "resume"
@@ -185,7 +185,7 @@ func (s *Supervisor) tellRunner(ctx context.Context, m *managed, c *child, pause
 }
 
 // restart stops the connector's runner and starts it again with the provider's active config
-// (DESIGN decision 6). The new config and its plugin path are checked before anything is stopped,
+// (docs/architecture.md, decision 6). The new config and its plugin path are checked before anything is stopped,
 // so a bad config leaves the running connector as it is. A restart already in progress makes this
 // one a no-op, as upstream.
 func (s *Supervisor) restart(ctx context.Context, m *managed) error {

@@ -149,7 +149,7 @@ var (
 	newSinkBody = `{"enabled":true,"name":"out v1","path":"` + "%s" + `","streams":[{"stream":"demo","topics":["events"],"schema":"json","batch_length":20}],"plugin_config":{"table":"v1"}}`
 )
 
-// Every route of http-api.md §3 against a live supervisor: status, content type and body shape,
+// Every route of docs/http-api.md §3 against a live supervisor: status, content type and body shape,
 // including the error answers. The steps run in order: later ones see the versions earlier ones
 // stored.
 func TestAPIConformance(t *testing.T) {
@@ -189,7 +189,7 @@ func TestAPIConformance(t *testing.T) {
 			jsonFields: map[string]string{"code": `"sink_not_found"`, "reason": `"Sink not found with key: nope"`}},
 		{name: "a source key is not a sink", method: "GET", path: "/sinks/gen", header: withKey(), status: 404, contentType: jsonType,
 			jsonFields: map[string]string{"code": `"sink_not_found"`}},
-		// Ours (decision 13): offsets and validate, under the same key rule.
+		// Ours (docs/architecture.md, decision 13): offsets and validate, under the same key rule.
 		{name: "offsets without key", method: "GET", path: "/sinks/out/offsets", status: 401, exactBody: str("")},
 		{name: "validate without key", method: "POST", path: "/sinks/out/configs/validate", body: create, status: 401, exactBody: str("")},
 		{name: "offsets of a disabled sink", method: "GET", path: "/sinks/off/offsets", header: withKey(), status: 200, contentType: jsonType,

@@ -27,7 +27,7 @@ const (
 	statusStopping = metrics.StatusStopping
 	statusStopped  = metrics.StatusStopped
 	statusError    = metrics.StatusError
-	statusPaused   = metrics.StatusPaused  // ours (decision 13): an operator paused it; its runner is alive
+	statusPaused   = metrics.StatusPaused  // ours (docs/architecture.md, decision 13): an operator paused it; its runner is alive
 	statusStandby  = metrics.StatusStandby // a source replica waiting for its lease (state backend iggy)
 	statusFailed   = metrics.StatusFailed  // ours: the restart limit was reached (restartlimit.go)
 )

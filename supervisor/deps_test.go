@@ -7,7 +7,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// The supervisor knows runners only by their process contract (pkg/runnerproc, decision 18): it
+// The supervisor knows runners only by their process contract (pkg/runnerproc, docs/architecture.md, decision 18): it
 // never links the runner package.
 func TestSupervisorDoesNotImportTheRunner(t *testing.T) {
 	deps := testkit.PackageDeps(t, ".")

@@ -28,7 +28,7 @@
 // supervisor's own log filter), api_ratelimit.go (GET/PUT .../rate_limit), overrides.go (what an operator changed at
 // run time, handed to every runner of the connector's life loop; a persisted log filter in the target-state file).
 // In attach mode fleet_runtime.go forwards those changes to every replica.
-// Attach mode ([fleet] enabled, DESIGN decision 21) spawns nothing and reads no provider: fleet.go
+// Attach mode ([fleet] enabled, docs/architecture.md, decision 21) spawns nothing and reads no provider: fleet.go
 // (its start and the pkg/fleet view of the runners deployed on their own), fleet_api.go (the same
 // routes and shapes from the last fleet snapshot, each connector gaining "replicas"; config and
 // process changes answer 409; pause and resume are forwarded to every replica), fleet_stats.go

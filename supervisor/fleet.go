@@ -13,7 +13,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 )
 
-// attached is the attach mode's state (DESIGN decision 21): the fleet view and its refresh loop.
+// attached is the attach mode's state (docs/architecture.md, decision 21): the fleet view and its refresh loop.
 type attached struct {
 	view *fleet.Fleet
 	stop context.CancelFunc

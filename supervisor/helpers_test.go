@@ -158,9 +158,9 @@ type connectorStats struct {
 	MessagesConsumed  *uint64 `json:"messages_consumed"`
 	MessagesProcessed *uint64 `json:"messages_processed"`
 	Errors            uint64  `json:"errors"`
-	// MessagesDeadLettered is ours (decision 14).
+	// MessagesDeadLettered is ours (docs/architecture.md, decision 14).
 	MessagesDeadLettered *uint64 `json:"messages_dead_lettered"`
-	// Lag is ours (decision 13).
+	// Lag is ours (docs/architecture.md, decision 13).
 	Lag       *uint64 `json:"lag"`
 	LastError *struct {
 		Message string `json:"message"`

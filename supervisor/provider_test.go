@@ -14,7 +14,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// configService is a small config store speaking the HTTP provider API (config.md §5.2), as an
+// configService is a small config store speaking the HTTP provider API (docs/config.md §5.2), as an
 // operator's own service would. Its versions endpoint can be told to fail or to answer garbage.
 type configService struct {
 	mu       sync.Mutex

@@ -190,7 +190,7 @@ func (b *bodyless) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// cors implements tower-http's CorsLayer as upstream configures it (http-api.md §1.5).
+// cors implements tower-http's CorsLayer as upstream configures it (docs/http-api.md §1.5).
 type cors struct {
 	anyOrigin      bool
 	origins        []string

@@ -12,7 +12,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 )
 
-// How the runtime configuration is found and layered at startup (config.md §1-2), seen from the
+// How the runtime configuration is found and layered at startup (docs/config.md §1-2), seen from the
 // outside: what the process does with each layout.
 func TestStartupConfiguration(t *testing.T) {
 	broker := testkit.StartBroker(t)

@@ -246,7 +246,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		s.connectors[c.Kind][c.Key] = m
 		s.ordered = append(s.ordered, m)
 		var targetProblem string
-		m.target, targetProblem = s.loadTarget(c.Kind, c.Key) // before anything starts (decision 13)
+		m.target, targetProblem = s.loadTarget(c.Kind, c.Key) // before anything starts (docs/architecture.md, decision 13)
 		if targetProblem != "" {
 			m.lastErr = &metrics.LastError{Message: targetProblem, Timestamp: uint64(time.Now().UnixMicro())}
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
-// Target states: what an operator asked a connector to be (DESIGN decision 13). They survive a
+// Target states: what an operator asked a connector to be (docs/architecture.md, decision 13). They survive a
 // supervisor restart in one small file per connector beside the state files.
 const (
 	targetRunning = "running"

@@ -1,4 +1,4 @@
-// Package apikey is the api-key check of the REST API (http-api.md §1.4), shared by the supervisor's
+// Package apikey is the api-key check of the REST API (docs/http-api.md §1.4), shared by the supervisor's
 // API and each runner's endpoint (through pkg/httpguard) so both answer exactly as upstream does.
 package apikey
 
@@ -25,7 +25,7 @@ func Authenticated(r *http.Request, want []byte) bool {
 // Valid reports whether the header value got authenticates against want: byte for byte equal and
 // readable as text the way upstream reads it (the http crate's HeaderValue::to_str: visible ASCII
 // and tab); a value with any other byte fails even when it equals the key. The comparison is
-// constant-time (DESIGN decision 11).
+// constant-time (docs/architecture.md, decision 11).
 func Valid(got string, want []byte) bool {
 	equal := subtle.ConstantTimeCompare([]byte(got), want) == 1
 	return equal && visibleASCII(got)

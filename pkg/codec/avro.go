@@ -701,7 +701,7 @@ func describeJSON(v any) string {
 	return fmt.Sprintf("a %T", v)
 }
 
-// avro stream codec (pipeline.md §3.2, §3.3).
+// avro stream codec (docs/pipeline.md §3.2, §3.3).
 type (
 	avroStreamDecoder struct{ schema *AvroSchema }
 	avroStreamEncoder struct{ schema *AvroSchema }

@@ -1,5 +1,5 @@
 // Package codec converts message payloads between bytes and the connector
-// payload model, per stream schema (pipeline.md §3): decoders for the sink
+// payload model, per stream schema (docs/pipeline.md §3): decoders for the sink
 // path (Iggy bytes → Payload), encoders for the source path (Payload → Iggy
 // bytes), and the payload bytes exchanged with plugins (PayloadToFFI,
 // PayloadFromFFI), for all six schemas:

@@ -19,7 +19,7 @@ var ErrInvalidFlatBuffer = errors.New("invalid FlatBuffer payload")
 // table_size_hint.
 const DefaultFlatBufferSizeHint = 1024
 
-// FlatBufferDecoder is the flat_buffer stream decoder (pipeline.md §3.2).
+// FlatBufferDecoder is the flat_buffer stream decoder (docs/pipeline.md §3.2).
 // Without a .fbs schema it does not read the content: it checks the buffer
 // and describes it as JSON {"buffer_size", "has_root_table",
 // ["root_table_type",] "raw_data_base64"}. The stream decoder uses the zero
@@ -68,7 +68,7 @@ func VerifyFlatBuffer(b []byte) error {
 	return nil
 }
 
-// FlatBufferEncoder is the flat_buffer stream encoder (pipeline.md §3.3),
+// FlatBufferEncoder is the flat_buffer stream encoder (docs/pipeline.md §3.3),
 // writing "minimal" buffers (no size prefix, no file identifier):
 //
 //	JSON object        root vector of strings: key, value, key, value, ...

@@ -57,7 +57,7 @@ type Message struct {
 	Payload                                      Payload
 }
 
-// PayloadToFFI returns the payload bytes handed to a sink plugin (pipeline.md
+// PayloadToFFI returns the payload bytes handed to a sink plugin (docs/pipeline.md
 // §3.4): JSON as compact text, Raw/FlatBuffer/Avro bytes as they are (not
 // copied), Text and Proto as UTF-8. The schema label sent alongside is always
 // the stream's configured schema (Decoder.Schema), whatever the payload kind
@@ -90,7 +90,7 @@ func AppendPayloadToFFI(dst []byte, p Payload) (out []byte, err error) {
 }
 
 // PayloadFromFFI turns plugin-side payload bytes into a Payload the way the
-// SDK's Schema::try_into_payload does (pipeline.md §3.4). The source path
+// SDK's Schema::try_into_payload does (docs/pipeline.md §3.4). The source path
 // applies it to each produced message with the schema the plugin declared:
 // json parses (error when invalid), raw keeps the bytes, text checks UTF-8,
 // flat_buffer and avro keep the bytes under their own kind, and proto decodes

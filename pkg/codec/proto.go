@@ -132,7 +132,7 @@ func DecodeProtoWrapper(b []byte) (v []byte, ok bool) {
 	return v, true
 }
 
-// proto stream codec (pipeline.md §3): Any-wrapper mode.
+// proto stream codec (docs/pipeline.md §3): Any-wrapper mode.
 type (
 	protoStreamDecoder struct{}
 	protoStreamEncoder struct {

@@ -36,7 +36,7 @@ func (k ConnectorKind) envSegment() string { return strings.ToUpper(string(k)) }
 // ErrInvalidConnector wraps every rejected connector configuration.
 var ErrInvalidConnector = errors.New("invalid connector configuration")
 
-// Defaults of optional stream keys (config.md §3.2) and of our offset_commit.
+// Defaults of optional stream keys (docs/config.md §3.2) and of our offset_commit.
 const (
 	DefaultBatchLength  uint32 = 1000
 	DefaultPollInterval        = 5 * time.Millisecond
@@ -50,7 +50,7 @@ const (
 	// keeps poll_interval between its polls (docs/pipeline.md §1.7).
 	DefaultIdleAfter = time.Second
 	// OffsetCommitAfterConsuming stores a sink's offsets only after the
-	// plugin's consume returned 0 (at least once; DESIGN decision 1).
+	// plugin's consume returned 0 (at least once; docs/architecture.md, decision 1).
 	OffsetCommitAfterConsuming = "after_consuming"
 	// OffsetCommitAfterPolling is upstream's behaviour (at most once).
 	OffsetCommitAfterPolling = "after_polling"
@@ -70,7 +70,7 @@ var PluginConfigFormats = []string{"json", "yaml", "toml", "text"}
 var TransformNames = []string{"add_fields", "delete_fields", "filter_fields", "update_fields",
 	"unwrap_envelope", "proto_convert", "flat_buffer_convert", "avro_convert"}
 
-// Connector is one version of one connector's configuration (config.md §3).
+// Connector is one version of one connector's configuration (docs/config.md §3).
 //
 // Values inside PluginConfig, Transforms and StreamEntry.Options use
 // JSON-like Go types whichever format they came from: map[string]any, []any,
@@ -96,7 +96,7 @@ type Connector struct {
 	// TransformOrder lists the names in file order, the order they run in.
 	Transforms     map[string]any
 	TransformOrder []string
-	// ErrorHandling is the [error_handling] section (ours, decision 14); nil when absent.
+	// ErrorHandling is the [error_handling] section (ours, docs/architecture.md, decision 14); nil when absent.
 	ErrorHandling *ErrorHandling
 	// RateLimit is the [rate_limit] section (ours, rate_limit.go); nil when absent.
 	RateLimit *RateLimit
@@ -145,7 +145,7 @@ type StreamDeclared struct {
 }
 
 // ValidKey checks a connector key before it is used in file names, env
-// variable names and URLs (DESIGN decision 11): 1 to 128 characters from
+// variable names and URLs (docs/architecture.md, decision 11): 1 to 128 characters from
 // A-Z a-z 0-9 _ - ., not starting with '-' or '.', so a key can never
 // name a path, an option or a hidden file.
 func ValidKey(key string) error {
@@ -168,7 +168,7 @@ func ValidKey(key string) error {
 }
 
 // CheckStart runs the checks upstream makes when a connector starts rather
-// than when its file is loaded (config.md §3.4): durations must parse, and a
+// than when its file is loaded (docs/config.md §3.4): durations must parse, and a
 // source needs at least one stream. ParseConnector already makes them unless
 // ParseOptions.DeferStartChecks was set.
 func (c Connector) CheckStart() error {

@@ -7,7 +7,7 @@ import (
 )
 
 // ConnectorEnvPrefix is the prefix of a connector's override variables:
-// IGGY_CONNECTORS_<SINK|SOURCE>_<KEY upper-cased>_ (config.md §4.5).
+// IGGY_CONNECTORS_<SINK|SOURCE>_<KEY upper-cased>_ (docs/config.md §4.5).
 func ConnectorEnvPrefix(kind ConnectorKind, key string) string {
 	return EnvPrefix + kind.envSegment() + "_" + strings.ToUpper(key) + "_"
 }

@@ -16,7 +16,7 @@ import (
 // ParseOptions tune ParseConnectorWith.
 type ParseOptions struct {
 	// Env, when non-nil, is searched for this connector's
-	// IGGY_CONNECTORS_<SINK|SOURCE>_<KEY>_* overrides (config.md §4.5),
+	// IGGY_CONNECTORS_<SINK|SOURCE>_<KEY>_* overrides (docs/config.md §4.5),
 	// applied as upstream does: typed fields before decoding, plugin_config
 	// keys after.
 	Env []string
@@ -49,7 +49,7 @@ func ParseConnectorWith(name string, data []byte, format string, opts ParseOptio
 }
 
 // ParseConnectorBody decodes the JSON object an HTTP config provider serves
-// for one connector version (config.md §5.2 SinkConfig/SourceConfig): the
+// for one connector version (docs/config.md §5.2 SinkConfig/SourceConfig): the
 // document keys without `type`. A `type` that is present must equal kind.
 func ParseConnectorBody(name string, kind ConnectorKind, data []byte) (Connector, error) {
 	doc, order, err := readDocument(name, data, "json")
@@ -84,7 +84,7 @@ func decodeBody(name string, kind ConnectorKind, doc map[string]any, order []str
 }
 
 // ParseCreateBody decodes the body of POST /{sinks|sources}/{key}/configs
-// (config.md §6.1): enabled, name, path and streams are required; key and
+// (docs/config.md §6.1): enabled, name, path and streams are required; key and
 // version are not part of it (key comes from the URL, version is assigned
 // when the provider stores it). Stricter than upstream, durations must parse
 // so that a config that cannot start is not stored.

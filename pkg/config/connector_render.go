@@ -272,7 +272,7 @@ func (c Connector) MarshalDocument(format string) ([]byte, error) {
 }
 
 // MarshalJSON writes the connector as upstream's SinkConfig/SourceConfig
-// JSON (config.md §5.2, §6.2): the body keys without `type`, every optional
+// JSON (docs/config.md §5.2, §6.2): the body keys without `type`, every optional
 // key present, null when unset.
 func (c Connector) MarshalJSON() ([]byte, error) {
 	return appendJSON(nil, c.bodyObject(true)), nil

@@ -116,7 +116,7 @@ func TestEveryFixtureRoundTrips(t *testing.T) {
 	}
 }
 
-// The version object example of config.md §6.2, for the §3.5 sink file
+// The version object example of docs/config.md §6.2, for the §3.5 sink file
 // reduced to its delete_fields transform.
 func TestVersionJSONMatchesSpecShape(t *testing.T) {
 	c := parseFixture(t, "orders_archive_sink.toml")

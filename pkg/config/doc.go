@@ -1,5 +1,5 @@
 // Package config reads the configuration shared by the runner and the
-// supervisor (spec: config.md §1-4).
+// supervisor (docs/config.md §1-4).
 //
 // The runtime side: Load finds the runtime file (IGGY_CONNECTORS_CONFIG_PATH,
 // searched upwards from the working directory), merges a dotenv file, and
@@ -13,11 +13,11 @@
 // ParseOptions.Env or ApplyConnectorEnv; MarshalTOML, MarshalDocument,
 // MarshalJSON and VersionJSON write it back in the file and REST shapes.
 //
-// Fleet (fleet.go) is our [fleet] section (DESIGN decision 21): attach mode,
+// Fleet (fleet.go) is our [fleet] section (docs/architecture.md, decision 21): attach mode,
 // its static endpoints and DNS names (FleetEndpoint, ParseFleetDNS), and how
 // runners are called (scheme, ca_file, server_name).
 //
-// ErrorHandling (error_handling.go) is our [error_handling] section (DESIGN
+// ErrorHandling (error_handling.go) is our [error_handling] section (docs/architecture.md,
 // decision 14): tolerance, retries and the dead-letter topic; absent, it is
 // nil and every answer keeps upstream's shape.
 //

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// Error tolerances of the [error_handling] section (DESIGN decision 14).
+// Error tolerances of the [error_handling] section (docs/architecture.md, decision 14).
 const (
-	// ToleranceNone retries, then fails the connector (decision 1; the default).
+	// ToleranceNone retries, then fails the connector (docs/architecture.md, decision 1; the default).
 	ToleranceNone = "none"
 	// ToleranceAll isolates the records that fail and sends them to the dead-letter topic.
 	ToleranceAll = "all"

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Fleet is [fleet] (DESIGN decision 21, a Go extension): attach mode. With Enabled the supervisor
+// Fleet is [fleet] (docs/architecture.md, decision 21, a Go extension): attach mode. With Enabled the supervisor
 // spawns nothing and reads no connector provider; it finds runners deployed on their own (Runners,
 // DNS), polls their endpoints every Refresh and serves the merged API over them.
 type Fleet struct {

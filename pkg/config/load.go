@@ -27,7 +27,7 @@ type Loaded struct {
 	Overrides []string
 }
 
-// Load does what the supervisor does at startup (config.md §1.1): merge the
+// Load does what the supervisor does at startup (docs/config.md §1.1): merge the
 // dotenv file into env, find the runtime file named by
 // IGGY_CONNECTORS_CONFIG_PATH (default core/connectors/runtime/config.toml,
 // relative paths searched from workDir up to /), and load it with the

@@ -12,7 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Runtime is the runtime configuration file (config.md §1): the REST API,
+// Runtime is the runtime configuration file (docs/config.md §1): the REST API,
 // the Iggy connection, the state directory, the connector config provider,
 // telemetry and logging. The zero value is not useful; start from
 // DefaultRuntime or LoadRuntime.
@@ -170,7 +170,7 @@ type Connectors struct {
 	ConfigType string // ProviderLocal or ProviderHTTP
 	// Local provider.
 	ConfigDir string
-	// HTTP provider (config.md §5.1).
+	// HTTP provider (docs/config.md §5.1).
 	BaseURL        string
 	Timeout        time.Duration
 	RequestHeaders map[string]string // nil when none

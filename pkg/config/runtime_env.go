@@ -124,7 +124,7 @@ var runtimeFields = []runtimeField{
 	{path: "telemetry.traces.endpoint", kind: kindString, help: "OTLP traces endpoint", ref: func(r *Runtime) any { return &r.Telemetry.Traces.Endpoint }},
 	{path: "logging.format", kind: kindString, enum: []string{"text", "json"}, help: "log format: text or json", ref: func(r *Runtime) any { return &r.Logging.Format }},
 	{path: "plugins.allowed_dirs", kind: kindPathList, extension: true, help: "directories plugins may be loaded from, comma-separated (default: those of the connectors found at startup and plugins/ next to the binary)", ref: func(r *Runtime) any { return &r.Plugins.AllowedDirs }},
-	// Attach mode (Go extension keys, fleet.go; DESIGN decision 21).
+	// Attach mode (Go extension keys, fleet.go; docs/architecture.md, decision 21).
 	{path: "fleet.enabled", kind: kindBool, extension: true, help: "attach mode: serve the merged API over runners deployed on their own; spawn nothing and read no connector provider", ref: func(r *Runtime) any { return &r.Fleet.Enabled }},
 	{path: "fleet.runners", kind: kindStrings, commaList: true, extension: true, help: "attach mode: static runner endpoints, host:port or http(s)://host:port, comma-separated or bracket list", ref: func(r *Runtime) any { return &r.Fleet.Runners }},
 	{path: "fleet.dns", kind: kindStrings, commaList: true, extension: true, help: "attach mode: DNS names resolved on every refresh: SRV names (_http._tcp.name) or A/AAAA names with a port (name:8081)", ref: func(r *Runtime) any { return &r.Fleet.DNS }},

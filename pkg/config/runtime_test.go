@@ -284,7 +284,7 @@ func TestEnvironRoundTrip(t *testing.T) {
 	}
 }
 
-// The spec's closed list of runtime variables (config.md §2.5).
+// The spec's closed list of runtime variables (docs/config.md §2.5).
 var specRuntimeVarSuffixes = strings.Fields(`HTTP_ENABLED HTTP_ADDRESS HTTP_API_KEY HTTP_CORS_ENABLED
 HTTP_CORS_ALLOWED_METHODS HTTP_CORS_ALLOWED_ORIGINS HTTP_CORS_ALLOWED_HEADERS HTTP_CORS_EXPOSED_HEADERS
 HTTP_CORS_ALLOW_CREDENTIALS HTTP_CORS_ALLOW_PRIVATE_NETWORK HTTP_TLS_ENABLED HTTP_TLS_CERT_FILE HTTP_TLS_KEY_FILE

@@ -15,7 +15,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// The 0.9 protocol driven with raw frames built by pkg/wire09 (spec 0.9 §13).
+// The 0.9 protocol driven with raw frames built by pkg/wire09 (docs/iggy-protocol-0.9.md §13).
 
 func must[T any](t testing.TB) func(T, error) T {
 	return func(v T, err error) T {

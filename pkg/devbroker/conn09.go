@@ -12,7 +12,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// The Iggy 0.9 side of a connection (spec 0.9 §13): 256-byte frames, §3.5
+// The Iggy 0.9 side of a connection (docs/iggy-protocol-0.9.md §13): 256-byte frames, §3.5
 // validation, the session gate, request numbers and metadata deduplication.
 //
 // A connection holds at most one session, the u128 client id bound by its
@@ -173,7 +173,7 @@ func (c *connection) evict(client wire09.U128, reason wire09.EvictionReason) err
 	return errEvicted
 }
 
-// register09 logs in (spec 0.9 §5.1): version gate, then password or token.
+// register09 logs in (docs/iggy-protocol-0.9.md §5.1): version gate, then password or token.
 func (c *connection) register09(h *wire09.RequestHeader, body []byte) error {
 	prefix, _, err := wire09.DecodeLoginPrefix(body)
 	if err != nil {

@@ -7,8 +7,8 @@
 // metadata, streams, topics, partitions added and deleted, send and poll,
 // consumer offsets, consumer groups) with the real server's layouts, status
 // codes and quirks, as
-// described in spec/iggy-protocol.md. Over 0.9 it does what
-// spec/iggy-protocol-0.9.md §13 asks of a test broker (sessions, request
+// described in docs/iggy-protocol-0.8.md. Over 0.9 it does what
+// docs/iggy-protocol-0.9.md §13 asks of a test broker (sessions, request
 // numbers, metadata dedup, evictions, checksummed batch records, Sync and
 // generations), with pkg/wire09 for the bytes.
 //

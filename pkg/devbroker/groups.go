@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Consumer-group membership and partition assignment (spec §6.6), as Iggy 0.8 does it. All of it
+// Consumer-group membership and partition assignment (docs/iggy-protocol-0.8.md §6.6), as Iggy 0.8 does it. All of it
 // runs under store.groupMu.
 //
 // A join is cooperative: unowned partitions go to idle members, and a member above its fair share

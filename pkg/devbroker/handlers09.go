@@ -7,7 +7,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
-// 0.9 handlers of cluster metadata, streams, topics and partitions (spec 0.9
+// 0.9 handlers of cluster metadata, streams, topics and partitions (docs/iggy-protocol-0.9.md
 // §10.1–§10.3). Metadata operations answer committed outcomes in the result
 // section (a rejection code) and pre-commit denials in the header status.
 

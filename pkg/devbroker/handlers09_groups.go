@@ -5,7 +5,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
-// 0.9 consumer-group handlers (spec 0.9 §10.6). Members are sessions
+// 0.9 consumer-group handlers (docs/iggy-protocol-0.9.md §10.6). Members are sessions
 // (connection.sess.clientID stands for the bound u128 client id, see
 // conn09.go); every change of membership or assignment bumps the group's
 // generation, which Sync reports with the partitions the member may poll.

@@ -8,7 +8,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
-// 0.9 handlers of sends, polls and consumer offsets (spec 0.9 §10.4, §10.5,
+// 0.9 handlers of sends, polls and consumer offsets (docs/iggy-protocol-0.9.md §10.4, §10.5,
 // §11). Partition-plane requests that do not resolve (stream, topic,
 // partition, or a group offset write by a non-owner) are denied with status 20.
 

@@ -21,7 +21,7 @@ type StoredMessage struct {
 	Timestamp       uint64 // server append time, µs since the Unix epoch
 	OriginTimestamp uint64 // as the client sent it
 	Payload         []byte
-	UserHeaders     []byte // the raw user-header bytes (spec §5.2), nil when none
+	UserHeaders     []byte // the raw user-header bytes (docs/iggy-protocol-0.8.md §5.2), nil when none
 }
 
 // CreateStream creates a stream for test setup and returns its id.
@@ -151,7 +151,7 @@ func parseStored(partitionID uint32, msg []byte) StoredMessage {
 	return m
 }
 
-// parseRecord copies the messages of a stored 0.9 batch record (spec 0.9 §11.2).
+// parseRecord copies the messages of a stored 0.9 batch record (docs/iggy-protocol-0.9.md §11.2).
 func parseRecord(partitionID uint32, b *batch) []StoredMessage {
 	var out []StoredMessage
 	it, _ := wire09.NewPollIterator(append(iggywire.AppendPollPrefix(nil, iggywire.PollPrefix{MessagesCount: uint32(len(b.ends))}), b.data...))

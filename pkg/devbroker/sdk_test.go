@@ -215,7 +215,7 @@ func TestSendAndPollEveryStrategy(t *testing.T) {
 		})
 	}
 
-	// Offsets, timestamps and ids are the server's (spec §6).
+	// Offsets, timestamps and ids are the server's (docs/iggy-protocol-0.8.md §6).
 	polled, err := cli.PollMessages(stream, topic, consumer, iggcon.FirstPollingStrategy(), 10, false, partition)
 	if err != nil {
 		t.Fatal(err)
@@ -600,7 +600,7 @@ func TestMessagesShowsWhatATopicHolds(t *testing.T) {
 		first.OriginTimestamp != withID.Header.OriginTimestamp || first.Checksum == 0 {
 		t.Errorf("first stored message = %+v; want partition 1, offset 0, the sent id and origin timestamp", first)
 	}
-	// The spec §5.2 example: string key "k", string value "v".
+	// The docs/iggy-protocol-0.8.md §5.2 example: string key "k", string value "v".
 	if want := []byte{2, 1, 0, 0, 0, 'k', 2, 1, 0, 0, 0, 'v'}; string(first.UserHeaders) != string(want) {
 		t.Errorf("stored user headers % x, want % x", first.UserHeaders, want)
 	}

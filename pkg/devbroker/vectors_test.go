@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// The worked hex examples of spec §8, byte for byte over raw TCP.
+// The worked hex examples of docs/iggy-protocol-0.8.md §8, byte for byte over raw TCP.
 
 func unhex(t testing.TB, s string) []byte {
 	t.Helper()

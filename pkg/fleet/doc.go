@@ -1,4 +1,4 @@
-// Package fleet is the attach mode's view of runners deployed on their own (DESIGN decision 21):
+// Package fleet is the attach mode's view of runners deployed on their own (docs/architecture.md, decision 21):
 // it finds them, polls their endpoints and keeps the last snapshot, so the supervisor answers its
 // merged API without waiting on any runner.
 //

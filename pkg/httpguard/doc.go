@@ -1,5 +1,5 @@
 // Package httpguard is the access policy in front of both HTTP servers of the project, the
-// supervisor's REST API and a runner's endpoint (DESIGN decision 20), so both answer alike:
+// supervisor's REST API and a runner's endpoint (docs/architecture.md, decision 20), so both answer alike:
 //
 //   - The API key (http.api_key) in the api-key header or as Authorization: Bearer, as pkg/apikey
 //     checks it; /, /health and /ready are always open, and the metrics route too with

@@ -13,7 +13,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
-// TooLargeText is the 413 answer's body: axum's text for a body over its limit (http-api.md §1.6).
+// TooLargeText is the 413 answer's body: axum's text for a body over its limit (docs/http-api.md §1.6).
 const TooLargeText = "Failed to buffer the request body: length limit exceeded"
 
 // MinRateGrace is how long a request body may take before http.min_body_rate applies: by t

@@ -230,7 +230,7 @@ func sameHeaders(got, want []iggyclient.HeaderEntry) bool {
 
 func TestSendPartitioning(t *testing.T) {
 	testkit.OverProtocols(t, func(t *testing.T, proto string) {
-		// Spec §6.4: balanced rotates per request from 0; messages key
+		// docs/iggy-protocol-0.8.md §6.4: balanced rotates per request from 0; messages key
 		// "user-42" over 3 partitions lands on 2.
 		tests := []struct {
 			name  string

@@ -53,7 +53,7 @@ func detectWithRetry(ctx context.Context, o api.Options) (string, error) {
 }
 
 // detect asks the server at address which protocol it speaks, within DetectTimeout. It first
-// sends a 0.9 Ping request (iggy-protocol-0.9.md §5.2: allowed before login): a 0.9 server
+// sends a 0.9 Ping request (docs/iggy-protocol-0.9.md §5.2: allowed before login): a 0.9 server
 // answers with a 256-byte reply header; a 0.8 server reads the zero checksum as a length below
 // 4 and answers status 3 (InvalidCommand) in its 8-byte reply header. When that first answer is
 // neither, a 0.8 Ping on a fresh connection decides (a 0.9 server waits for 256 bytes and stays

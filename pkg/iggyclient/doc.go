@@ -35,5 +35,5 @@
 // detect.go (protocol detection).
 //
 // Stream and topic strings that parse as a u32 are numeric ids, anything else is a name
-// (pipeline.md §1.1). Consumer group strings are always names.
+// (docs/pipeline.md §1.1). Consumer group strings are always names.
 package iggyclient

@@ -409,7 +409,7 @@ func (c *cells) families(l *seriesLabels) []*dto.MetricFamily {
 		}
 		stages.Metric = append(stages.Metric, &dto.Metric{Label: l.stage[i], Histogram: c.stages[i].histogram()})
 	}
-	// Ours (decision 14), after upstream's families; series sorted by stage name.
+	// Ours (docs/architecture.md, decision 14), after upstream's families; series sorted by stage name.
 	var dead *dto.MetricFamily
 	for _, i := range deadLetterStagesInSeriesOrder {
 		if created&createdBit(deadLetterSeries(i)) == 0 {

@@ -12,17 +12,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Connector status values (http-api.md §5.2).
+// Connector status values (docs/http-api.md §5.2).
 const (
 	StatusStarting = "starting"
 	StatusRunning  = "running"
 	StatusStopping = "stopping"
 	StatusStopped  = "stopped"
 	StatusError    = "error"
-	// StatusPaused is ours (DESIGN decision 13): the operator paused the connector; its runner
+	// StatusPaused is ours (docs/architecture.md, decision 13): the operator paused the connector; its runner
 	// process is alive and serving.
 	StatusPaused = "paused"
-	// StatusStandby is ours (DESIGN decision 15): a replica of a source waiting for the lease.
+	// StatusStandby is ours (docs/architecture.md, decision 15): a replica of a source waiting for the lease.
 	StatusStandby = "standby"
 	// StatusFailed is ours (docs/runtime-changes.md): the supervisor stopped restarting the
 	// connector's runner after IGGY_SUPERVISOR_RESTART_LIMIT restarts within the window. Only the
@@ -211,7 +211,7 @@ func (c *Connector) SetInfo(name, version string, enabled bool) {
 }
 
 // SetStatus moves the connector to status; running and stopped clear the
-// last error, the other statuses keep it (http-api.md §5.2).
+// last error, the other statuses keep it (docs/http-api.md §5.2).
 func (c *Connector) SetStatus(status string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -20,7 +20,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// specFamily is one row of the family table of http-api.md §4.3, as the
+// specFamily is one row of the family table of docs/http-api.md §4.3, as the
 // spec writes it (HELP/TYPE name, help without the appended period).
 type specFamily struct {
 	name, typ, help string

@@ -1,6 +1,6 @@
 // Package metrics holds the connectors' Prometheus families and the JSON
 // shapes of /stats, exactly as upstream's runtime names and lays them out
-// (http-api.md §4.2-4.3, pipeline.md §6).
+// (docs/http-api.md §4.2-4.3, docs/pipeline.md §6).
 //
 //   - Connector (connector.go): one connector's counters and stage histograms
 //     (upstream's names, help texts, labels and buckets), its status, and
@@ -34,7 +34,7 @@
 //     at scrape time: the supervisor's latest sample, or a runner's own.
 //   - ConnectorStats, RuntimeStats: the /stats JSON, fields in upstream's order.
 //   - SumReplicas (sum.go): one connector's /stats object over several runners of it, for
-//     the supervisor's attach mode (DESIGN decision 21).
+//     the supervisor's attach mode (docs/architecture.md, decision 21).
 //   - Sampler, ReadProcess: process and host figures (gopsutil, cgroup limits);
 //     Sampler.Processes reads many processes in one pass.
 //   - Merged (merge.go): the supervisor's gatherer, its registry plus every

@@ -11,7 +11,7 @@ import (
 
 // upstreamExposition is the body upstream's runtime serves for the state
 // built in TestExpositionIsUpstreamsBytes, written out by hand from
-// http-api.md §4.3: families in registration order, help with a period,
+// docs/http-api.md §4.3: families in registration order, help with a period,
 // counters with _total samples and integer values, empty labelled families
 // as two comment lines, histogram _sum, _count, then buckets with le in
 // dtoa style.

@@ -19,21 +19,21 @@ const (
 	FamilyErrors            = "iggy_connector_errors_total"
 	FamilyStageDuration     = "iggy_connector_stage_duration_seconds"
 
-	// Supervisor additions (DESIGN.md decision 10); not in upstream.
+	// Supervisor additions (docs/architecture.md, decision 10); not in upstream.
 	FamilyConnectorUp       = "iggy_connector_up"
 	FamilyConnectorRestarts = "iggy_connector_restarts_total"
 
-	// Failed records (DESIGN.md decision 14); not in upstream.
+	// Failed records (docs/architecture.md, decision 14); not in upstream.
 	FamilyDeadLettered = "iggy_connector_dead_lettered_total"
 	// FamilyLogLinesDropped counts plugin log lines dropped over the runner's limit (ours).
 	FamilyLogLinesDropped = "iggy_connector_log_lines_dropped_total"
 	// FamilyTapDropped counts live-tap events dropped because a tap client did not keep up (ours).
 	FamilyTapDropped = "iggy_connector_tap_dropped_total"
 
-	// Run-time operations (DESIGN.md decision 13); not in upstream. One series per state
+	// Run-time operations (docs/architecture.md, decision 13); not in upstream. One series per state
 	// (ConnectorStates, label LabelState), 1 for the current one.
 	FamilyConnectorState = "iggy_connector_state"
-	// Consumer lag (DESIGN.md decision 13); not in upstream.
+	// Consumer lag (docs/architecture.md, decision 13); not in upstream.
 	FamilyConsumerLag = "iggy_connector_consumer_lag"
 
 	// Safe changes at run time (docs/runtime-changes.md); not in upstream.
@@ -63,7 +63,7 @@ const (
 	KindSink   = "sink"
 )
 
-// Stage label values of the stage histogram (pipeline.md §6).
+// Stage label values of the stage histogram (docs/pipeline.md §6).
 const (
 	StageDecode    = "decode"
 	StagePrepare   = "prepare"
@@ -73,7 +73,7 @@ const (
 	StageTotal     = "total"
 )
 
-// Stage label values of the dead-letter counter: where a record failed (decision 14).
+// Stage label values of the dead-letter counter: where a record failed (docs/architecture.md, decision 14).
 const (
 	DeadLetterDecode    = "decode"
 	DeadLetterTransform = "transform"

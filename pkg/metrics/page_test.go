@@ -246,7 +246,7 @@ func TestHeartbeatAge(t *testing.T) {
 }
 
 // Every status a runner publishes reads back from the page as it was written, paused (appended
-// to the stored list, decision 13) included.
+// to the stored list, docs/architecture.md, decision 13) included.
 func TestPageCarriesEveryStatus(t *testing.T) {
 	sup := newPage(t, "gen", metrics.KindSource)
 	if got := sup.Status(); got != "" {

@@ -5,10 +5,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Runtime is the runtime-level set the supervisor exposes (http-api.md
+// Runtime is the runtime-level set the supervisor exposes (docs/http-api.md
 // §4.3.1): the four connector-count gauges, plus iggy_connector_up and
-// iggy_connector_restarts_total (DESIGN.md decision 10) and
-// iggy_connector_state (decision 13). Runners do not register it, so merging
+// iggy_connector_restarts_total (docs/architecture.md, decision 10) and
+// iggy_connector_state (docs/architecture.md, decision 13). Runners do not register it, so merging
 // their families never clashes with it.
 type Runtime struct {
 	sourcesTotal, sourcesRunning, sinksTotal, sinksRunning prometheus.Gauge

@@ -5,7 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // ConnectorStates are the values of the state label of FamilyConnectorState, kube-state-metrics
 // style: every connector has one series per state, 1 for its current state and 0 for the others,
 // so an alert can match state="paused" without knowing which states exist. "standby" belongs to
-// active/standby sources (DESIGN decision 15); "failed" to the supervisor's restart limit.
+// active/standby sources (docs/architecture.md, decision 15); "failed" to the supervisor's restart limit.
 var ConnectorStates = []string{StatusStarting, StatusRunning, StatusPaused, StatusStopping, StatusStopped, StatusError, StatusStandby, StatusFailed}
 
 // StateGauge is the iggy_connector_state family: the supervisor's for every connector, a runner's

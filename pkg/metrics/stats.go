@@ -4,9 +4,9 @@ import (
 	"math"
 )
 
-// ConnectorStats is one element of /stats "connectors" (http-api.md §4.2),
+// ConnectorStats is one element of /stats "connectors" (docs/http-api.md §4.2),
 // fields in upstream's order, followed by the additive fields of
-// DESIGN.md decision 10 (pid .. run_time).
+// docs/architecture.md, decision 10 (pid .. run_time).
 type ConnectorStats struct {
 	Key               string  `json:"key"`
 	Name              string  `json:"name"`
@@ -21,7 +21,7 @@ type ConnectorStats struct {
 	MessagesProcessed *uint64 `json:"messages_processed,omitempty"` // sinks only
 	MessagesFiltered  *uint64 `json:"messages_filtered,omitempty"`
 	Errors            uint64  `json:"errors"`
-	// MessagesDeadLettered is ours (decision 14): present for a connector with tolerance = "all"
+	// MessagesDeadLettered is ours (docs/architecture.md, decision 14): present for a connector with tolerance = "all"
 	// or one that dead-lettered anything.
 	MessagesDeadLettered *uint64 `json:"messages_dead_lettered,omitempty"`
 	// LogLinesDropped is ours: plugin log lines dropped over the runner's per-second limit,
@@ -30,7 +30,7 @@ type ConnectorStats struct {
 	// TapDropped is ours: events a live tap dropped because its client did not keep up (the
 	// pipeline never waits for a tap), present once any was.
 	TapDropped *uint64 `json:"tap_dropped,omitempty"`
-	// Lag is ours (decision 13): a sink's consumer lag summed over its partitions (see
+	// Lag is ours (docs/architecture.md, decision 13): a sink's consumer lag summed over its partitions (see
 	// Connector.SetLag), absent before its first poll and for sources.
 	Lag *uint64 `json:"lag,omitempty"`
 	// ThrottledSeconds is ours: the time the connector waited for its [rate_limit], present
@@ -53,7 +53,7 @@ type LastError struct {
 	Timestamp uint64 `json:"timestamp"` // µs since epoch
 }
 
-// RuntimeStats is the whole /stats object (http-api.md §4.2), fields in
+// RuntimeStats is the whole /stats object (docs/http-api.md §4.2), fields in
 // upstream's order.
 type RuntimeStats struct {
 	ConnectorsRuntimeVersion       string           `json:"connectors_runtime_version"`

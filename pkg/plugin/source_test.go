@@ -149,7 +149,7 @@ func TestRandomSourceStateAdvancesOnlyOnAck(t *testing.T) {
 	}
 }
 
-// The fifth consecutive NACK stops the poll loop (ffi-abi.md §4.2).
+// The fifth consecutive NACK stops the poll loop (docs/plugin-abi.md §4.2).
 func TestFiveNacksStopTheLoop(t *testing.T) {
 	logs := recordLogs(t)
 	src := loadSource(t, "fault")
@@ -275,7 +275,7 @@ func headersEqual(a, b postcard.HeaderMap) bool {
 	return true
 }
 
-// Decision 8: a source with the pre-ack ABI loads and runs without acks.
+// docs/architecture.md, decision 8: a source with the pre-ack ABI loads and runs without acks.
 func TestLegacySourceRunsWithoutAcks(t *testing.T) {
 	recordLogs(t)
 	lib := testkit.BuildPlugins(t) + "/" + testkit.LegacyFaultPlugin

@@ -33,7 +33,7 @@ func (e *ResolveError) Error() string { return "Invalid configuration: " + e.tex
 func (e *ResolveError) Unwrap() error { return e.kind }
 
 // ResolvePath turns a connector's configured plugin path into the path to
-// load, exactly as upstream (ffi-abi.md §6): add the OS library extension
+// load, exactly as upstream (docs/plugin-abi.md §6): add the OS library extension
 // unless the path already ends in .so, .dylib or .dll; use the path as is if
 // it exists; otherwise, for a relative path, look for its file name in the
 // executable's directory, the working directory and the system library

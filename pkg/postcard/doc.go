@@ -1,5 +1,5 @@
 // Package postcard encodes and decodes the postcard 1.x byte layouts that
-// cross the connector plugin C ABI (ffi-abi.md §2): topic and message
+// cross the connector plugin C ABI (docs/plugin-abi.md §2): topic and message
 // metadata, raw messages for sinks, produced messages from sources, header
 // maps and connector state. Plugins built upstream with iggy_connector_sdk
 // read and write these bytes, so they must match postcard 1.1.3 exactly.

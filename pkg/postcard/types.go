@@ -48,7 +48,7 @@ type Uint128 struct{ Hi, Lo uint64 }
 // binary protocol uses for the same kind (see IggyCode).
 type HeaderKind uint32
 
-// HeaderKind variants in declaration order (ffi-abi.md §2.3).
+// HeaderKind variants in declaration order (docs/plugin-abi.md §2.3).
 const (
 	HeaderKindRaw HeaderKind = iota
 	HeaderKindString

@@ -9,7 +9,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
-// The unsigned varint examples of ffi-abi.md §2.1, both directions.
+// The unsigned varint examples of docs/plugin-abi.md §2.1, both directions.
 func TestUvarintSpecExamples(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -21,7 +21,7 @@ func unhex(t testing.TB, s string) []byte {
 
 func ptr[T any](v T) *T { return &v }
 
-// Hex vectors of ffi-abi.md §2.4, verbatim.
+// Hex vectors of docs/plugin-abi.md §2.4, verbatim.
 const (
 	hexV1  = "01 73 01 74"
 	hexV1b = "06 6F 72 64 65 72 73 06 65 76 65 6E 74 73"

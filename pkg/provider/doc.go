@@ -1,4 +1,4 @@
-// Package provider fetches and stores connector configurations (config.md
+// Package provider fetches and stores connector configurations (docs/config.md
 // §4-5). Two implementations share the Provider interface: Local, a
 // directory of connector TOML files with an .active_versions.toml pointer
 // file, and HTTP, a remote config API reached through URL templates with

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// extract applies connectors.response (config.md §5.4) to a 2xx body: the
+// extract applies connectors.response (docs/config.md §5.4) to a 2xx body: the
 // body must be JSON; a non-null value at errorPath is an "API returned
 // error"; the data is the value at dataPath, or the whole body. Paths are
 // dot-separated object keys or array indexes. Working on raw JSON keeps the

@@ -22,7 +22,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/config"
 )
 
-// Operation names: the keys of connectors.url_templates (config.md §5.2).
+// Operation names: the keys of connectors.url_templates (docs/config.md §5.2).
 const (
 	OpGetActiveConfigs      = "get_active_configs"
 	OpGetActiveVersions     = "get_active_versions"
@@ -58,7 +58,7 @@ var DefaultURLTemplates = map[string]string{
 	OpDeleteSourceConfig:    "/sources/{key}/configs",
 }
 
-// HTTP is the remote config API provider (config.md §5). Every call is one
+// HTTP is the remote config API provider (docs/config.md §5). Every call is one
 // HTTP request, retried on transient failures with capped, jittered
 // exponential backoff; each attempt has its own timeout.
 type HTTP struct {
@@ -184,7 +184,7 @@ func transientStatus(code int) bool {
 	return code >= 500 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests
 }
 
-// retryDelays hands out the delays before the retries of one request (config.md §5.5).
+// retryDelays hands out the delays before the retries of one request (docs/config.md §5.5).
 type retryDelays struct {
 	bounds *backoff.Backoff // min(max, initial*multiplier^n), unjittered
 	low    time.Duration    // initial/2: upstream's jitter never goes below it

@@ -20,7 +20,7 @@ import (
 )
 
 // configAPI is a small but real implementation of the config provider API
-// (config.md §5.2), served over HTTP by the tests. Faults are injected per
+// (docs/config.md §5.2), served over HTTP by the tests. Faults are injected per
 // test through the fields guarded by mu.
 type configAPI struct {
 	mu       sync.Mutex

@@ -28,7 +28,7 @@ const ActiveVersionsFile = ".active_versions.toml"
 // hold plugin secrets, so only the owner reads them.
 const filePerm = 0o600
 
-// Local is the directory provider (config.md §4). The directory is scanned
+// Local is the directory provider (docs/config.md §4). The directory is scanned
 // once, at NewLocal; afterwards only the pointer file and the files that did
 // not load are re-read, and changes go through the provider.
 type Local struct {

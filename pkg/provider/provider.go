@@ -23,7 +23,7 @@ type Provider interface {
 	// latest List answer.
 	Broken(ctx context.Context) []Broken
 	// Get returns the active version of one connector (what a restart
-	// uses, DESIGN decision 6). A missing connector is ErrNotFound.
+	// uses, docs/architecture.md, decision 6). A missing connector is ErrNotFound.
 	Get(ctx context.Context, kind config.ConnectorKind, key string) (config.Connector, error)
 	// Versions returns every stored version of a key, ascending; none is an
 	// empty list, not an error.
@@ -77,7 +77,7 @@ func notFound(kind config.ConnectorKind, key string, version uint64) error {
 
 // New opens the provider the runtime configuration selects
 // (connectors.config_type). env is the process environment, searched by the
-// local provider for connector overrides (config.md §4.5).
+// local provider for connector overrides (docs/config.md §4.5).
 func New(rt config.Runtime, env []string, log *slog.Logger) (Provider, error) {
 	switch rt.Connectors.ConfigType {
 	case config.ProviderLocal:

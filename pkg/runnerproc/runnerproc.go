@@ -79,7 +79,7 @@ const EnvInstanceID = "IGGY_CONNECTOR_INSTANCE_ID"
 // (pkg/metrics' page): the runner counts into it, the supervisor reads it.
 const EnvStatsPage = "IGGY_CONNECTOR_STATS_PAGE"
 
-// EnvStartPaused ("true") starts the runner paused (DESIGN decision 13): a sink polls nothing and a
+// EnvStartPaused ("true") starts the runner paused (docs/architecture.md, decision 13): a sink polls nothing and a
 // source opens no plugin until POST /resume. The supervisor sets it for a connector an operator
 // paused, so a paused runner that crashed comes back paused.
 const EnvStartPaused = "IGGY_CONNECTOR_START_PAUSED"

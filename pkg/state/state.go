@@ -1,5 +1,5 @@
 // Package state persists a source connector's state: the opaque bytes its plugin hands over with a
-// batch, handed back at the next open (ffi-abi.md §4.4, pipeline.md §2.7).
+// batch, handed back at the next open (docs/plugin-abi.md §4.4, docs/pipeline.md §2.7).
 //
 // Two files may hold it, both in the state directory:
 //

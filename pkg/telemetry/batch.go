@@ -14,7 +14,7 @@ import (
 )
 
 // Span names: one parent span per batch, one child per stage, the children
-// named as the stage label of the duration histogram (pipeline.md §6).
+// named as the stage label of the duration histogram (docs/pipeline.md §6).
 const (
 	SpanSinkBatch   = "sink batch"
 	SpanSourceBatch = "source batch"
@@ -165,7 +165,7 @@ func (l *stageLayout) stage(name string, d time.Duration) {
 	s.End(trace.WithTimestamp(l.at))
 }
 
-// LogSinkBenchmark logs the sink benchmark event of pipeline.md §6 on log
+// LogSinkBenchmark logs the sink benchmark event of docs/pipeline.md §6 on log
 // (which carries connector_key and connector_type). As upstream, a failed
 // batch reports 0 for processed_count and the stage times; total_us stays.
 func LogSinkBenchmark(log *slog.Logger, b SinkBatch) {
@@ -188,7 +188,7 @@ func LogSinkBenchmark(log *slog.Logger, b SinkBatch) {
 	)
 }
 
-// LogSourceBenchmark logs the source benchmark event of pipeline.md §6.
+// LogSourceBenchmark logs the source benchmark event of docs/pipeline.md §6.
 // sent_count is 0 on failure and state_save_us 0 unless the state was saved.
 func LogSourceBenchmark(log *slog.Logger, b SourceBatch) {
 	sent, stateSave := b.SentCount, b.StateSave

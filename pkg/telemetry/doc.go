@@ -19,7 +19,7 @@
 //     SourceBatch) and records a "sink batch" or "source batch" span with one
 //     child span per stage (decode, prepare, ffi or iggy_send, state_save; the
 //     stage names of the duration histogram), and, in benchmark mode, the
-//     per-batch "benchmark" event of pipeline.md §6 on target
+//     per-batch "benchmark" event of docs/pipeline.md §6 on target
 //     iggy_connectors::benchmark. The stage histograms themselves stay with
 //     pkg/metrics, recorded always.
 package telemetry

@@ -13,7 +13,7 @@ import (
 )
 
 // Raw09 is a hand-driven Iggy 0.9 connection for protocol tests: it builds
-// frames with pkg/wire09, numbers requests as the SDKs do (spec 0.9 §4.3) and
+// frames with pkg/wire09, numbers requests as the SDKs do (docs/iggy-protocol-0.9.md §4.3) and
 // reads replies and evictions. It checks nothing beyond the framing; tests
 // assert on what comes back.
 type Raw09 struct {

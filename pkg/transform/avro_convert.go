@@ -7,7 +7,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
-// avroConvert is avro_convert (pipeline.md §4.4): JSON or JSON text to one
+// avroConvert is avro_convert (docs/pipeline.md §4.4): JSON or JSON text to one
 // Avro datum of the schema and back, Avro bytes to base64 text or raw bytes.
 // Pairs it does not know pass the message through unchanged, as upstream.
 type avroConvert struct {

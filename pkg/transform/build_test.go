@@ -11,7 +11,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/transform"
 )
 
-// Decision 2: transforms run in the order of the config file.
+// docs/architecture.md, decision 2: transforms run in the order of the config file.
 func TestBuildKeepsConfigFileOrder(t *testing.T) {
 	tests := []struct {
 		name string
@@ -218,7 +218,7 @@ fields = [{ key = "seen", value = { static = true } }]
 	}
 }
 
-// Order matters, which is why decision 2 fixes it: adding a field before or
+// Order matters, which is why decision 2 (docs/architecture.md) fixes it: adding a field before or
 // after unwrapping an envelope gives different payloads.
 func TestConfigOrderChangesTheResult(t *testing.T) {
 	addThenUnwrap := buildTOML(t, `

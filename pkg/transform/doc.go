@@ -1,11 +1,11 @@
-// Package transform implements the connector transforms of pipeline.md §4:
+// Package transform implements the connector transforms of docs/pipeline.md §4:
 // the field transforms (add_fields, delete_fields, filter_fields,
 // update_fields, unwrap_envelope) and the format conversions (proto_convert,
 // flat_buffer_convert, avro_convert; the *_convert.go files, on top of the
 // codecs in pkg/codec). Build turns a connector's decoded [transforms] table into
-// a list that runs in config-file order (decision 2); Run applies it to one
+// a list that runs in config-file order (docs/architecture.md, decision 2); Run applies it to one
 // message and tells a dropped message (keep=false) apart from a failed one
-// (an error), so callers count them separately (decision 3). A transform that
+// (an error), so callers count them separately (docs/architecture.md, decision 3). A transform that
 // panics on a message fails that message (pkg/panicerr), like any other error.
 //
 // TextTransform (text.go) is the optional second form of a transform that

@@ -212,7 +212,7 @@ func number(v any) (any, bool) {
 	return nil, false
 }
 
-// compareToFloat compares a JSON number with f by exact value (decision 3:
+// compareToFloat compares a JSON number with f by exact value (docs/architecture.md, decision 3:
 // integers and floats compare by value, unlike upstream where only floats
 // ever match). ok is false for non-numbers and NaN.
 func compareToFloat(v any, f float64) (int, bool) {
@@ -291,7 +291,7 @@ func cmpInt(a, b int64) int {
 }
 
 // jsonEqual is deep equality on the JSON model: numbers by value across
-// int64, uint64 and float64 (decision 3), objects regardless of key order
+// int64, uint64 and float64 (docs/architecture.md, decision 3), objects regardless of key order
 // (as upstream's map equality), arrays element by element.
 func jsonEqual(a, b any) bool {
 	switch x := a.(type) {

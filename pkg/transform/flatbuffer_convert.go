@@ -8,7 +8,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
-// flatBufferConvert is flat_buffer_convert (pipeline.md §4.4): JSON to a
+// flatBufferConvert is flat_buffer_convert (docs/pipeline.md §4.4): JSON to a
 // schemaless FlatBuffer, or a FlatBuffer to its JSON description, base64
 // text or bytes.
 type flatBufferConvert struct {

@@ -92,7 +92,7 @@ const fuzzAvro = `{"type":"record","name":"Tree","fields":[
 	{"name":"kids","type":{"type":"array","items":"Tree"}},
 	{"name":"meta","type":{"type":"map","values":["null","boolean","double","bytes","long"]}}]}`
 
-// fieldChains are the field transforms of pipeline.md §4, each chain run on its own so that a
+// fieldChains are the field transforms of docs/pipeline.md §4, each chain run on its own so that a
 // filter dropping the message does not hide the transforms after it.
 var fieldChains = []string{`
 [transforms.update_fields]

@@ -10,7 +10,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
 
-// protoConvert is proto_convert (pipeline.md §4.4): converts payloads
+// protoConvert is proto_convert (docs/pipeline.md §4.4): converts payloads
 // between JSON/text/bytes and protobuf, by a .proto message type when one
 // is configured.
 type protoConvert struct {

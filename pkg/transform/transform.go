@@ -58,7 +58,7 @@ var builders = map[string]func(table) (Transform, error){
 
 // Build turns the decoded [transforms] table of a connector into the list of
 // enabled transforms. cfg maps a transform type to its table; order lists the
-// table's keys in config-file order (decision 2: transforms run in that
+// table's keys in config-file order (docs/architecture.md, decision 2: transforms run in that
 // order). Keys of cfg missing from order follow in upstream's enum order, so
 // a nil order gives the enum order.
 //

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Semver computes upstream's numeric version (ffi-abi.md §5): build
+// Semver computes upstream's numeric version (docs/plugin-abi.md §5): build
 // metadata (after '+') and pre-release (after '-') are cut, at least three
 // dot-separated u32 parts are needed (extras are ignored), and the value is
 // the decimal of major followed by minor and patch zero-padded to at least

@@ -6,7 +6,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/version"
 )
 
-// Every example of ffi-abi.md §5 and http-api.md §4.2.1, plus edge cases of the same rules.
+// Every example of docs/plugin-abi.md §5 and docs/http-api.md §4.2.1, plus edge cases of the same rules.
 func TestSemver(t *testing.T) {
 	tests := []struct {
 		in     string

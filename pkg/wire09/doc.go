@@ -1,6 +1,6 @@
 // Package wire09 is the Iggy 0.9 ("VSR framing") wire format, shared by our
 // 0.9 client and the dev broker: pure encoding and decoding, no I/O policy
-// beyond reading one frame. The layouts are those of spec/iggy-protocol-0.9.md
+// beyond reading one frame. The layouts are those of docs/iggy-protocol-0.9.md
 // (section numbers in the comments refer to it).
 //
 // Conventions: encoders append to a caller's buffer (Append*(dst, ...)) and

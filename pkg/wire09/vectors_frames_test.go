@@ -11,7 +11,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
-// The frame-level vectors of spec §15.2 (R1–R12 requests, P1–P10 replies)
+// The frame-level vectors of docs/iggy-protocol-0.9.md §15.2 (R1–R12 requests, P1–P10 replies)
 // and the header golden frame of §15.1, produced and decoded byte for byte.
 
 var (

@@ -10,7 +10,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
-// The smaller pinned vectors of spec §15.1.
+// The smaller pinned vectors of docs/iggy-protocol-0.9.md §15.1.
 
 func TestRegisterLayout(t *testing.T) {
 	prefix := wire09.LoginPrefix{ProtocolVersion: wire09.ProtocolVersion, SDKName: []byte("go-sdk"), SDKVersion: []byte("0.9.0-edge.1")}

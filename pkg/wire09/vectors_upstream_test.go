@@ -10,7 +10,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
 )
 
-// Vectors pinned upstream (spec §15.1), decoded and produced byte for byte.
+// Vectors pinned upstream (docs/iggy-protocol-0.9.md §15.1), decoded and produced byte for byte.
 
 func unhex(t testing.TB, s string) []byte {
 	t.Helper()

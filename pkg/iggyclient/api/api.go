@@ -181,7 +181,7 @@ type InMessage struct {
 	ID                                           [16]byte
 	Offset, Checksum, Timestamp, OriginTimestamp uint64
 	// Headers are the parsed user headers; nil when there are none or when
-	// they could not be parsed (pipeline.md §1.4 step 1).
+	// they could not be parsed (docs/pipeline.md §1.4 step 1).
 	Headers []HeaderEntry
 	Payload []byte
 }
@@ -269,7 +269,7 @@ var (
 	ErrReplyTooLarge = errors.New("reply larger than the request can be answered with")
 )
 
-// Protocol limits, the same in 0.8 and 0.9 (iggy-protocol.md §1.4, §5.2).
+// Protocol limits, the same in 0.8 and 0.9 (docs/iggy-protocol-0.8.md §1.4, §5.2).
 const (
 	MaxHeaderFieldLen  = 255
 	MaxUserHeadersSize = 100_000

@@ -11,7 +11,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 )
 
-// The spec's wire example (iggy-protocol.md §5.2): string "k" -> string "v".
+// The spec's wire example (docs/iggy-protocol-0.8.md §5.2): string "k" -> string "v".
 const specHeaderHex = "02010000006b020100000076"
 
 func TestAppendUserHeadersMatchesSpecExample(t *testing.T) {

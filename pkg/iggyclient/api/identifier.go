@@ -6,7 +6,7 @@ import (
 )
 
 // ParseIdentifier reads a stream or topic string the way every implementation does
-// (pipeline.md §1.1): a string that parses as a u32 (Rust's rules: digits, optional leading '+')
+// (docs/pipeline.md §1.1): a string that parses as a u32 (Rust's rules: digits, optional leading '+')
 // is the numeric id n, anything else a name of 1..255 bytes (ErrInvalidIdentifier otherwise).
 func ParseIdentifier(s string) (n uint32, numeric bool, err error) {
 	digits := s

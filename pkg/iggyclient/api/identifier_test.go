@@ -8,7 +8,7 @@ import (
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient/api"
 )
 
-// pipeline.md §1.1: a string that parses as a u32 (by Rust's rules) is a numeric id, anything
+// docs/pipeline.md §1.1: a string that parses as a u32 (by Rust's rules) is a numeric id, anything
 // else a name.
 func TestParseIdentifier(t *testing.T) {
 	tests := []struct {

@@ -1,5 +1,5 @@
 // Package v09 is the Iggy 0.9 protocol for the client engine (package engine), speaking the 0.9
-// wire protocol (spec/iggy-protocol-0.9.md, encoded by pkg/wire09), since no 0.9 Go SDK is
+// wire protocol (docs/iggy-protocol-0.9.md, encoded by pkg/wire09), since no 0.9 Go SDK is
 // served. Its behaviour is v08's: the same engine, sentinels, reconnect and retry rules, context
 // handling, Reuse and StoreFirst results.
 //
@@ -46,5 +46,5 @@
 // are matched one at a time), with v08's result.
 //
 // Stream and topic strings that parse as a u32 are numeric ids, anything else is a name
-// (pipeline.md §1.1). Consumer group strings are always names.
+// (docs/pipeline.md §1.1). Consumer group strings are always names.
 package v09
