@@ -3,6 +3,7 @@ package wire09
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/zeebo/xxh3"
@@ -103,34 +104,52 @@ func nextFrame(b []byte) (frame, error) {
 
 // batchChecksum is XXH3-64 over the 40 bytes of u64 header fields, the
 // message count and every frame's stored checksum (§11.3). frames must have
-// been walked successfully before.
+// been walked successfully before, so each frame's size is read unchecked.
 func batchChecksum(record []byte) uint64 {
-	var h xxh3.Hasher
-	_, _ = h.Write(record[:offBatchChecksum])
-	_, _ = h.Write(record[offBatchCount : offBatchCount+4])
-	// Frame checksums go to the hasher in chunks: a Write per 8 bytes costs more than the hashing.
-	var chunk [512]byte
-	n := 0
-	rest := record[BatchHeaderSize:]
-	for len(rest) > 0 {
-		f, err := nextFrame(rest)
-		if err != nil {
+	h := startBatchHash(record)
+	var sums checksumFeed
+	for rest := record[BatchHeaderSize:]; len(rest) >= FrameHeaderSize; {
+		sums.add(&h, binary.LittleEndian.Uint64(rest))
+		size := FrameHeaderSize + uint64(binary.LittleEndian.Uint32(rest[offFramePayloadLen:])) + uint64(binary.LittleEndian.Uint32(rest[offFrameHeadersLen:]))
+		if size > uint64(len(rest)) {
 			break
 		}
-		n += copy(chunk[n:], f.raw[:8])
-		if n == len(chunk) {
-			_, _ = h.Write(chunk[:])
-			n = 0
-		}
-		rest = rest[len(f.raw):]
+		rest = rest[size:]
 	}
-	_, _ = h.Write(chunk[:n])
+	sums.flush(&h)
 	return h.Sum64()
 }
 
+// startBatchHash is a batch checksum's hasher after the header fields it covers.
+func startBatchHash(record []byte) xxh3.Hasher {
+	var h xxh3.Hasher
+	_, _ = h.Write(record[:offBatchChecksum])
+	_, _ = h.Write(record[offBatchCount : offBatchCount+4])
+	return h
+}
+
+// checksumFeed hands frame checksums to the batch hasher in chunks: a Write per 8 bytes costs
+// more than the hashing.
+type checksumFeed struct {
+	chunk [512]byte
+	n     int
+}
+
+func (c *checksumFeed) add(h *xxh3.Hasher, sum uint64) {
+	binary.LittleEndian.PutUint64(c.chunk[c.n:], sum)
+	if c.n += 8; c.n == len(c.chunk) {
+		_, _ = h.Write(c.chunk[:])
+		c.n = 0
+	}
+}
+
+func (c *checksumFeed) flush(h *xxh3.Hasher) { _, _ = h.Write(c.chunk[:c.n]) }
+
 // AppendBatch appends a batch record holding msgs, with frame checksums and
 // the batch checksum computed over zero partition/offset/timestamp fields,
-// as a producer sends it (§11.2, §11.3).
+// as a producer sends it (§11.2, §11.3). A source sends one per batch, so it
+// checks every message and sizes the record first, then writes the header and
+// hashes each frame checksum as it is made, in one pass over the frames.
 func AppendBatch(dst []byte, msgs []iggywire.Message) ([]byte, error) {
 	if len(msgs) == 0 {
 		return dst, iggywire.Errorf(iggywire.StatusInvalidMessagesCount, "batch: no messages")
@@ -139,33 +158,43 @@ func AppendBatch(dst []byte, msgs []iggywire.Message) ([]byte, error) {
 	for _, m := range msgs[1:] {
 		origin = min(origin, m.OriginTimestamp)
 	}
-	start := len(dst)
-	dst, _ = appendZeroHeader(dst)
+	size := BatchHeaderSize
 	for i, m := range msgs {
-		delta := m.OriginTimestamp - origin
-		if delta > 0xFFFFFFFF {
-			return dst[:start], iggywire.Errorf(iggywire.StatusInvalidMessageTimestampDelta, fmt.Sprintf("batch: message %d is %d µs after the batch origin, above u32", i, delta))
+		if delta := m.OriginTimestamp - origin; delta > 0xFFFFFFFF {
+			return dst, iggywire.Errorf(iggywire.StatusInvalidMessageTimestampDelta, fmt.Sprintf("batch: message %d is %d µs after the batch origin, above u32", i, delta))
 		}
 		if uint64(len(m.Payload)) > 0xFFFFFFFF || uint64(len(m.Headers)) > 0xFFFFFFFF {
-			return dst[:start], iggywire.Malformed(fmt.Sprintf("batch: message %d is larger than 4 GiB", i))
+			return dst, iggywire.Malformed(fmt.Sprintf("batch: message %d is larger than 4 GiB", i))
 		}
-		fs := len(dst)
-		dst = append(dst, make([]byte, FrameHeaderSize)...)
-		f := dst[fs:]
-		copy(f[offFrameID:], m.ID[:])
-		binary.LittleEndian.PutUint32(f[offFrameOffsetDelta:], uint32(i))
-		binary.LittleEndian.PutUint32(f[offFrameTimeDelta:], uint32(delta))
-		binary.LittleEndian.PutUint32(f[offFrameHeadersLen:], uint32(len(m.Headers)))
-		binary.LittleEndian.PutUint32(f[offFramePayloadLen:], uint32(len(m.Payload)))
-		dst = append(dst, m.Payload...)
-		dst = append(dst, m.Headers...)
-		binary.LittleEndian.PutUint64(dst[fs:], xxh3.Hash(dst[fs+8:]))
+		size += FrameHeaderSize + len(m.Payload) + len(m.Headers)
 	}
+	start := len(dst)
+	dst = slices.Grow(dst, size)
+	dst, _ = appendZeroHeader(dst)
 	rec := dst[start:]
 	binary.LittleEndian.PutUint64(rec[offBatchOrigin:], origin)
-	binary.LittleEndian.PutUint64(rec[offBatchLength:], uint64(len(rec)))
+	binary.LittleEndian.PutUint64(rec[offBatchLength:], uint64(size))
 	binary.LittleEndian.PutUint32(rec[offBatchCount:], uint32(len(msgs)))
-	binary.LittleEndian.PutUint64(rec[offBatchChecksum:], batchChecksum(rec))
+	h := startBatchHash(rec)
+	var sums checksumFeed
+	for i, m := range msgs {
+		fs := len(dst)
+		dst = dst[:fs+FrameHeaderSize]
+		f := dst[fs : fs+FrameHeaderSize]
+		copy(f[offFrameID:], m.ID[:])
+		binary.LittleEndian.PutUint32(f[offFrameOffsetDelta:], uint32(i))
+		binary.LittleEndian.PutUint32(f[offFrameTimeDelta:], uint32(m.OriginTimestamp-origin))
+		binary.LittleEndian.PutUint32(f[offFrameHeadersLen:], uint32(len(m.Headers)))
+		binary.LittleEndian.PutUint32(f[offFramePayloadLen:], uint32(len(m.Payload)))
+		binary.LittleEndian.PutUint64(f[offFrameReserved:], 0)
+		dst = append(dst, m.Payload...)
+		dst = append(dst, m.Headers...)
+		sum := xxh3.Hash(dst[fs+8:])
+		binary.LittleEndian.PutUint64(dst[fs:], sum)
+		sums.add(&h, sum)
+	}
+	sums.flush(&h)
+	binary.LittleEndian.PutUint64(dst[start+offBatchChecksum:], h.Sum64())
 	return dst, nil
 }
 
