@@ -2,14 +2,12 @@ package runner
 
 import (
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 
-	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 )
 
@@ -108,13 +106,8 @@ func (l *logLevel) set(c logging.LevelChange) error {
 // handleLogLevel answers GET and PUT /log_level.
 func (r *Runner) handleLogLevel(w http.ResponseWriter, req *http.Request) {
 	if req.Method == http.MethodPut {
-		body, err := io.ReadAll(req.Body)
-		if httplimit.IsTooLarge(err) {
-			httplimit.WriteTooLarge(w)
-			return
-		}
-		if httplimit.IsTooSlow(err) {
-			httplimit.WriteTooSlow(w, err)
+		body, ok := readBody(w, req)
+		if !ok {
 			return
 		}
 		c, err := logging.ParseLevelChange(body)

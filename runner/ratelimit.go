@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
-	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
@@ -225,13 +223,8 @@ func (l *rateLimiter) state() rateLimitState {
 // handleRateLimit answers GET and PUT /rate_limit.
 func (r *Runner) handleRateLimit(w http.ResponseWriter, req *http.Request) {
 	if req.Method == http.MethodPut {
-		body, err := io.ReadAll(req.Body)
-		if httplimit.IsTooLarge(err) {
-			httplimit.WriteTooLarge(w)
-			return
-		}
-		if httplimit.IsTooSlow(err) {
-			httplimit.WriteTooSlow(w, err)
+		body, ok := readBody(w, req)
+		if !ok {
 			return
 		}
 		limit, reset, err := config.ParseRateLimitJSON(body)

@@ -44,27 +44,7 @@ func (f *fixture) plugin(name string) string {
 // writeRuntime writes config.toml with the given [http] extras.
 func (f *fixture) writeRuntime(t testing.TB, httpExtra string) {
 	t.Helper()
-	f.write(t, "config.toml", fmt.Sprintf(`[http]
-enabled = true
-address = "127.0.0.1:0"
-%s
-
-[http.metrics]
-enabled = true
-endpoint = "/metrics"
-
-[iggy]
-address = %q
-username = "iggy"
-password = "iggy"
-
-[state]
-path = "state"
-
-[connectors]
-config_type = "local"
-config_dir = "connectors"
-`, httpExtra, f.broker.Addr()))
+	f.write(t, "config.toml", testkit.SupervisorConfig(f.broker.Addr(), httpExtra))
 }
 
 func (f *fixture) write(t testing.TB, name, content string) {
@@ -79,18 +59,7 @@ func (f *fixture) write(t testing.TB, name, content string) {
 }
 
 // env is what each supervisor of these tests gets: the config file and fast timings.
-func (f *fixture) env(extra ...string) []string {
-	return append([]string{
-		"IGGY_CONNECTORS_CONFIG_PATH=config.toml",
-		"IGGY_SUPERVISOR_RESTART_BACKOFF_MIN=100ms",
-		"IGGY_SUPERVISOR_RESTART_BACKOFF_MAX=1s",
-		"IGGY_SUPERVISOR_HEALTH_INTERVAL=100ms",
-		"IGGY_SUPERVISOR_DRAIN_TIMEOUT=10s",
-		"IGGY_SUPERVISOR_START_TIMEOUT=20s",
-		"IGGY_CONNECTOR_RECONNECT_MIN=20ms",
-		"IGGY_CONNECTOR_RECONNECT_MAX=200ms",
-	}, extra...)
-}
+func (f *fixture) env(extra ...string) []string { return testkit.SupervisorEnv(extra...) }
 
 func sinkFile(key, path, stream, topic, extra string) string {
 	return fmt.Sprintf(`type = "sink"

@@ -6,9 +6,10 @@
 // client.go (the server subcommands' flags and calls: --url / IGGY_CONNECTORS_URL, --api-key /
 // IGGY_CONNECTORS_HTTP_API_KEY, --format json|text, the errors an operator can act on), tap.go
 // (`tap`: a connector's live tap as JSON lines of tap.Event, which `test --input` reads back),
-// logs.go (`logs`: a connector's recent log records, followed with --follow), test.go (`test`,
-// the dry run: the runner binary's --dry-run through pkg/dryrun, compared with an expectation
-// file; its golden cases are testdata/test/*). docs/see-inside.md shows them at work.
+// logs.go (`logs`: a connector's recent log records, followed with --follow), stream.go (the
+// server's event stream both follow), test.go (`test`, the dry run: the runner binary's
+// --dry-run through pkg/dryrun, compared with an expectation file; its golden cases are
+// testdata/test/*). docs/see-inside.md shows them at work.
 package ctl
 
 import (

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -86,34 +84,19 @@ func runLogs(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "iggy-connectors logs: following %s at %s; Ctrl-C to stop\n", strings.TrimPrefix(path[:strings.Index(path, "/logs")], "/"), c.base)
-	rd := tap.NewReader(resp.Body)
-	for {
-		m, err := rd.Next()
-		if err != nil {
-			out.Flush()
-			if ctx.Err() != nil {
-				return ExitOK
-			}
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the server ended the stream")
-			}
-			fmt.Fprintln(env.Stderr, "iggy-connectors logs:", err)
-			return ExitMismatch
-		}
+	stream := eventStream{name: "logs", ended: "the server ended the stream", notReached: "followed"}
+	return stream.follow(ctx, resp.Body, out, env, func(m tap.Message) (int, bool) {
 		switch m.Event {
 		case tap.EventLog:
 			emit(m.Data)
 			out.Flush()
-		case tap.EventUnreachable:
-			var u struct{ Replica, Error string }
-			_ = json.Unmarshal(m.Data, &u)
-			fmt.Fprintf(env.Stderr, "iggy-connectors logs: replica %s not followed: %s\n", u.Replica, u.Error)
 		case tap.EventEnd:
 			out.Flush()
 			fmt.Fprintln(env.Stderr, "iggy-connectors logs: the server is shutting down")
-			return ExitOK
+			return ExitOK, true
 		}
-	}
+		return 0, false
+	})
 }
 
 // writeRecordText writes one log record as a line for people:

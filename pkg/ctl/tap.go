@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -77,20 +75,8 @@ func runTap(ctx context.Context, args []string, env Env) int {
 	fmt.Fprintf(env.Stderr, "iggy-connectors tap: tapping %s at %s; Ctrl-C to stop\n", strings.TrimPrefix(strings.TrimSuffix(path[:strings.Index(path, "/tap")], "/"), "/"), c.base)
 	out := bufio.NewWriter(env.Stdout)
 	defer out.Flush()
-	rd := tap.NewReader(resp.Body)
-	for {
-		m, err := rd.Next()
-		if err != nil {
-			out.Flush()
-			if ctx.Err() != nil {
-				return ExitOK
-			}
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the stream ended without an end event")
-			}
-			fmt.Fprintln(env.Stderr, "iggy-connectors tap:", err)
-			return ExitMismatch
-		}
+	stream := eventStream{name: "tap", ended: "the stream ended without an end event", notReached: "tapped"}
+	return stream.follow(ctx, resp.Body, out, env, func(m tap.Message) (int, bool) {
 		switch m.Event {
 		case tap.EventMessage:
 			if c.text {
@@ -107,25 +93,22 @@ func runTap(ctx context.Context, args []string, env Env) int {
 			}
 			_ = json.Unmarshal(m.Data, &d)
 			fmt.Fprintf(env.Stderr, "iggy-connectors tap: %d messages dropped%s: this client did not keep up (lower --rate, or read faster)\n", d.Dropped, replicaSuffix(d.Replica))
-		case tap.EventUnreachable:
-			var u struct{ Replica, Error string }
-			_ = json.Unmarshal(m.Data, &u)
-			fmt.Fprintf(env.Stderr, "iggy-connectors tap: replica %s not tapped: %s\n", u.Replica, u.Error)
 		case tap.EventEnd:
 			out.Flush()
 			var e struct{ Reason string }
 			_ = json.Unmarshal(m.Data, &e)
 			switch e.Reason {
 			case tap.EndLimit:
-				return ExitOK
+				return ExitOK, true
 			case tap.EndMaxDuration:
 				fmt.Fprintln(env.Stderr, "iggy-connectors tap: the server's [http] tap_max_duration passed; tap again to go on")
-				return ExitOK
+				return ExitOK, true
 			}
 			fmt.Fprintf(env.Stderr, "iggy-connectors tap: the stream ended: %s (the connector's runner stopped)\n", e.Reason)
-			return ExitMismatch
+			return ExitMismatch, true
 		}
-	}
+		return 0, false
+	})
 }
 
 func replicaSuffix(replica string) string {

@@ -16,7 +16,27 @@ import (
 func SupervisorDir(tb testing.TB, broker *devbroker.Server, httpExtra string, connectors map[string]string) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	files := map[string]string{"config.toml": fmt.Sprintf(`[http]
+	files := map[string]string{"config.toml": SupervisorConfig(broker.Addr(), httpExtra)}
+	for name, content := range connectors {
+		files[filepath.Join("connectors", name+".toml")] = content
+	}
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// SupervisorConfig is the runtime file of a supervisor on the broker at brokerAddr: the API on an
+// ephemeral loopback port (httpExtra added to [http]), metrics on, state in state/, the local
+// provider over connectors/.
+func SupervisorConfig(brokerAddr, httpExtra string) string {
+	return fmt.Sprintf(`[http]
 enabled = true
 address = "127.0.0.1:0"
 %s
@@ -36,20 +56,7 @@ path = "state"
 [connectors]
 config_type = "local"
 config_dir = "connectors"
-`, httpExtra, broker.Addr())}
-	for name, content := range connectors {
-		files[filepath.Join("connectors", name+".toml")] = content
-	}
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return dir
+`, httpExtra, brokerAddr)
 }
 
 // SupervisorEnv is the environment of a supervisor started in a SupervisorDir: its config file
