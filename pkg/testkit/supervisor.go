@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -84,6 +85,17 @@ func StartSupervisorNoWait(tb testing.TB, dir string, env []string) *SupervisorP
 	full = append(full, "IGGY_SUPERVISOR_RUNNER_PATH="+RunnerBinary(tb))
 	if !hasVar(env, "IGGY_CONNECTORS_HTTP_ADDRESS") {
 		full = append(full, "IGGY_CONNECTORS_HTTP_ADDRESS=127.0.0.1:0")
+	}
+	if !hasVar(env, "TMPDIR") {
+		// The supervisor's runtime directory (sockets, stats pages, handover files) goes in a
+		// temporary directory of the test's: a process killed at cleanup cannot remove its own,
+		// and this cleanup, registered before the process starts, runs after that kill.
+		tmp, err := os.MkdirTemp("", "ict-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = os.RemoveAll(tmp) })
+		full = append(full, "TMPDIR="+tmp)
 	}
 	full = append(full, env...)
 	p := &SupervisorProc{}
