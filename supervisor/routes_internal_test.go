@@ -62,6 +62,7 @@ func routeTables(t *testing.T) (spawn, fleet *routeTable) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Shutdown) // never started: this removes its runtime directory
 	if spawn, err = s.routes(); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +72,7 @@ func routeTables(t *testing.T) (spawn, fleet *routeTable) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(a.Shutdown)
 	if fleet, err = a.fleetRoutes(); err != nil {
 		t.Fatal(err)
 	}
