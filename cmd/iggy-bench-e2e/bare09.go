@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	iggcon "github.com/apache/iggy/foreign/go/contracts"
+
 	"github.com/iggy-connectors-go/runtime/pkg/iggyclient"
 )
 
@@ -50,16 +52,39 @@ func (e *caseEnv) measureBare09(round int) (sample, error) {
 	return sample{rate: float64(n) / elapsed.Seconds(), cpuPerMsg: (selfCPU() - cpu0) / time.Duration(n)}, nil
 }
 
+// sendAll09 sends n messages to the topic's partition 0 over 0.9, cycling through batch, as
+// sendAll does over 0.8.
+func sendAll09(addr, topic string, batch []iggcon.IggyMessage, n int) error {
+	ctx := context.Background()
+	cli, err := iggyclient.Dial(ctx, iggyclient.Options{Address: addr, Username: username, Password: password,
+		Protocol: iggyclient.Protocol09, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return fmt.Errorf("dial 0.9: %w", err)
+	}
+	defer cli.Close()
+	msgs := make([]iggyclient.OutMessage, len(batch))
+	for i, m := range batch {
+		msgs[i] = iggyclient.OutMessage{ID: m.Header.Id, Payload: m.Payload}
+	}
+	to := iggyclient.Partitioning{Kind: iggyclient.PartitionByID, PartitionID: 0}
+	for sent := 0; sent < n; sent += len(msgs) {
+		if err := cli.Send(ctx, stream, topic, to, msgs[:min(len(msgs), n-sent)]); err != nil {
+			return fmt.Errorf("send to %s over 0.9: %w", topic, err)
+		}
+	}
+	return nil
+}
+
 // drainGroup09 polls the group's next batch into reused buffers and stores its last offset after
 // each batch.
 func drainGroup09(ctx context.Context, cli iggyclient.Client, group string, n int) (time.Duration, error) {
-	if err := cli.EnsureConsumerGroup(ctx, stream, sinkTopic, group); err != nil {
+	if err := cli.EnsureConsumerGroup(ctx, stream, sinkTopic09, group); err != nil {
 		return 0, fmt.Errorf("join group %s: %w", group, err)
 	}
 	var buf iggyclient.PollBuffers
 	start := time.Now()
 	for read := 0; read < n; {
-		b, err := cli.Poll(ctx, iggyclient.PollRequest{Stream: stream, Topic: sinkTopic, Group: group, Count: batchSize, Reuse: &buf})
+		b, err := cli.Poll(ctx, iggyclient.PollRequest{Stream: stream, Topic: sinkTopic09, Group: group, Count: batchSize, Reuse: &buf})
 		if err != nil {
 			return 0, fmt.Errorf("poll: %w", err)
 		}
@@ -67,7 +92,7 @@ func drainGroup09(ctx context.Context, cli iggyclient.Client, group string, n in
 			continue
 		}
 		read += len(b.Messages)
-		if err := cli.StoreOffset(ctx, stream, sinkTopic, group, b.PartitionID, b.Messages[len(b.Messages)-1].Offset); err != nil {
+		if err := cli.StoreOffset(ctx, stream, sinkTopic09, group, b.PartitionID, b.Messages[len(b.Messages)-1].Offset); err != nil {
 			return 0, fmt.Errorf("store offset: %w", err)
 		}
 	}

@@ -18,6 +18,11 @@ const (
 	batchSize = 1000
 	stream    = "bench"
 	sinkTopic = "data"
+	// sinkTopic09 holds the same messages sent over 0.9, for whatever reads over 0.9. The dev
+	// broker keeps a batch in the format it was sent in and converts it for the other protocol on
+	// every poll (a checksum and a header per message), work a real server of either version
+	// never does; so each protocol reads messages sent over its own.
+	sinkTopic09 = "data-09"
 	// textLen makes a record exactly 100 bytes, the random source's shape with payload_size 14.
 	textLen = 14
 )
@@ -145,7 +150,24 @@ func (e *caseEnv) prepare() error {
 	if err := e.broker.createTopic(stream, sinkTopic); err != nil {
 		return err
 	}
-	return sendAll(e.broker.cli, sinkTopic, e.batch, e.opts.sinkMessages)
+	if err := sendAll(e.broker.cli, sinkTopic, e.batch, e.opts.sinkMessages); err != nil {
+		return err
+	}
+	if e.c.protocol() != "0.9" {
+		return nil
+	}
+	if err := e.broker.createTopic(stream, sinkTopic09); err != nil {
+		return err
+	}
+	return sendAll09(e.broker.addr, sinkTopic09, e.batch, e.opts.sinkMessages)
+}
+
+// sinkTopicOver is the topic a sink reading over protocol drains.
+func sinkTopicOver(protocol string) string {
+	if protocol == "0.9" {
+		return sinkTopic09
+	}
+	return sinkTopic
 }
 
 func (e *caseEnv) close() {}
@@ -251,7 +273,7 @@ func (e *caseEnv) measureRunnerTapped(protocol, run string, tc tapClient) (sampl
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
 		return sample{}, err
 	}
-	topic, group := sinkTopic, "runner-"+run
+	topic, group := sinkTopicOver(protocol), "runner-"+run
 	n := e.opts.sinkMessages
 	if e.c.kind == sourceCase {
 		topic, n = "runner-"+run, e.opts.sourceMessages

@@ -40,7 +40,8 @@ sinks, a send loop for sources) and the real iggy-connector-runner process with 
 (B), interleaved A B A B; the -0.9 cases use a bare loop of our 0.9 client as A, the -0.9v0.8
 cases the runner over 0.8. Prints msg/s of each (median over rounds) and the runner/bare ratio
 (min / median / max over rounds). ~100 B JSON records (proto and avro cases encode the same
-records), batches of 1,000.
+records), batches of 1,000. A sink reads messages sent over its own protocol (the dev broker
+converts a batch sent over the other one on every poll, which no real server does).
 
 The tap cases (sink-null-json-tap, -tap-all, -tap-stalled) compare the runner with no tap open
 (A) and the same runner with a live-tap client on GET /tap (B), both started paused and measured
