@@ -30,17 +30,11 @@ func (e *caseEnv) measureBare09(round int) (sample, error) {
 		if err := e.broker.createTopic(stream, topic); err != nil {
 			return sample{}, err
 		}
-		msgs := make([]iggyclient.OutMessage, len(e.batch))
-		for i, m := range e.batch {
-			msgs[i] = iggyclient.OutMessage{ID: m.Header.Id, Payload: m.Payload}
-		}
-		to := iggyclient.Partitioning{Kind: iggyclient.PartitionByID, PartitionID: 0}
+		msgs := outMessages(e.batch)
 		cpu0 = selfCPU()
 		start := time.Now()
-		for sent := 0; sent < n; sent += len(msgs) {
-			if err := cli.Send(ctx, stream, topic, to, msgs[:min(len(msgs), n-sent)]); err != nil {
-				return sample{}, fmt.Errorf("send to %s: %w", topic, err)
-			}
+		if err := sendAllOver09(ctx, cli, topic, msgs, n); err != nil {
+			return sample{}, err
 		}
 		elapsed = time.Since(start)
 		if err := e.broker.deleteTopic(stream, topic); err != nil {
@@ -52,7 +46,7 @@ func (e *caseEnv) measureBare09(round int) (sample, error) {
 	return sample{rate: float64(n) / elapsed.Seconds(), cpuPerMsg: (selfCPU() - cpu0) / time.Duration(n)}, nil
 }
 
-// sendAll09 sends n messages to the topic's partition 0 over 0.9, cycling through batch, as
+// sendAll09 fills the topic's partition 0 with n messages over 0.9, cycling through batch, as
 // sendAll does over 0.8.
 func sendAll09(addr, topic string, batch []iggcon.IggyMessage, n int) error {
 	ctx := context.Background()
@@ -62,10 +56,11 @@ func sendAll09(addr, topic string, batch []iggcon.IggyMessage, n int) error {
 		return fmt.Errorf("dial 0.9: %w", err)
 	}
 	defer cli.Close()
-	msgs := make([]iggyclient.OutMessage, len(batch))
-	for i, m := range batch {
-		msgs[i] = iggyclient.OutMessage{ID: m.Header.Id, Payload: m.Payload}
-	}
+	return sendAllOver09(ctx, cli, topic, outMessages(batch), n)
+}
+
+// sendAllOver09 sends n messages to the topic's partition 0, cycling through msgs.
+func sendAllOver09(ctx context.Context, cli iggyclient.Client, topic string, msgs []iggyclient.OutMessage, n int) error {
 	to := iggyclient.Partitioning{Kind: iggyclient.PartitionByID, PartitionID: 0}
 	for sent := 0; sent < n; sent += len(msgs) {
 		if err := cli.Send(ctx, stream, topic, to, msgs[:min(len(msgs), n-sent)]); err != nil {
@@ -73,6 +68,15 @@ func sendAll09(addr, topic string, batch []iggcon.IggyMessage, n int) error {
 		}
 	}
 	return nil
+}
+
+// outMessages is batch as our client's messages.
+func outMessages(batch []iggcon.IggyMessage) []iggyclient.OutMessage {
+	msgs := make([]iggyclient.OutMessage, len(batch))
+	for i, m := range batch {
+		msgs[i] = iggyclient.OutMessage{ID: m.Header.Id, Payload: m.Payload}
+	}
+	return msgs
 }
 
 // drainGroup09 polls the group's next batch into reused buffers and stores its last offset after
