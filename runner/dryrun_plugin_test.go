@@ -153,21 +153,7 @@ func previewEqualsWhatThePluginReceives(t *testing.T, protocol string) {
 
 			// The real sink runner and its plugin.
 			out := filepath.Join(t.TempDir(), "consumed")
-			cfg := fmt.Sprintf(`type = "sink"
-key = "rec"
-enabled = true
-version = 0
-name = "rec"
-path = %q
-[[streams]]
-stream = "dry"
-topics = ["in"]
-schema = %q
-poll_interval = "5ms"
-%s
-[plugin_config]
-file = %q
-%s`, lib, tc.Schema, tc.StreamExtra, out, tc.Transforms)
+			cfg := tc.ConnectorTOML("rec", "rec", lib, "dry", "in", fmt.Sprintf("file = %q", out))
 			sink := testkit.StartRunner(t, withConfig(env, cfg))
 
 			// The preview: the runner binary's dry run, as iggy-connectors test and the preview

@@ -40,22 +40,8 @@ func tapEqualsThePreview(t *testing.T, protocol string) {
 	f.writeRuntime(t, "reveal_secrets = true")
 	probe := testkit.ProbeLibrary(t)
 	for i, c := range sinks {
-		f.write(t, fmt.Sprintf("connectors/sink%d.toml", i), fmt.Sprintf(`type = "sink"
-key = "sink%d"
-enabled = true
-version = 0
-name = "sink %s"
-path = %q
-
-[[streams]]
-stream = "dry"
-topics = ["in%d"]
-schema = %q
-poll_interval = "5ms"
-%s
-
-[plugin_config]
-%s`, i, c.Name, f.plugin("null_sink"), i, c.Schema, c.StreamExtra, c.Transforms))
+		f.write(t, fmt.Sprintf("connectors/sink%d.toml", i),
+			c.ConnectorTOML(fmt.Sprintf("sink%d", i), "sink "+c.Name, f.plugin("null_sink"), "dry", fmt.Sprintf("in%d", i), ""))
 	}
 	for i, c := range sources {
 		key := fmt.Sprintf("source%d", i)
@@ -196,22 +182,7 @@ func TestFleetTapEqualsTheDryRun(t *testing.T) {
 	dir := t.TempDir()
 	files, endpoints := make([]string, len(sinks)), make([]string, len(sinks))
 	for i, c := range sinks {
-		cfg := fmt.Sprintf(`type = "sink"
-key = "sink%d"
-enabled = true
-version = 0
-name = "sink %s"
-path = %q
-
-[[streams]]
-stream = "dry"
-topics = ["in%d"]
-schema = %q
-poll_interval = "5ms"
-%s
-
-[plugin_config]
-%s`, i, c.Name, testkit.PluginPath(t, "null_sink"), i, c.Schema, c.StreamExtra, c.Transforms)
+		cfg := c.ConnectorTOML(fmt.Sprintf("sink%d", i), "sink "+c.Name, testkit.PluginPath(t, "null_sink"), "dry", fmt.Sprintf("in%d", i), "")
 		files[i] = filepath.Join(dir, fmt.Sprintf("sink%d.toml", i))
 		if err := os.WriteFile(files[i], []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)

@@ -31,6 +31,28 @@ type SinkCase struct {
 	Payloads    [][]byte
 }
 
+// ConnectorTOML is the connector file of a sink named key (and name) reading the case's schema
+// from stream/topic into the plugin at path, pluginConfig the body of its [plugin_config].
+func (c SinkCase) ConnectorTOML(key, name, path, stream, topic, pluginConfig string) string {
+	return fmt.Sprintf(`type = "sink"
+key = %q
+enabled = true
+version = 0
+name = %q
+path = %q
+
+[[streams]]
+stream = %q
+topics = [%q]
+schema = %q
+poll_interval = "5ms"
+%s
+
+[plugin_config]
+%s
+%s`, key, name, path, stream, topic, c.Schema, c.StreamExtra, pluginConfig, c.Transforms)
+}
+
 // SinkCases are the sink cases over every stream schema (json, raw, text, proto, flat_buffer,
 // avro), the json and proto ones also with transforms.
 func SinkCases(tb testing.TB) []SinkCase {
