@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -172,19 +171,4 @@ func writeJSON(w http.ResponseWriter, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
-}
-
-// readBody reads a request's body. One too large or arriving too slowly is answered here (413,
-// 408) and ok is false; any other read error leaves what was read to the route's own parser.
-func readBody(w http.ResponseWriter, req *http.Request) (body []byte, ok bool) {
-	body, err := io.ReadAll(req.Body)
-	switch {
-	case httplimit.IsTooLarge(err):
-		httplimit.WriteTooLarge(w)
-		return nil, false
-	case httplimit.IsTooSlow(err):
-		httplimit.WriteTooSlow(w, err)
-		return nil, false
-	}
-	return body, true
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/logging"
 )
 
@@ -106,7 +107,7 @@ func (l *logLevel) set(c logging.LevelChange) error {
 // handleLogLevel answers GET and PUT /log_level.
 func (r *Runner) handleLogLevel(w http.ResponseWriter, req *http.Request) {
 	if req.Method == http.MethodPut {
-		body, ok := readBody(w, req)
+		body, ok, _ := httplimit.ReadBody(w, req) // another read error leaves the parser a part
 		if !ok {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/iggy-connectors-go/runtime/pkg/config"
+	"github.com/iggy-connectors-go/runtime/pkg/httplimit"
 	"github.com/iggy-connectors-go/runtime/pkg/metrics"
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
 )
@@ -223,7 +224,7 @@ func (l *rateLimiter) state() rateLimitState {
 // handleRateLimit answers GET and PUT /rate_limit.
 func (r *Runner) handleRateLimit(w http.ResponseWriter, req *http.Request) {
 	if req.Method == http.MethodPut {
-		body, ok := readBody(w, req)
+		body, ok, _ := httplimit.ReadBody(w, req) // another read error leaves the parser a part
 		if !ok {
 			return
 		}

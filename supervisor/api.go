@@ -283,13 +283,8 @@ func readJSONBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 		writeText(w, http.StatusUnsupportedMediaType, "Expected request with `Content-Type: application/json`")
 		return nil, false
 	}
-	body, err := io.ReadAll(r.Body)
-	if httplimit.IsTooLarge(err) {
-		httplimit.WriteTooLarge(w)
-		return nil, false
-	}
-	if httplimit.IsTooSlow(err) {
-		httplimit.WriteTooSlow(w, err)
+	body, ok, err := httplimit.ReadBody(w, r)
+	if !ok {
 		return nil, false
 	}
 	if err != nil {

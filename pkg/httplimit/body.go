@@ -215,3 +215,18 @@ func WriteTooSlow(w http.ResponseWriter, err error) {
 	w.WriteHeader(http.StatusRequestTimeout)
 	_, _ = io.WriteString(w, "Failed to buffer the request body: "+err.Error())
 }
+
+// ReadBody reads r's whole body. A body over the limit or under the rate floor is answered here
+// (413, 408) and ok is false; any other read error is the caller's to answer, with what was read.
+func ReadBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool, err error) {
+	body, err = io.ReadAll(r.Body)
+	switch {
+	case IsTooLarge(err):
+		WriteTooLarge(w)
+		return nil, false, err
+	case IsTooSlow(err):
+		WriteTooSlow(w, err)
+		return nil, false, err
+	}
+	return body, true, err
+}
