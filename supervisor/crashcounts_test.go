@@ -136,8 +136,11 @@ func TestCountsSurviveKill9WhileProcessing(t *testing.T) {
 	if kills < 3 {
 		t.Fatalf("only %d kills landed before the topic was drained", kills)
 	}
-	waitFor(t, p, waitLong, "the last runner to settle", func() bool {
-		return statsOf(t, p, nil)["sink/victim"].Status == "running"
+	// The runner after the last kill: until the supervisor has seen that death, the killed
+	// runner's page can still say running.
+	waitFor(t, p, waitLong, "the runner after the last kill to settle", func() bool {
+		c := statsOf(t, p, nil)["sink/victim"]
+		return c.Status == "running" && c.PID != 0 && c.PID != lastPID
 	})
 	c := statsOf(t, p, nil)["sink/victim"]
 	processed, consumed := testkit.OrZero(c.MessagesProcessed), testkit.OrZero(c.MessagesConsumed)
