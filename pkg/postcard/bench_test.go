@@ -1,6 +1,7 @@
 package postcard_test
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/iggy-connectors-go/runtime/pkg/postcard"
@@ -16,6 +17,26 @@ const (
 // reused buffer, as a sink runner does per poll.
 func BenchmarkAppendRawMessages(b *testing.B) {
 	batch := rawBatch(benchBatch, benchPayloadSize)
+	dst := postcard.AppendRawMessages(nil, batch)
+	b.SetBytes(int64(len(dst)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = postcard.AppendRawMessages(dst[:0], batch)
+	}
+	reportPerMessage(b)
+}
+
+// BenchmarkAppendRawMessagesRandomIDs is BenchmarkAppendRawMessages with the fields a sink over
+// Iggy 0.9 hands on: random 128-bit ids (0.9 producers draw UUIDs) and 64-bit checksums, whose
+// varints take the most bytes.
+func BenchmarkAppendRawMessagesRandomIDs(b *testing.B) {
+	batch := rawBatch(benchBatch, benchPayloadSize)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range batch.Messages {
+		m := &batch.Messages[i]
+		m.ID = postcard.Uint128{Hi: r.Uint64() | 1<<63, Lo: r.Uint64()}
+		m.Checksum = r.Uint64()
+	}
 	dst := postcard.AppendRawMessages(nil, batch)
 	b.SetBytes(int64(len(dst)))
 	b.ReportAllocs()

@@ -3,7 +3,7 @@ package postcard
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
@@ -38,18 +38,18 @@ func AppendRawMessages(dst []byte, v RawMessages) []byte {
 	}
 	n := len(dst)
 	dst = slices.Grow(dst, need)[:n+need]
-	n += binary.PutUvarint(dst[n:], uint64(v.Schema))
-	n += binary.PutUvarint(dst[n:], uint64(len(v.Messages)))
+	n += putUvarint(dst[n:], uint64(v.Schema))
+	n += putUvarint(dst[n:], uint64(len(v.Messages)))
 	for i := range v.Messages {
 		m := &v.Messages[i]
 		n += putUint128(dst[n:], m.ID)
-		n += binary.PutUvarint(dst[n:], m.Offset)
-		n += binary.PutUvarint(dst[n:], m.Checksum)
-		n += binary.PutUvarint(dst[n:], m.Timestamp)
-		n += binary.PutUvarint(dst[n:], m.OriginTimestamp)
-		n += binary.PutUvarint(dst[n:], uint64(len(m.Headers)))
+		n += putUvarint(dst[n:], m.Offset)
+		n += putUvarint(dst[n:], m.Checksum)
+		n += putUvarint(dst[n:], m.Timestamp)
+		n += putUvarint(dst[n:], m.OriginTimestamp)
+		n += putUvarint(dst[n:], uint64(len(m.Headers)))
 		n += copy(dst[n:], m.Headers)
-		n += binary.PutUvarint(dst[n:], uint64(len(m.Payload)))
+		n += putUvarint(dst[n:], uint64(len(m.Payload)))
 		n += copy(dst[n:], m.Payload)
 	}
 	return dst[:n]
@@ -63,22 +63,63 @@ const (
 	rawMessageMaxFixed = maxVarint128 + 6*maxVarint64
 )
 
-// putUint128 is binary.PutUvarint (postcard's varint is the same minimal
-// LEB128) for a u128; b must have room for it.
+// putUvarint is binary.PutUvarint (postcard's varint is the same minimal LEB128) for a b with
+// room for maxVarint64 bytes, all of which it may write: the bytes past the returned length are
+// scratch, overwritten by whatever is encoded next. Every byte is computed from v directly, not
+// from the previous one, so the stores do not wait on each other as PutUvarint's loop does
+// (docs/benchmarks.md §1.7).
+func putUvarint(b []byte, v uint64) int {
+	if v < 0x80 {
+		b[0] = byte(v)
+		return 1
+	}
+	_ = b[maxVarint64-1]
+	b[0] = byte(v) | 0x80
+	b[1] = byte(v>>7) | 0x80
+	b[2] = byte(v>>14) | 0x80
+	b[3] = byte(v>>21) | 0x80
+	b[4] = byte(v>>28) | 0x80
+	b[5] = byte(v>>35) | 0x80
+	b[6] = byte(v>>42) | 0x80
+	b[7] = byte(v>>49) | 0x80
+	b[8] = byte(v>>56) | 0x80
+	b[9] = byte(v >> 63)
+	n := (bits.Len64(v) + 6) / 7
+	b[n-1] &^= 0x80
+	return n
+}
+
+// putUint128 is putUvarint for a u128, for a b with room for maxVarint128 bytes (all of which it
+// may write). Bytes 0-8 carry bits 0-62 of Lo, bytes 9-17 bits 63-125 of the value, byte 18 the
+// top two bits.
 func putUint128(b []byte, v Uint128) int {
 	if v.Hi == 0 {
-		return binary.PutUvarint(b, v.Lo)
+		return putUvarint(b, v.Lo)
 	}
-	n := 0
-	hi, lo := v.Hi, v.Lo
-	for hi != 0 || lo >= 0x80 {
-		b[n] = byte(lo) | 0x80
-		lo = lo>>7 | hi<<57
-		hi >>= 7
-		n++
-	}
-	b[n] = byte(lo)
-	return n + 1
+	_ = b[maxVarint128-1]
+	lo, mid := v.Lo, v.Lo>>63|v.Hi<<1
+	b[0] = byte(lo) | 0x80
+	b[1] = byte(lo>>7) | 0x80
+	b[2] = byte(lo>>14) | 0x80
+	b[3] = byte(lo>>21) | 0x80
+	b[4] = byte(lo>>28) | 0x80
+	b[5] = byte(lo>>35) | 0x80
+	b[6] = byte(lo>>42) | 0x80
+	b[7] = byte(lo>>49) | 0x80
+	b[8] = byte(lo>>56) | 0x80
+	b[9] = byte(mid) | 0x80
+	b[10] = byte(mid>>7) | 0x80
+	b[11] = byte(mid>>14) | 0x80
+	b[12] = byte(mid>>21) | 0x80
+	b[13] = byte(mid>>28) | 0x80
+	b[14] = byte(mid>>35) | 0x80
+	b[15] = byte(mid>>42) | 0x80
+	b[16] = byte(mid>>49) | 0x80
+	b[17] = byte(mid>>56) | 0x80
+	b[18] = byte(v.Hi >> 62)
+	n := (64 + bits.Len64(v.Hi) + 6) / 7
+	b[n-1] &^= 0x80
+	return n
 }
 
 // AppendProducedMessages appends the encoding of v. The host never sends

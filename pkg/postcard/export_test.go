@@ -25,3 +25,9 @@ func DecodeProducedMessagesSlow(b []byte) (ProducedMessages, error) {
 	defer func() { slowProducedOnly = false }()
 	return DecodeProducedMessages(b)
 }
+
+// PutUvarint and PutUint128 are the room-assuming varint writers of AppendRawMessages.
+var (
+	PutUvarint = putUvarint
+	PutUint128 = putUint128
+)

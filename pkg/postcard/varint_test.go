@@ -2,6 +2,7 @@ package postcard_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -117,4 +118,27 @@ func TestUvarintRejectsOverflow(t *testing.T) {
 func decodeU32(b []byte) (uint64, error) {
 	v, err := postcard.DecodeUvarint32(b)
 	return uint64(v), err
+}
+
+// FuzzPutVarintsMatchTheLoop: the unrolled writers AppendRawMessages uses give exactly the bytes
+// binary.AppendUvarint (and the u128 loop appendUint128) give, whatever was in their room before.
+func FuzzPutVarintsMatchTheLoop(f *testing.F) {
+	for _, v := range []uint64{0, 1, 127, 128, 300, 16383, 16384, 1<<32 - 1, 1 << 56, 1<<63 - 1, 1 << 63, ^uint64(0)} {
+		f.Add(v, uint64(0), byte(0))
+		f.Add(v, v, byte(0xff))
+		f.Add(uint64(0), v, byte(0x80))
+	}
+	f.Fuzz(func(t *testing.T, lo, hi uint64, fill byte) {
+		room := bytes.Repeat([]byte{fill}, 19)
+		n := postcard.PutUvarint(room, lo)
+		if want := binary.AppendUvarint(nil, lo); !bytes.Equal(room[:n], want) {
+			t.Fatalf("PutUvarint(%d) = % X, want % X", lo, room[:n], want)
+		}
+		room = bytes.Repeat([]byte{fill}, 19)
+		v := postcard.Uint128{Hi: hi, Lo: lo}
+		n = postcard.PutUint128(room, v)
+		if want := postcard.AppendUint128(nil, v); !bytes.Equal(room[:n], want) {
+			t.Fatalf("PutUint128(%+v) = % X, want % X", v, room[:n], want)
+		}
+	})
 }
