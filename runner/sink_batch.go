@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"sync"
 	"time"
 
 	"github.com/iggy-connectors-go/runtime/pkg/codec"
@@ -40,6 +41,8 @@ type sinkBatch struct {
 	kinds        []decodedKind      // what the decode pass made of each message
 	textSpans    []hdrSpan          // per message: its text's range (decodedText: payloadBuf; textCandidate with a textDecoder: decodedBuf)
 	decodedBuf   []byte             // texts from the textDecoder that the text transforms still edit
+	passes       []bool             // per message: codec.PassThrough's answer (checkPassThrough)
+	checking     sync.WaitGroup     // the goroutine checking a batch's second half
 }
 
 type decodedKind uint8
@@ -102,10 +105,14 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 	// Decode every message first, timed as one stage.
 	start := time.Now()
 	schema := b.decoder.Schema()
+	var passes []bool
+	if b.passThrough && len(msgs) >= splitCheckMin {
+		passes = b.checkPassThrough(schema, msgs)
+	}
 	for i := range msgs {
 		in := &msgs[i]
 		switch {
-		case b.passThrough && codec.PassThrough(schema, in.Payload):
+		case passes != nil && passes[i], passes == nil && b.passThrough && codec.PassThrough(schema, in.Payload):
 			kinds[i] = passedThrough
 		case b.text != nil && b.textDecoder == nil:
 			kinds[i] = textCandidate // a json stream: the payload is the text
@@ -185,6 +192,34 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 		b.records[s.rec].Payload = b.payloadBuf[s.from:s.to:s.to]
 	}
 	return decodeDur, filtered
+}
+
+// splitCheckMin is the smallest batch whose pass-through check is split over two goroutines.
+const splitCheckMin = 128
+
+// checkPassThrough answers codec.PassThrough for every message, the second half on a goroutine
+// of its own. The check (for json, CanonicalJSON) is most of a pass-through sink's own work per
+// message, and while the plugin waits for it the runner's I/O goroutine mostly waits on Iggy, so
+// the other core is there to take half (docs/benchmarks.md §1.7). The answers are the same
+// either way: the check is a pure function of each payload.
+func (b *sinkBatch) checkPassThrough(schema postcard.Schema, msgs []iggyclient.InMessage) []bool {
+	if cap(b.passes) < len(msgs) {
+		b.passes = make([]bool, len(msgs))
+	}
+	passes := b.passes[:len(msgs)]
+	half := len(msgs) / 2
+	b.checking.Add(1)
+	go func() {
+		defer b.checking.Done()
+		for i := half; i < len(msgs); i++ {
+			passes[i] = codec.PassThrough(schema, msgs[i].Payload)
+		}
+	}()
+	for i := range half {
+		passes[i] = codec.PassThrough(schema, msgs[i].Payload)
+	}
+	b.checking.Wait()
+	return passes
 }
 
 // decodeText decodes message i's payload straight to JSON text at the end of *buf (payloadBuf

@@ -95,6 +95,18 @@ func FuzzSinkBatchPassThrough(f *testing.F) {
 				}
 			}
 		}
+		// A batch long enough that the pass-through check is split over two goroutines.
+		payloads := make([][]byte, splitCheckMin+1)
+		for i := range payloads {
+			payloads[i] = [][]byte{p1, p2}[i%2]
+		}
+		long := batchOf(withHeaders, payloads...)
+		fastBytes, fastDrops := preparedBytes(t, fast, schema, long)
+		slowBytes, slowDrops := preparedBytes(t, slow, schema, long)
+		if !bytes.Equal(fastBytes, slowBytes) || fastDrops != slowDrops {
+			t.Fatalf("schema %s, %d messages, payloads %q %q: the split check gives\n%x (drops %q)\nthe slow path\n%x (drops %q)",
+				schema, len(long), p1, p2, fastBytes, fastDrops, slowBytes, slowDrops)
+		}
 	})
 }
 
