@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"runtime"
 	"sync"
 	"time"
 
@@ -106,7 +107,7 @@ func (b *sinkBatch) prepare(msgs []iggyclient.InMessage, drop dropFunc) (decodeD
 	start := time.Now()
 	schema := b.decoder.Schema()
 	var passes []bool
-	if b.passThrough && len(msgs) >= splitCheckMin {
+	if b.passThrough && len(msgs) >= splitCheckMin && runtime.GOMAXPROCS(0) > 1 { // one core: no one to share with
 		passes = b.checkPassThrough(schema, msgs)
 	}
 	for i := range msgs {
