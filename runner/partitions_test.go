@@ -124,17 +124,7 @@ func TestBalancedSourceSpreadsOverPartitionsAddedWhileRunning(t *testing.T) {
 		p := testkit.StartRunner(t, withConfig(baseEnvOver(protocol, srv, t.TempDir()),
 			sourceTOML("gen", testkit.PluginPath(t, "fault"), "demo", "events", "", "messages_per_batch = 10\ninterval_ms = 5")))
 		p.WaitStatus(t, "running", waitLong)
-		perPartition := func() map[uint32]int {
-			msgs, err := srv.Messages("demo", "events")
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := map[uint32]int{}
-			for _, m := range msgs {
-				counts[m.Partition]++
-			}
-			return counts
-		}
+		perPartition := func() map[uint32]int { return testkit.PartitionCounts(t, srv, "demo", "events") }
 		p.WaitUntil(t, waitLong, "batches in the first partition", func() bool { return perPartition()[0] >= 50 })
 		changePartitions(t, srv, 2)
 		p.WaitUntil(t, waitLong, "batches in the added partitions", func() bool {

@@ -8,7 +8,6 @@ import (
 	iggcon "github.com/apache/iggy/foreign/go/contracts"
 	ierror "github.com/apache/iggy/foreign/go/errors"
 
-	"github.com/iggy-connectors-go/runtime/pkg/devbroker"
 	"github.com/iggy-connectors-go/runtime/pkg/iggywire"
 	"github.com/iggy-connectors-go/runtime/pkg/testkit"
 	"github.com/iggy-connectors-go/runtime/pkg/wire09"
@@ -17,20 +16,6 @@ import (
 // Partitions are added at the end and removed from the end, over both protocols, as the servers
 // do it: the removed ones take their messages and offsets with them, every consumer group is
 // dealt the remaining partitions anew, and a partition added again starts empty.
-
-// partitionCounts is how many messages each partition of demo/events holds, by partition id.
-func partitionCounts(t *testing.T, srv *devbroker.Server) map[uint32]int {
-	t.Helper()
-	msgs, err := srv.Messages("demo", "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := map[uint32]int{}
-	for _, m := range msgs {
-		counts[m.Partition]++
-	}
-	return counts
-}
 
 // With the official SDK v0.8.0's CreatePartitions and DeletePartitions.
 func TestPartitionsAddedAndDeletedOver08(t *testing.T) {
@@ -59,7 +44,7 @@ func TestPartitionsAddedAndDeletedOver08(t *testing.T) {
 	if err != nil || len(details.Partitions) != 2 || details.PartitionsCount != 2 {
 		t.Fatalf("GetTopic after deleting one = %+v, %v; want partitions 0 and 1", details, err)
 	}
-	if counts := partitionCounts(t, srv); counts[2] != 0 || counts[0] != 2 || counts[1] != 2 {
+	if counts := testkit.PartitionCounts(t, srv, "demo", "events"); counts[2] != 0 || counts[0] != 2 || counts[1] != 2 {
 		t.Fatalf("messages by partition %v: the last partition's are gone, the others kept", counts)
 	}
 	group, err := cli.GetConsumerGroup(stream, topic, id(t, "g"))
@@ -96,7 +81,7 @@ func TestPartitionsAddedAndDeletedOver08(t *testing.T) {
 			t.Errorf("DeletePartitions of %s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
-	if counts := partitionCounts(t, srv); counts[0] != 2 || counts[1] != 2 {
+	if counts := testkit.PartitionCounts(t, srv, "demo", "events"); counts[0] != 2 || counts[1] != 2 {
 		t.Fatalf("messages by partition %v after refused deletes, want them kept", counts)
 	}
 }

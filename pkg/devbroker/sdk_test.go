@@ -249,14 +249,7 @@ func TestPartitioningPicksPartitions(t *testing.T) {
 	if err := cli.SendMessages(stream, topic, iggcon.PartitionId(7), headerMessages(t, 0, 1)); !errors.Is(err, ierror.ErrPartitionNotFound) {
 		t.Fatalf("send to partition 7 of 3: err = %v, want PartitionNotFound", err)
 	}
-	stored, err := srv.Messages("demo", "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	perPartition := map[uint32]int{}
-	for _, m := range stored {
-		perPartition[m.Partition]++
-	}
+	perPartition := testkit.PartitionCounts(t, srv, "demo", "events")
 	// Requests went to 0, 1, 2, 0 (two messages each); XXH32("user-42") % 3 = 2.
 	want := map[uint32]int{0: 4, 1: 2, 2: 3}
 	for p, n := range want {

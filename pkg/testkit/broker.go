@@ -98,6 +98,21 @@ func StartBroker(tb testing.TB, opts ...BrokerOption) *devbroker.Server {
 	return srv
 }
 
+// PartitionCounts is how many messages each partition of stream/topic holds in srv, by
+// partition id.
+func PartitionCounts(tb testing.TB, srv *devbroker.Server, stream, topic string) map[uint32]int {
+	tb.Helper()
+	msgs, err := srv.Messages(stream, topic)
+	if err != nil {
+		tb.Fatalf("messages of stream %q topic %q: %v", stream, topic, err)
+	}
+	counts := map[uint32]int{}
+	for _, m := range msgs {
+		counts[m.Partition]++
+	}
+	return counts
+}
+
 // NewClient returns an official-SDK client connected to addr, not logged in,
 // closed when the test ends. The SDK dials until it succeeds, so the server
 // must already be listening.
