@@ -91,7 +91,8 @@ func putUvarint(b []byte, v uint64) int {
 
 // putUint128 is putUvarint for a u128, for a b with room for maxVarint128 bytes (all of which it
 // may write). Bytes 0-8 carry bits 0-62 of Lo, bytes 9-17 bits 63-125 of the value, byte 18 the
-// top two bits.
+// top two bits. The nine-byte runs are written out here and in putUvarint rather than shared: a
+// helper for them is not inlined, and the call cost AppendRawMessages about a fifth of its speed.
 func putUint128(b []byte, v Uint128) int {
 	if v.Hi == 0 {
 		return putUvarint(b, v.Lo)
